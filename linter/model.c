@@ -1,0 +1,156 @@
+/* Program container: arena, string interning, function table. */
+#include "model.h"
+#include "util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+
+typedef struct arena_block {
+    struct arena_block *next;
+    size_t used, cap;
+    _Alignas(16) unsigned char data[];
+} arena_block_t;
+
+struct kdc_program {
+    arena_block_t *arena;
+    kdc_strset_t strings;
+    KDC_VEC(kdc_func_t *) funcs;
+    kdc_strmap_t func_by_usr;
+    KDC_VEC(kdc_global_init_t) globals;
+    KDC_VEC(kdc_tu_info_t) tus;
+};
+
+kdc_program_t *kdc_program_new(void) {
+    kdc_program_t *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    kdc_strset_init(&p->strings);
+    kdc_strmap_init(&p->func_by_usr);
+    return p;
+}
+
+void kdc_program_free(kdc_program_t *p) {
+    if (!p)
+        return;
+    arena_block_t *b = p->arena;
+    while (b) {
+        arena_block_t *n = b->next;
+        free(b);
+        b = n;
+    }
+    kdc_strset_free(&p->strings);
+    kdc_strmap_free(&p->func_by_usr);
+    free(p->funcs.v);
+    free(p->globals.v);
+    free(p->tus.v);
+    free(p);
+}
+
+void *kdc_alloc(kdc_program_t *p, size_t n) {
+    n = (n + 15) & ~(size_t)15;
+    if (!p->arena || p->arena->cap - p->arena->used < n) {
+        size_t cap = n > 1 << 20 ? n : 1 << 20;
+        arena_block_t *b = malloc(sizeof *b + cap);
+        if (!b)
+            kdc_oom();
+        b->next = p->arena;
+        b->used = 0;
+        b->cap = cap;
+        p->arena = b;
+    }
+    void *r = p->arena->data + p->arena->used;
+    p->arena->used += n;
+    memset(r, 0, n);
+    return r;
+}
+
+const char *kdc_intern_n(kdc_program_t *p, const char *s, size_t n) {
+    return kdc_strset_add(&p->strings, s, n);
+}
+
+const char *kdc_intern(kdc_program_t *p, const char *s) {
+    return s ? kdc_intern_n(p, s, strlen(s)) : NULL;
+}
+
+int kdc_program_add_func(kdc_program_t *p, kdc_func_t *f) {
+    if (kdc_strmap_get(&p->func_by_usr, f->usr))
+        return 0;
+    kdc_strmap_put(&p->func_by_usr, f->usr, f);
+    KDC_VEC_PUSH(p->funcs, f);
+    return 1;
+}
+
+void kdc_program_add_global_init(kdc_program_t *p, const char *usr, kdc_expr_t *init) {
+    kdc_global_init_t g = {usr, init};
+    KDC_VEC_PUSH(p->globals, g);
+}
+
+int kdc_program_add_tu(kdc_program_t *p, const kdc_tu_info_t *tu) {
+    KDC_VEC_PUSH(p->tus, *tu);
+    return (int)p->tus.n - 1;
+}
+
+size_t kdc_program_nfuncs(const kdc_program_t *p) { return p->funcs.n; }
+kdc_func_t *kdc_program_func(const kdc_program_t *p, size_t i) { return p->funcs.v[i]; }
+kdc_func_t *kdc_program_find_func(const kdc_program_t *p, const char *usr) {
+    return usr ? kdc_strmap_get(&p->func_by_usr, usr) : NULL;
+}
+size_t kdc_program_nglobal_inits(const kdc_program_t *p) { return p->globals.n; }
+const kdc_global_init_t *kdc_program_global_init(const kdc_program_t *p, size_t i) {
+    return &p->globals.v[i];
+}
+size_t kdc_program_ntus(const kdc_program_t *p) { return p->tus.n; }
+const kdc_tu_info_t *kdc_program_tu(const kdc_program_t *p, size_t i) { return &p->tus.v[i]; }
+
+const kdc_expr_t *kdc_expr_strip(const kdc_expr_t *e) {
+    /* parse.c already drops casts and parentheses; a comma yields its right side. */
+    while (e && e->kind == KDC_E_BINARY && e->op == KDC_OP_COMMA && e->nkids == 2)
+        e = e->kids[1];
+    return e;
+}
+
+int kdc_expr_is_null(const kdc_expr_t *e) {
+    e = kdc_expr_strip(e);
+    return e && (e->kind == KDC_E_NULL || (e->kind == KDC_E_INT && e->ival == 0));
+}
+
+const kdc_expr_t *kdc_call_arg(const kdc_expr_t *call, unsigned i) {
+    if (!call || call->kind != KDC_E_CALL || i >= call->nkids)
+        return NULL;
+    return call->kids[i];
+}
+
+const char *kdc_expr_root_name(const kdc_expr_t *e) {
+    e = kdc_expr_strip(e);
+    while (e) {
+        switch (e->kind) {
+        case KDC_E_REF:
+        case KDC_E_MEMBER:
+            return e->name;
+        case KDC_E_UNARY:
+        case KDC_E_INDEX:
+            e = e->nkids ? e->kids[0] : NULL;
+            break;
+        default:
+            return NULL;
+        }
+    }
+    return NULL;
+}
+
+int kdc_expr_walk(const kdc_expr_t *e, int (*fn)(const kdc_expr_t *, void *), void *arg) {
+    if (!e)
+        return 0;
+    int r = fn(e, arg);
+    if (r)
+        return r;
+    if (e->recv && (r = kdc_expr_walk(e->recv, fn, arg)))
+        return r;
+    if (e->callee_expr && (r = kdc_expr_walk(e->callee_expr, fn, arg)))
+        return r;
+    for (unsigned i = 0; i < e->nkids; i++)
+        if ((r = kdc_expr_walk(e->kids[i], fn, arg)))
+            return r;
+    return 0;
+}

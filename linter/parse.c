@@ -1,0 +1,1102 @@
+/*
+ * libclang → the owned per-function model (model.h).
+ *
+ * libclang has no CFG and (before LLVM 17) no operator-kind API, so operators,
+ * `else` branches and `for` header parts are recovered from tokens at spelling
+ * locations. Where that is not possible (inside macro bodies) the operator is
+ * KDC_OP_UNKNOWN and the analyses stay conservative.
+ */
+#include "parse.h"
+#include "util.h"
+
+#include <clang-c/Index.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct kdc_parser {
+    CXIndex index;
+};
+
+typedef struct pctx {
+    kdc_program_t *p;
+    CXTranslationUnit tu;
+    int tu_index;
+    kdc_strmap_t file_names; /* CXFile (as key) → interned real path */
+    kdc_func_t *func;        /* function being built */
+    KDC_VEC(kdc_expr_t *) calls;
+    int is_cxx;
+} pctx_t;
+
+kdc_parser_t *kdc_parser_new(void) {
+    kdc_parser_t *ps = calloc(1, sizeof *ps);
+    if (!ps)
+        kdc_oom();
+    ps->index = clang_createIndex(0, 0);
+    return ps;
+}
+
+void kdc_parser_free(kdc_parser_t *ps) {
+    if (!ps)
+        return;
+    clang_disposeIndex(ps->index);
+    free(ps);
+}
+
+/* ---------- strings and locations ---------- */
+
+static const char *intern_cx(pctx_t *c, CXString s) {
+    const char *cs = clang_getCString(s);
+    const char *r = kdc_intern(c->p, cs ? cs : "");
+    clang_disposeString(s);
+    return r;
+}
+
+static const char *file_name(pctx_t *c, CXFile f) {
+    if (!f)
+        return NULL;
+    const char *key = (const char *)f;
+    const char *name = kdc_strmap_get(&c->file_names, key);
+    if (name)
+        return name;
+    CXString s = clang_getFileName(f);
+    const char *raw = clang_getCString(s);
+    char *real = raw ? realpath(raw, NULL) : NULL;
+    name = kdc_intern(c->p, real ? real : (raw ? raw : "<unknown>"));
+    free(real);
+    clang_disposeString(s);
+    kdc_strmap_put(&c->file_names, key, (void *)name);
+    return name;
+}
+
+static kdc_loc_t loc_of(pctx_t *c, CXCursor cur) {
+    kdc_loc_t l = {0};
+    CXSourceRange r = clang_getCursorExtent(cur);
+    CXFile f = NULL;
+    unsigned line = 0, col = 0, off = 0;
+    clang_getExpansionLocation(clang_getRangeStart(r), &f, &line, &col, &off);
+    l.file = file_name(c, f);
+    l.line = line;
+    l.col = col;
+    CXFile f2 = NULL;
+    clang_getExpansionLocation(clang_getRangeEnd(r), &f2, &line, &col, &off);
+    if (f2 == f && line >= l.line) {
+        l.end_line = line;
+        l.end_col = col;
+    } else {
+        l.end_line = l.line;
+        l.end_col = l.col;
+    }
+    return l;
+}
+
+typedef struct spell {
+    CXFile file;
+    unsigned off;
+} spell_t;
+
+static spell_t spelling(CXSourceLocation loc) {
+    spell_t s = {0};
+    unsigned line, col;
+    clang_getSpellingLocation(loc, &s.file, &line, &col, &s.off);
+    return s;
+}
+
+/* Tokens between two spelling positions of one file; returns count (caller disposes). */
+static unsigned tokens_between(pctx_t *c, spell_t a, spell_t b, CXToken **toks) {
+    *toks = NULL;
+    if (!a.file || a.file != b.file || a.off > b.off)
+        return 0;
+    CXSourceRange r = clang_getRange(clang_getLocationForOffset(c->tu, a.file, a.off),
+                                     clang_getLocationForOffset(c->tu, b.file, b.off));
+    unsigned n = 0;
+    clang_tokenize(c->tu, r, toks, &n);
+    return n;
+}
+
+static int tok_is(pctx_t *c, CXToken t, const char *s) {
+    CXString sp = clang_getTokenSpelling(c->tu, t);
+    int r = strcmp(clang_getCString(sp), s) == 0;
+    clang_disposeString(sp);
+    return r;
+}
+
+static unsigned tok_off(CXTranslationUnit tu, CXToken t) {
+    return spelling(clang_getTokenLocation(tu, t)).off;
+}
+
+/* ---------- cursor helpers ---------- */
+
+typedef KDC_VEC(CXCursor) cursor_vec_t;
+
+static enum CXChildVisitResult collect_kids(CXCursor cur, CXCursor parent, CXClientData d) {
+    (void)parent;
+    cursor_vec_t *v = d;
+    KDC_VEC_PUSH(*v, cur);
+    return CXChildVisit_Continue;
+}
+
+static cursor_vec_t children(CXCursor cur) {
+    cursor_vec_t v = {0};
+    clang_visitChildren(cur, collect_kids, &v);
+    return v;
+}
+
+static int is_expr_kind(enum CXCursorKind k) {
+    return clang_isExpression(k) || k == CXCursor_StmtExpr;
+}
+
+static int is_func_kind(enum CXCursorKind k) {
+    return k == CXCursor_FunctionDecl || k == CXCursor_CXXMethod || k == CXCursor_Constructor ||
+           k == CXCursor_Destructor || k == CXCursor_ConversionFunction ||
+           k == CXCursor_FunctionTemplate;
+}
+
+/* "ns::Class::method" for C++, plain name for C. */
+static const char *qualified_name(pctx_t *c, CXCursor cur) {
+    const char *parts[32];
+    int np = 0;
+    parts[np++] = intern_cx(c, clang_getCursorSpelling(cur));
+    for (CXCursor k = clang_getCursorSemanticParent(cur); np < 32;
+         k = clang_getCursorSemanticParent(k)) {
+        if (clang_Cursor_isNull(k))
+            break;
+        enum CXCursorKind kind = clang_getCursorKind(k);
+        if (kind == CXCursor_Namespace || kind == CXCursor_ClassDecl ||
+            kind == CXCursor_StructDecl || kind == CXCursor_UnionDecl ||
+            kind == CXCursor_ClassTemplate ||
+            kind == CXCursor_ClassTemplatePartialSpecialization)
+            parts[np++] = intern_cx(c, clang_getCursorSpelling(k));
+        else if (kind != CXCursor_LinkageSpec && kind != CXCursor_UnexposedDecl)
+            break;
+    }
+    if (np == 1)
+        return parts[0];
+    char buf[1024];
+    size_t len = 0;
+    buf[0] = 0;
+    for (int i = np - 1; i >= 0; i--) {
+        int w = snprintf(buf + len, sizeof buf - len, "%s%s", parts[i], i ? "::" : "");
+        if (w < 0 || (size_t)w >= sizeof buf - len)
+            break;
+        len += (size_t)w;
+    }
+    return kdc_intern(c->p, buf);
+}
+
+/* ---------- expressions ---------- */
+
+static kdc_expr_t *conv_expr(pctx_t *c, CXCursor cur);
+static kdc_stmt_t *conv_stmt(pctx_t *c, CXCursor cur);
+
+static kdc_expr_t *new_expr(pctx_t *c, kdc_expr_kind_t kind, CXCursor cur) {
+    kdc_expr_t *e = kdc_alloc(c->p, sizeof *e);
+    e->kind = kind;
+    e->call_id = -1;
+    e->param_index = -1;
+    e->loc = loc_of(c, cur);
+    return e;
+}
+
+static void set_kids(pctx_t *c, kdc_expr_t *e, kdc_expr_t **kids, unsigned n) {
+    e->nkids = n;
+    e->kids = n ? kdc_alloc(c->p, n * sizeof *kids) : NULL;
+    for (unsigned i = 0; i < n; i++)
+        e->kids[i] = kids[i];
+}
+
+static kdc_expr_t *other_with_kids(pctx_t *c, CXCursor cur) {
+    kdc_expr_t *e = new_expr(c, KDC_E_OTHER, cur);
+    cursor_vec_t kv = children(cur);
+    kdc_expr_t **tmp = kv.n ? calloc(kv.n, sizeof *tmp) : NULL;
+    unsigned n = 0;
+    for (size_t i = 0; i < kv.n; i++)
+        if (is_expr_kind(clang_getCursorKind(kv.v[i])))
+            tmp[n++] = conv_expr(c, kv.v[i]);
+    set_kids(c, e, tmp, n);
+    free(tmp);
+    free(kv.v);
+    return e;
+}
+
+static const char *type_spelling(pctx_t *c, CXCursor cur) {
+    return intern_cx(c, clang_getTypeSpelling(clang_getCursorType(cur)));
+}
+
+static kdc_op_t op_from(const char *s, int unary) {
+    static const struct { const char *s; kdc_op_t u, b; } ops[] = {
+        {"!", KDC_OP_NOT, KDC_OP_UNKNOWN},    {"~", KDC_OP_BITNOT, KDC_OP_UNKNOWN},
+        {"-", KDC_OP_NEG, KDC_OP_SUB},        {"+", KDC_OP_PLUS, KDC_OP_ADD},
+        {"*", KDC_OP_DEREF, KDC_OP_MUL},      {"&", KDC_OP_ADDR, KDC_OP_AND},
+        {"++", KDC_OP_PREINC, KDC_OP_UNKNOWN}, {"--", KDC_OP_PREDEC, KDC_OP_UNKNOWN},
+        {"=", KDC_OP_UNKNOWN, KDC_OP_ASSIGN}, {"==", KDC_OP_UNKNOWN, KDC_OP_EQ},
+        {"!=", KDC_OP_UNKNOWN, KDC_OP_NE},    {"<", KDC_OP_UNKNOWN, KDC_OP_LT},
+        {">", KDC_OP_UNKNOWN, KDC_OP_GT},     {"<=", KDC_OP_UNKNOWN, KDC_OP_LE},
+        {">=", KDC_OP_UNKNOWN, KDC_OP_GE},    {"&&", KDC_OP_UNKNOWN, KDC_OP_LAND},
+        {"||", KDC_OP_UNKNOWN, KDC_OP_LOR},   {",", KDC_OP_UNKNOWN, KDC_OP_COMMA},
+        {"/", KDC_OP_UNKNOWN, KDC_OP_DIV},    {"%", KDC_OP_UNKNOWN, KDC_OP_MOD},
+        {"|", KDC_OP_UNKNOWN, KDC_OP_OR},     {"^", KDC_OP_UNKNOWN, KDC_OP_XOR},
+        {"<<", KDC_OP_UNKNOWN, KDC_OP_SHL},   {">>", KDC_OP_UNKNOWN, KDC_OP_SHR},
+        {"not", KDC_OP_NOT, KDC_OP_UNKNOWN},  {"and", KDC_OP_UNKNOWN, KDC_OP_LAND},
+        {"or", KDC_OP_UNKNOWN, KDC_OP_LOR},   {"not_eq", KDC_OP_UNKNOWN, KDC_OP_NE},
+    };
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (!strcmp(ops[i].s, s))
+            return unary ? ops[i].u : ops[i].b;
+    size_t n = strlen(s);
+    if (!unary && n >= 2 && s[n - 1] == '=' && strcmp(s, "==") && strcmp(s, "!=") &&
+        strcmp(s, "<=") && strcmp(s, ">="))
+        return KDC_OP_COMPOUND_ASSIGN;
+    return KDC_OP_UNKNOWN;
+}
+
+/* Operator between the end of `lhs` and the start of `rhs`, from tokens. */
+static kdc_op_t binary_op(pctx_t *c, CXCursor lhs, CXCursor rhs) {
+    spell_t a = spelling(clang_getRangeEnd(clang_getCursorExtent(lhs)));
+    spell_t b = spelling(clang_getRangeStart(clang_getCursorExtent(rhs)));
+    CXToken *toks;
+    unsigned n = tokens_between(c, a, b, &toks);
+    kdc_op_t op = KDC_OP_UNKNOWN;
+    for (unsigned i = 0; i < n; i++) {
+        if (clang_getTokenKind(toks[i]) != CXToken_Punctuation &&
+            clang_getTokenKind(toks[i]) != CXToken_Keyword)
+            continue;
+        if (tok_off(c->tu, toks[i]) < a.off || tok_off(c->tu, toks[i]) >= b.off)
+            continue;
+        CXString sp = clang_getTokenSpelling(c->tu, toks[i]);
+        const char *s = clang_getCString(sp);
+        if (strcmp(s, "(") && strcmp(s, ")")) {
+            op = op_from(s, 0);
+            clang_disposeString(sp);
+            break;
+        }
+        clang_disposeString(sp);
+    }
+    if (n)
+        clang_disposeTokens(c->tu, toks, n);
+    return op;
+}
+
+static kdc_op_t unary_op(pctx_t *c, CXCursor un, CXCursor operand) {
+    CXSourceRange ur = clang_getCursorExtent(un), orr = clang_getCursorExtent(operand);
+    spell_t us = spelling(clang_getRangeStart(ur)), os = spelling(clang_getRangeStart(orr));
+    int prefix = us.file == os.file && us.off < os.off;
+    spell_t a = prefix ? us : spelling(clang_getRangeEnd(orr));
+    spell_t b = prefix ? os : spelling(clang_getRangeEnd(ur));
+    CXToken *toks;
+    unsigned n = tokens_between(c, a, b, &toks);
+    kdc_op_t op = KDC_OP_UNKNOWN;
+    for (unsigned i = 0; i < n; i++) {
+        unsigned off = tok_off(c->tu, toks[i]);
+        if (off < a.off || off >= b.off)
+            continue;
+        CXString sp = clang_getTokenSpelling(c->tu, toks[i]);
+        const char *s = clang_getCString(sp);
+        if (strcmp(s, "(") && strcmp(s, ")")) {
+            op = op_from(s, 1);
+            if (!prefix && op == KDC_OP_PREINC)
+                op = KDC_OP_POSTINC;
+            if (!prefix && op == KDC_OP_PREDEC)
+                op = KDC_OP_POSTDEC;
+            clang_disposeString(sp);
+            break;
+        }
+        clang_disposeString(sp);
+    }
+    if (n)
+        clang_disposeTokens(c->tu, toks, n);
+    return op;
+}
+
+static void fold_unary(kdc_expr_t *e) {
+    kdc_expr_t *k = e->kids[0];
+    if (!k->has_ival)
+        return;
+    switch (e->op) {
+    case KDC_OP_NEG: e->ival = -k->ival; break;
+    case KDC_OP_PLUS: e->ival = k->ival; break;
+    case KDC_OP_NOT: e->ival = !k->ival; break;
+    case KDC_OP_BITNOT: e->ival = ~k->ival; break;
+    default: return;
+    }
+    e->has_ival = 1;
+}
+
+static void fold_binary(kdc_expr_t *e) {
+    kdc_expr_t *a = e->kids[0], *b = e->kids[1];
+    if (!a->has_ival || !b->has_ival)
+        return;
+    long long x = a->ival, y = b->ival;
+    switch (e->op) {
+    case KDC_OP_OR: e->ival = x | y; break;
+    case KDC_OP_AND: e->ival = x & y; break;
+    case KDC_OP_XOR: e->ival = x ^ y; break;
+    case KDC_OP_ADD: e->ival = x + y; break;
+    case KDC_OP_SUB: e->ival = x - y; break;
+    case KDC_OP_MUL: e->ival = x * y; break;
+    case KDC_OP_SHL: e->ival = (y >= 0 && y < 63) ? x << y : 0; break;
+    case KDC_OP_SHR: e->ival = (y >= 0 && y < 63) ? x >> y : 0; break;
+    default: return;
+    }
+    e->has_ival = 1;
+}
+
+static int eval_int(CXCursor cur, long long *out) {
+    CXEvalResult r = clang_Cursor_Evaluate(cur);
+    if (!r)
+        return 0;
+    int ok = clang_EvalResult_getKind(r) == CXEval_Int;
+    if (ok)
+        *out = clang_EvalResult_getAsLongLong(r);
+    clang_EvalResult_dispose(r);
+    return ok;
+}
+
+static int param_index_of(pctx_t *c, const char *usr) {
+    if (!c->func)
+        return -1;
+    for (unsigned i = 0; i < c->func->nparams; i++)
+        if (c->func->param_usrs[i] == usr)
+            return (int)i;
+    return -1;
+}
+
+static kdc_expr_t *conv_ref(pctx_t *c, CXCursor cur) {
+    kdc_expr_t *e = new_expr(c, KDC_E_REF, cur);
+    CXCursor d = clang_getCursorReferenced(cur);
+    e->name = intern_cx(c, clang_getCursorSpelling(cur));
+    if (clang_Cursor_isNull(d))
+        return e;
+    e->usr = intern_cx(c, clang_getCursorUSR(d));
+    e->type = type_spelling(c, cur);
+    switch (clang_getCursorKind(d)) {
+    case CXCursor_ParmDecl:
+        e->ref = KDC_REF_PARAM;
+        e->param_index = param_index_of(c, e->usr);
+        break;
+    case CXCursor_VarDecl: {
+        enum CXCursorKind pk = clang_getCursorKind(clang_getCursorSemanticParent(d));
+        int local = is_func_kind(pk) || pk == CXCursor_LambdaExpr;
+        if (local && clang_Cursor_getStorageClass(d) == CX_SC_Static)
+            local = 0;
+        e->ref = local ? KDC_REF_LOCAL : KDC_REF_GLOBAL;
+        break;
+    }
+    case CXCursor_EnumConstantDecl:
+        e->ref = KDC_REF_ENUMERATOR;
+        e->ival = clang_getEnumConstantDeclValue(d);
+        e->has_ival = 1;
+        break;
+    case CXCursor_FieldDecl:
+        e->kind = KDC_E_MEMBER;
+        break;
+    default:
+        if (is_func_kind(clang_getCursorKind(d))) {
+            e->ref = KDC_REF_FUNCTION;
+            e->name = qualified_name(c, d);
+        }
+        break;
+    }
+    return e;
+}
+
+static kdc_expr_t *conv_call(pctx_t *c, CXCursor cur) {
+    kdc_expr_t *e = new_expr(c, KDC_E_CALL, cur);
+    CXCursor d = clang_getCursorReferenced(cur);
+    enum CXCursorKind dk = clang_getCursorKind(d);
+    cursor_vec_t kv = children(cur);
+    if (!clang_Cursor_isNull(d) && is_func_kind(dk)) {
+        e->name = qualified_name(c, d);
+        e->usr = intern_cx(c, clang_getCursorUSR(d));
+        e->str = type_spelling(c, d);
+        e->is_method = dk == CXCursor_CXXMethod || dk == CXCursor_Destructor ||
+                       dk == CXCursor_ConversionFunction;
+        e->is_ctor = dk == CXCursor_Constructor;
+        if (e->is_method && kv.n && clang_getCursorKind(kv.v[0]) == CXCursor_MemberRefExpr) {
+            cursor_vec_t mk = children(kv.v[0]);
+            for (size_t i = 0; i < mk.n; i++)
+                if (is_expr_kind(clang_getCursorKind(mk.v[i]))) {
+                    e->recv = conv_expr(c, mk.v[i]);
+                    break;
+                }
+            free(mk.v);
+            if (!e->recv)
+                e->recv = new_expr(c, KDC_E_THIS, cur);
+        } else if (e->is_method) {
+            e->recv = NULL; /* operator call: the object is the first argument */
+        }
+    } else if (kv.n && !e->is_ctor) {
+        e->callee_expr = conv_expr(c, kv.v[0]);
+        e->name = kdc_intern(c->p, "");
+    }
+    if (!e->name)
+        e->name = kdc_intern(c->p, "");
+    e->type = type_spelling(c, cur);
+    int nargs = clang_Cursor_getNumArguments(cur);
+    if (nargs > 0) {
+        kdc_expr_t **tmp = calloc((size_t)nargs, sizeof *tmp);
+        for (int i = 0; i < nargs; i++)
+            tmp[i] = conv_expr(c, clang_Cursor_getArgument(cur, (unsigned)i));
+        set_kids(c, e, tmp, (unsigned)nargs);
+        free(tmp);
+    }
+    free(kv.v);
+    e->call_id = (int)c->calls.n;
+    KDC_VEC_PUSH(c->calls, e);
+    return e;
+}
+
+/* Value of a GNU statement expression: its last expression statement. Kept
+ * simple: libkafka's RD_KAFKA_V_* type-check macros expand to these. */
+static kdc_expr_t *conv_stmt_expr(pctx_t *c, CXCursor cur) {
+    cursor_vec_t kv = children(cur);
+    kdc_expr_t *r = NULL;
+    if (kv.n && clang_getCursorKind(kv.v[kv.n - 1]) == CXCursor_CompoundStmt) {
+        cursor_vec_t sv = children(kv.v[kv.n - 1]);
+        if (sv.n && is_expr_kind(clang_getCursorKind(sv.v[sv.n - 1])))
+            r = conv_expr(c, sv.v[sv.n - 1]);
+        free(sv.v);
+    }
+    free(kv.v);
+    return r ? r : new_expr(c, KDC_E_OTHER, cur);
+}
+
+/* Contents of a string literal from its tokens: adjacent literals are joined,
+ * the common escapes decoded (enough to match topic names and property keys). */
+static const char *string_literal(pctx_t *c, CXCursor cur) {
+    CXToken *toks = NULL;
+    unsigned n = 0;
+    clang_tokenize(c->tu, clang_getCursorExtent(cur), &toks, &n);
+    KDC_VEC(char) out = {0};
+    for (unsigned i = 0; i < n; i++) {
+        if (clang_getTokenKind(toks[i]) != CXToken_Literal)
+            continue;
+        CXString sp = clang_getTokenSpelling(c->tu, toks[i]);
+        const char *t = clang_getCString(sp);
+        const char *q = strchr(t, '"');
+        if (q && !strchr(t, 'R')) {
+            for (const char *s = q + 1; *s && !(*s == '"' && s[1] == 0); s++) {
+                char ch = *s;
+                if (ch == '\\' && s[1]) {
+                    s++;
+                    switch (*s) {
+                    case 'n': ch = '\n'; break;
+                    case 't': ch = '\t'; break;
+                    case 'r': ch = '\r'; break;
+                    case '0': ch = 0; break;
+                    default: ch = *s; break;
+                    }
+                    if (!ch)
+                        break;
+                }
+                KDC_VEC_PUSH(out, ch);
+            }
+        }
+        clang_disposeString(sp);
+    }
+    if (n)
+        clang_disposeTokens(c->tu, toks, n);
+    const char *r = kdc_intern_n(c->p, out.v ? out.v : "", out.n);
+    free(out.v);
+    return r;
+}
+
+static kdc_expr_t *conv_expr(pctx_t *c, CXCursor cur) {
+    enum CXCursorKind k = clang_getCursorKind(cur);
+    switch (k) {
+    case CXCursor_UnexposedExpr:
+    case CXCursor_ParenExpr:
+    case CXCursor_CStyleCastExpr:
+    case CXCursor_CXXStaticCastExpr:
+    case CXCursor_CXXDynamicCastExpr:
+    case CXCursor_CXXReinterpretCastExpr:
+    case CXCursor_CXXConstCastExpr:
+    case CXCursor_CXXFunctionalCastExpr: {
+        cursor_vec_t kv = children(cur);
+        CXCursor last = clang_getNullCursor();
+        size_t nexpr = 0;
+        for (size_t i = 0; i < kv.n; i++)
+            if (is_expr_kind(clang_getCursorKind(kv.v[i]))) {
+                last = kv.v[i];
+                nexpr++;
+            }
+        free(kv.v);
+        if (nexpr == 1)
+            return conv_expr(c, last);
+        if (nexpr == 0 && k == CXCursor_UnexposedExpr) {
+            kdc_expr_t *e = new_expr(c, KDC_E_OTHER, cur);
+            long long v;
+            if (eval_int(cur, &v)) {
+                e->kind = KDC_E_INT;
+                e->ival = v;
+                e->has_ival = 1;
+            }
+            return e;
+        }
+        return other_with_kids(c, cur);
+    }
+    case CXCursor_StmtExpr:
+        return conv_stmt_expr(c, cur);
+    case CXCursor_CallExpr:
+        return conv_call(c, cur);
+    case CXCursor_DeclRefExpr:
+        return conv_ref(c, cur);
+    case CXCursor_MemberRefExpr: {
+        kdc_expr_t *e = new_expr(c, KDC_E_MEMBER, cur);
+        CXCursor d = clang_getCursorReferenced(cur);
+        e->name = intern_cx(c, clang_getCursorSpelling(cur));
+        if (!clang_Cursor_isNull(d))
+            e->usr = intern_cx(c, clang_getCursorUSR(d));
+        e->type = type_spelling(c, cur);
+        cursor_vec_t kv = children(cur);
+        for (size_t i = 0; i < kv.n; i++)
+            if (is_expr_kind(clang_getCursorKind(kv.v[i]))) {
+                kdc_expr_t *base = conv_expr(c, kv.v[i]);
+                set_kids(c, e, &base, 1);
+                /* "->" iff the base is a pointer */
+                CXType bt = clang_getCursorType(kv.v[i]);
+                e->arrow = clang_getCanonicalType(bt).kind == CXType_Pointer;
+                break;
+            }
+        free(kv.v);
+        return e;
+    }
+    case CXCursor_StringLiteral: {
+        kdc_expr_t *e = new_expr(c, KDC_E_STRING, cur);
+        e->str = string_literal(c, cur);
+        return e;
+    }
+    case CXCursor_IntegerLiteral:
+    case CXCursor_CharacterLiteral:
+    case CXCursor_CXXBoolLiteralExpr: {
+        kdc_expr_t *e = new_expr(c, KDC_E_INT, cur);
+        e->has_ival = (unsigned)eval_int(cur, &e->ival);
+        if (!e->has_ival)
+            e->kind = KDC_E_OTHER;
+        return e;
+    }
+    case CXCursor_GNUNullExpr:
+    case CXCursor_CXXNullPtrLiteralExpr:
+        return new_expr(c, KDC_E_NULL, cur);
+    case CXCursor_CXXThisExpr:
+        return new_expr(c, KDC_E_THIS, cur);
+    case CXCursor_UnaryOperator: {
+        cursor_vec_t kv = children(cur);
+        if (kv.n != 1) {
+            free(kv.v);
+            return other_with_kids(c, cur);
+        }
+        kdc_expr_t *e = new_expr(c, KDC_E_UNARY, cur);
+        e->op = unary_op(c, cur, kv.v[0]);
+        kdc_expr_t *kid = conv_expr(c, kv.v[0]);
+        set_kids(c, e, &kid, 1);
+        fold_unary(e);
+        if (!e->has_ival && kid->has_ival)
+            e->has_ival = (unsigned)eval_int(cur, &e->ival);
+        free(kv.v);
+        return e;
+    }
+    case CXCursor_BinaryOperator:
+    case CXCursor_CompoundAssignOperator: {
+        cursor_vec_t kv = children(cur);
+        if (kv.n != 2) {
+            free(kv.v);
+            return other_with_kids(c, cur);
+        }
+        kdc_expr_t *e = new_expr(c, KDC_E_BINARY, cur);
+        e->op = k == CXCursor_CompoundAssignOperator ? KDC_OP_COMPOUND_ASSIGN
+                                                     : binary_op(c, kv.v[0], kv.v[1]);
+        kdc_expr_t *kids[2] = {conv_expr(c, kv.v[0]), conv_expr(c, kv.v[1])};
+        set_kids(c, e, kids, 2);
+        fold_binary(e);
+        if (!e->has_ival && kids[0]->has_ival && kids[1]->has_ival)
+            e->has_ival = (unsigned)eval_int(cur, &e->ival);
+        free(kv.v);
+        return e;
+    }
+    case CXCursor_ConditionalOperator: {
+        kdc_expr_t *e = other_with_kids(c, cur);
+        if (e->nkids == 3)
+            e->kind = KDC_E_COND;
+        return e;
+    }
+    case CXCursor_ArraySubscriptExpr: {
+        kdc_expr_t *e = other_with_kids(c, cur);
+        if (e->nkids == 2)
+            e->kind = KDC_E_INDEX;
+        return e;
+    }
+    case CXCursor_UnaryExpr: /* sizeof / alignof: operand not evaluated */
+    case CXCursor_LambdaExpr:
+    case CXCursor_BlockExpr: {
+        kdc_expr_t *e = new_expr(c, KDC_E_OTHER, cur);
+        long long v;
+        if (k == CXCursor_UnaryExpr && eval_int(cur, &v)) {
+            e->kind = KDC_E_INT;
+            e->ival = v;
+            e->has_ival = 1;
+        }
+        return e;
+    }
+    default:
+        return other_with_kids(c, cur);
+    }
+}
+
+/* ---------- statements ---------- */
+
+static kdc_stmt_t *new_stmt(pctx_t *c, kdc_stmt_kind_t kind, CXCursor cur) {
+    kdc_stmt_t *s = kdc_alloc(c->p, sizeof *s);
+    s->kind = kind;
+    s->loc = loc_of(c, cur);
+    return s;
+}
+
+static kdc_stmt_t *expr_stmt(pctx_t *c, kdc_expr_t *e, CXCursor cur) {
+    kdc_stmt_t *s = new_stmt(c, KDC_S_EXPR, cur);
+    s->expr = e;
+    return s;
+}
+
+static kdc_stmt_t *compound_of(pctx_t *c, CXCursor cur, kdc_stmt_t **kids, size_t n) {
+    kdc_stmt_t *s = new_stmt(c, KDC_S_COMPOUND, cur);
+    s->nkids = (unsigned)n;
+    s->kids = n ? kdc_alloc(c->p, n * sizeof *kids) : NULL;
+    for (size_t i = 0; i < n; i++)
+        s->kids[i] = kids[i];
+    return s;
+}
+
+/* `var = init` for a VarDecl with an initializer; NULL when there is none. */
+static kdc_stmt_t *conv_var_decl(pctx_t *c, CXCursor var) {
+    cursor_vec_t kv = children(var);
+    CXCursor init = clang_getNullCursor();
+    for (size_t i = 0; i < kv.n; i++)
+        if (is_expr_kind(clang_getCursorKind(kv.v[i])))
+            init = kv.v[i];
+    free(kv.v);
+    if (clang_Cursor_isNull(init))
+        return NULL;
+    /* An array bound is an expression child too: an initializer needs '=' after
+     * the name (outside brackets), or '(' / '{' right after it. */
+    spell_t name = spelling(clang_getCursorLocation(var));
+    spell_t start = spelling(clang_getRangeStart(clang_getCursorExtent(init)));
+    if (name.file && name.file == start.file && start.off > name.off) {
+        CXToken *toks;
+        unsigned n = tokens_between(c, name, start, &toks);
+        int has_init = 0, depth = 0, first = 1;
+        for (unsigned i = 0; i < n; i++) {
+            unsigned off = tok_off(c->tu, toks[i]);
+            if (off <= name.off)
+                continue;
+            if (off >= start.off)
+                break;
+            if (first && (tok_is(c, toks[i], "(") || tok_is(c, toks[i], "{")))
+                has_init = 1;
+            first = 0;
+            if (tok_is(c, toks[i], "["))
+                depth++;
+            else if (tok_is(c, toks[i], "]"))
+                depth--;
+            else if (depth == 0 && tok_is(c, toks[i], "="))
+                has_init = 1;
+        }
+        if (n)
+            clang_disposeTokens(c->tu, toks, n);
+        if (!has_init)
+            return NULL;
+    }
+    kdc_expr_t *lhs = new_expr(c, KDC_E_REF, var);
+    lhs->name = intern_cx(c, clang_getCursorSpelling(var));
+    lhs->usr = intern_cx(c, clang_getCursorUSR(var));
+    lhs->type = type_spelling(c, var);
+    enum CXCursorKind pk = clang_getCursorKind(clang_getCursorSemanticParent(var));
+    lhs->ref = (is_func_kind(pk) && clang_Cursor_getStorageClass(var) != CX_SC_Static)
+                   ? KDC_REF_LOCAL
+                   : KDC_REF_GLOBAL;
+    kdc_expr_t *e = new_expr(c, KDC_E_BINARY, var);
+    e->op = KDC_OP_ASSIGN;
+    kdc_expr_t *kids[2] = {lhs, conv_expr(c, init)};
+    set_kids(c, e, kids, 2);
+    return expr_stmt(c, e, var);
+}
+
+static kdc_stmt_t *conv_decl_stmt(pctx_t *c, CXCursor cur) {
+    cursor_vec_t kv = children(cur);
+    KDC_VEC(kdc_stmt_t *) out = {0};
+    for (size_t i = 0; i < kv.n; i++)
+        if (clang_getCursorKind(kv.v[i]) == CXCursor_VarDecl) {
+            kdc_stmt_t *s = conv_var_decl(c, kv.v[i]);
+            if (s)
+                KDC_VEC_PUSH(out, s);
+        }
+    kdc_stmt_t *r = compound_of(c, cur, out.v, out.n);
+    free(out.v);
+    free(kv.v);
+    return r;
+}
+
+static kdc_stmt_t *conv_child_stmt(pctx_t *c, CXCursor cur) {
+    enum CXCursorKind k = clang_getCursorKind(cur);
+    if (k == CXCursor_VarDecl) {
+        kdc_stmt_t *s = conv_var_decl(c, cur);
+        return s ? s : new_stmt(c, KDC_S_NULL, cur);
+    }
+    return conv_stmt(c, cur);
+}
+
+static int has_token_between(pctx_t *c, CXCursor a, CXCursor b, const char *what) {
+    spell_t s = spelling(clang_getRangeEnd(clang_getCursorExtent(a)));
+    spell_t e = spelling(clang_getRangeStart(clang_getCursorExtent(b)));
+    CXToken *toks;
+    unsigned n = tokens_between(c, s, e, &toks);
+    int found = 0;
+    for (unsigned i = 0; i < n && !found; i++) {
+        unsigned off = tok_off(c->tu, toks[i]);
+        if (off >= s.off && off < e.off && tok_is(c, toks[i], what))
+            found = 1;
+    }
+    if (n)
+        clang_disposeTokens(c->tu, toks, n);
+    return found;
+}
+
+static kdc_stmt_t *conv_if(pctx_t *c, CXCursor cur) {
+    cursor_vec_t kv = children(cur);
+    kdc_stmt_t *s = new_stmt(c, KDC_S_IF, cur);
+    size_t n = kv.n;
+    if (n < 2) {
+        free(kv.v);
+        s->kind = KDC_S_NULL;
+        return s;
+    }
+    int has_else = n >= 3 && has_token_between(c, kv.v[n - 2], kv.v[n - 1], "else");
+    size_t then_i = has_else ? n - 2 : n - 1;
+    size_t cond_i = then_i - 1;
+    if (has_else)
+        s->els = conv_stmt(c, kv.v[n - 1]);
+    s->body = conv_stmt(c, kv.v[then_i]);
+    s->expr = conv_expr(c, kv.v[cond_i]);
+    if (cond_i > 0) {
+        kdc_stmt_t **pre = calloc(cond_i, sizeof *pre);
+        for (size_t i = 0; i < cond_i; i++)
+            pre[i] = conv_child_stmt(c, kv.v[i]);
+        s->init = compound_of(c, cur, pre, cond_i);
+        free(pre);
+    }
+    free(kv.v);
+    return s;
+}
+
+static kdc_stmt_t *conv_for(pctx_t *c, CXCursor cur) {
+    cursor_vec_t kv = children(cur);
+    kdc_stmt_t *s = new_stmt(c, KDC_S_FOR, cur);
+    if (!kv.n) {
+        free(kv.v);
+        return s;
+    }
+    s->body = conv_stmt(c, kv.v[kv.n - 1]);
+    /* Find the two ';' of the header at parenthesis depth 1. */
+    CXSourceRange r = clang_getCursorExtent(cur);
+    spell_t a = spelling(clang_getRangeStart(r));
+    spell_t b = spelling(clang_getRangeStart(clang_getCursorExtent(kv.v[kv.n - 1])));
+    CXToken *toks;
+    unsigned n = tokens_between(c, a, b, &toks);
+    unsigned semi[2] = {0, 0}, close = 0;
+    int nsemi = 0, depth = 0, ok = n > 2 && tok_is(c, toks[0], "for");
+    for (unsigned i = 1; ok && i < n; i++) {
+        if (tok_is(c, toks[i], "(") || tok_is(c, toks[i], "[") || tok_is(c, toks[i], "{"))
+            depth++;
+        else if (tok_is(c, toks[i], ")") || tok_is(c, toks[i], "]") || tok_is(c, toks[i], "}")) {
+            if (--depth == 0) {
+                close = tok_off(c->tu, toks[i]);
+                break;
+            }
+        } else if (depth == 1 && tok_is(c, toks[i], ";") && nsemi < 2)
+            semi[nsemi++] = tok_off(c->tu, toks[i]);
+    }
+    if (n)
+        clang_disposeTokens(c->tu, toks, n);
+    ok = ok && nsemi == 2 && close;
+    KDC_VEC(kdc_stmt_t *) pre = {0};
+    for (size_t i = 0; i + 1 < kv.n; i++) {
+        unsigned off = spelling(clang_getRangeStart(clang_getCursorExtent(kv.v[i]))).off;
+        enum CXCursorKind k = clang_getCursorKind(kv.v[i]);
+        if (ok && off > semi[0] && off < semi[1] && is_expr_kind(k))
+            s->expr = conv_expr(c, kv.v[i]);
+        else if (ok && off > semi[1] && is_expr_kind(k))
+            s->inc = conv_expr(c, kv.v[i]);
+        else if (ok && off > semi[0] && off < semi[1] && k == CXCursor_VarDecl) {
+            kdc_stmt_t *d = conv_child_stmt(c, kv.v[i]); /* C++ condition variable */
+            KDC_VEC_PUSH(pre, d);
+        } else {
+            kdc_stmt_t *d = conv_child_stmt(c, kv.v[i]);
+            KDC_VEC_PUSH(pre, d);
+        }
+    }
+    if (pre.n)
+        s->init = compound_of(c, cur, pre.v, pre.n);
+    free(pre.v);
+    free(kv.v);
+    return s;
+}
+
+static kdc_stmt_t *conv_stmt(pctx_t *c, CXCursor cur) {
+    enum CXCursorKind k = clang_getCursorKind(cur);
+    cursor_vec_t kv = {0};
+    kdc_stmt_t *s = NULL;
+    switch (k) {
+    case CXCursor_CompoundStmt: {
+        kv = children(cur);
+        kdc_stmt_t **tmp = kv.n ? calloc(kv.n, sizeof *tmp) : NULL;
+        for (size_t i = 0; i < kv.n; i++)
+            tmp[i] = conv_child_stmt(c, kv.v[i]);
+        s = compound_of(c, cur, tmp, kv.n);
+        free(tmp);
+        break;
+    }
+    case CXCursor_IfStmt:
+        return conv_if(c, cur);
+    case CXCursor_ForStmt:
+        return conv_for(c, cur);
+    case CXCursor_WhileStmt:
+    case CXCursor_SwitchStmt: {
+        kv = children(cur);
+        s = new_stmt(c, k == CXCursor_WhileStmt ? KDC_S_WHILE : KDC_S_SWITCH, cur);
+        if (kv.n >= 2) {
+            s->body = conv_stmt(c, kv.v[kv.n - 1]);
+            s->expr = conv_expr(c, kv.v[kv.n - 2]);
+            if (kv.n > 2) {
+                kdc_stmt_t **pre = calloc(kv.n - 2, sizeof *pre);
+                for (size_t i = 0; i + 2 < kv.n; i++)
+                    pre[i] = conv_child_stmt(c, kv.v[i]);
+                s->init = compound_of(c, cur, pre, kv.n - 2);
+                free(pre);
+            }
+        }
+        break;
+    }
+    case CXCursor_DoStmt:
+        kv = children(cur);
+        s = new_stmt(c, KDC_S_DO, cur);
+        if (kv.n == 2) {
+            s->body = conv_stmt(c, kv.v[0]);
+            s->expr = conv_expr(c, kv.v[1]);
+        }
+        break;
+    case CXCursor_CXXForRangeStmt: {
+        /* for (decl : range) body: evaluate the range, then loop an unknown number of times */
+        kv = children(cur);
+        s = new_stmt(c, KDC_S_FOR, cur);
+        if (kv.n) {
+            s->body = conv_stmt(c, kv.v[kv.n - 1]);
+            KDC_VEC(kdc_stmt_t *) pre = {0};
+            for (size_t i = 0; i + 1 < kv.n; i++) {
+                enum CXCursorKind kk = clang_getCursorKind(kv.v[i]);
+                if (is_expr_kind(kk)) {
+                    kdc_stmt_t *d = expr_stmt(c, conv_expr(c, kv.v[i]), kv.v[i]);
+                    KDC_VEC_PUSH(pre, d);
+                }
+            }
+            if (pre.n)
+                s->init = compound_of(c, cur, pre.v, pre.n);
+            free(pre.v);
+        }
+        break;
+    }
+    case CXCursor_CaseStmt:
+    case CXCursor_DefaultStmt:
+    case CXCursor_LabelStmt:
+        kv = children(cur);
+        s = new_stmt(c, k == CXCursor_CaseStmt      ? KDC_S_CASE
+                        : k == CXCursor_DefaultStmt ? KDC_S_DEFAULT
+                                                    : KDC_S_LABEL,
+                     cur);
+        if (kv.n)
+            s->body = conv_child_stmt(c, kv.v[kv.n - 1]);
+        if (k == CXCursor_LabelStmt)
+            s->label = intern_cx(c, clang_getCursorSpelling(cur));
+        break;
+    case CXCursor_GotoStmt: {
+        s = new_stmt(c, KDC_S_GOTO, cur);
+        CXCursor l = clang_getCursorReferenced(cur);
+        if (clang_Cursor_isNull(l)) {
+            kv = children(cur);
+            if (kv.n)
+                s->label = intern_cx(c, clang_getCursorSpelling(kv.v[0]));
+        } else {
+            s->label = intern_cx(c, clang_getCursorSpelling(l));
+        }
+        break;
+    }
+    case CXCursor_IndirectGotoStmt:
+        s = new_stmt(c, KDC_S_GOTO, cur); /* label NULL: any label */
+        break;
+    case CXCursor_BreakStmt:
+        return new_stmt(c, KDC_S_BREAK, cur);
+    case CXCursor_ContinueStmt:
+        return new_stmt(c, KDC_S_CONTINUE, cur);
+    case CXCursor_ReturnStmt:
+        kv = children(cur);
+        s = new_stmt(c, KDC_S_RETURN, cur);
+        for (size_t i = 0; i < kv.n; i++)
+            if (is_expr_kind(clang_getCursorKind(kv.v[i])))
+                s->expr = conv_expr(c, kv.v[i]);
+        break;
+    case CXCursor_DeclStmt:
+        return conv_decl_stmt(c, cur);
+    case CXCursor_CXXTryStmt: {
+        kv = children(cur);
+        s = new_stmt(c, KDC_S_TRY, cur);
+        if (kv.n) {
+            s->body = conv_stmt(c, kv.v[0]);
+            s->nkids = (unsigned)(kv.n - 1);
+            s->kids = s->nkids ? kdc_alloc(c->p, s->nkids * sizeof *s->kids) : NULL;
+            for (size_t i = 1; i < kv.n; i++) {
+                cursor_vec_t hk = children(kv.v[i]); /* CXXCatchStmt: [decl], body */
+                s->kids[i - 1] = hk.n ? conv_stmt(c, hk.v[hk.n - 1]) : new_stmt(c, KDC_S_NULL, kv.v[i]);
+                free(hk.v);
+            }
+        }
+        break;
+    }
+    case CXCursor_NullStmt:
+        return new_stmt(c, KDC_S_NULL, cur);
+    default:
+        if (is_expr_kind(k))
+            return expr_stmt(c, conv_expr(c, cur), cur);
+        return new_stmt(c, KDC_S_NULL, cur);
+    }
+    free(kv.v);
+    return s;
+}
+
+/* ---------- functions and translation units ---------- */
+
+static void build_function(pctx_t *c, CXCursor cur) {
+    kdc_func_t *f = kdc_alloc(c->p, sizeof *f);
+    f->usr = intern_cx(c, clang_getCursorUSR(cur));
+    f->name = qualified_name(c, cur);
+    f->loc = loc_of(c, cur);
+    {
+        CXFile file;
+        unsigned line, col, off;
+        clang_getExpansionLocation(clang_getCursorLocation(cur), &file, &line, &col, &off);
+        f->loc.line = line;
+        f->loc.col = col;
+    }
+    f->is_static = clang_getCursorLinkage(cur) != CXLinkage_External;
+    f->tu = c->tu_index;
+    enum CXCursorKind k = clang_getCursorKind(cur);
+    if (k == CXCursor_CXXMethod || k == CXCursor_Constructor || k == CXCursor_Destructor)
+        f->class_usr = intern_cx(c, clang_getCursorUSR(clang_getCursorSemanticParent(cur)));
+    int np = clang_Cursor_getNumArguments(cur);
+    if (np > 0) {
+        f->nparams = (unsigned)np;
+        f->param_usrs = kdc_alloc(c->p, (size_t)np * sizeof *f->param_usrs);
+        f->param_names = kdc_alloc(c->p, (size_t)np * sizeof *f->param_names);
+        f->param_types = kdc_alloc(c->p, (size_t)np * sizeof *f->param_types);
+        for (int i = 0; i < np; i++) {
+            CXCursor a = clang_Cursor_getArgument(cur, (unsigned)i);
+            f->param_usrs[i] = intern_cx(c, clang_getCursorUSR(a));
+            f->param_names[i] = intern_cx(c, clang_getCursorSpelling(a));
+            f->param_types[i] = type_spelling(c, a);
+        }
+    }
+    cursor_vec_t kv = children(cur);
+    CXCursor body = clang_getNullCursor();
+    for (size_t i = 0; i < kv.n; i++) {
+        enum CXCursorKind bk = clang_getCursorKind(kv.v[i]);
+        if (bk == CXCursor_CompoundStmt || bk == CXCursor_CXXTryStmt)
+            body = kv.v[i];
+    }
+    free(kv.v);
+    if (clang_Cursor_isNull(body))
+        return;
+    c->func = f;
+    c->calls.n = 0;
+    f->body = conv_stmt(c, body);
+    f->ncalls = (unsigned)c->calls.n;
+    f->calls = f->ncalls ? kdc_alloc(c->p, f->ncalls * sizeof *f->calls) : NULL;
+    for (unsigned i = 0; i < f->ncalls; i++)
+        f->calls[i] = c->calls.v[i];
+    c->func = NULL;
+    kdc_program_add_func(c->p, f);
+}
+
+static enum CXChildVisitResult top_visit(CXCursor cur, CXCursor parent, CXClientData d) {
+    (void)parent;
+    pctx_t *c = d;
+    if (clang_Location_isInSystemHeader(clang_getCursorLocation(cur)))
+        return CXChildVisit_Continue;
+    enum CXCursorKind k = clang_getCursorKind(cur);
+    if (is_func_kind(k)) {
+        if (clang_isCursorDefinition(cur))
+            build_function(c, cur);
+        return CXChildVisit_Continue;
+    }
+    switch (k) {
+    case CXCursor_Namespace:
+    case CXCursor_ClassDecl:
+    case CXCursor_StructDecl:
+    case CXCursor_ClassTemplate:
+    case CXCursor_LinkageSpec:
+    case CXCursor_UnexposedDecl:
+        return CXChildVisit_Recurse;
+    case CXCursor_VarDecl: {
+        c->func = NULL;
+        kdc_stmt_t *s = conv_var_decl(c, cur);
+        if (s && s->expr)
+            kdc_program_add_global_init(c->p, s->expr->kids[0]->usr, s->expr->kids[1]);
+        return CXChildVisit_Continue;
+    }
+    default:
+        return CXChildVisit_Continue;
+    }
+}
+
+static const char *first_error(pctx_t *c, unsigned *nerrors) {
+    unsigned n = clang_getNumDiagnostics(c->tu);
+    const char *first = NULL;
+    *nerrors = 0;
+    for (unsigned i = 0; i < n; i++) {
+        CXDiagnostic dg = clang_getDiagnostic(c->tu, i);
+        enum CXDiagnosticSeverity sev = clang_getDiagnosticSeverity(dg);
+        if (sev >= CXDiagnostic_Error) {
+            (*nerrors)++;
+            if (!first)
+                first = intern_cx(c, clang_formatDiagnostic(dg, CXDiagnostic_DisplaySourceLocation |
+                                                                    CXDiagnostic_DisplayColumn));
+        }
+        clang_disposeDiagnostic(dg);
+    }
+    return first;
+}
+
+int kdc_parse_tu(kdc_parser_t *ps, kdc_program_t *p, const char *file, const char *const *argv,
+                 int argc, char **err) {
+    pctx_t c = {0};
+    c.p = p;
+    kdc_strmap_init(&c.file_names);
+    enum CXErrorCode ec = clang_parseTranslationUnit2(
+        ps->index, file, argv, argc, NULL, 0,
+        CXTranslationUnit_KeepGoing | CXTranslationUnit_IgnoreNonErrorsFromIncludedFiles, &c.tu);
+    if (ec != CXError_Success || !c.tu) {
+        *err = kdc_xasprintf("libclang could not parse this file (error %d)", (int)ec);
+        kdc_strmap_free(&c.file_names);
+        return -1;
+    }
+    kdc_tu_info_t info = {0};
+    char *real = realpath(file, NULL);
+    info.file = kdc_intern(p, real ? real : file);
+    free(real);
+    info.first_error = first_error(&c, &info.nerrors);
+    info.incomplete = info.nerrors > 0;
+    c.tu_index = kdc_program_add_tu(p, &info);
+    clang_visitChildren(clang_getTranslationUnitCursor(c.tu), top_visit, &c);
+    free(c.calls.v);
+    kdc_strmap_free(&c.file_names);
+    clang_disposeTranslationUnit(c.tu);
+    return 0;
+}

@@ -1,0 +1,59 @@
+/* Small containers shared by the linter: growable vectors, string sets and maps, bitsets. */
+#ifndef KDC_UTIL_H
+#define KDC_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+_Noreturn void kdc_oom(void);
+void *kdc_xrealloc(void *p, size_t n);
+char *kdc_xstrdup(const char *s);
+char *kdc_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#define KDC_VEC(T) struct { T *v; size_t n, cap; }
+#define KDC_VEC_PUSH(vec, x)                                                                    \
+    do {                                                                                        \
+        if ((vec).n == (vec).cap) {                                                             \
+            (vec).cap = (vec).cap ? (vec).cap * 2 : 8;                                          \
+            (vec).v = kdc_xrealloc((vec).v, (vec).cap * sizeof *(vec).v);                       \
+        }                                                                                       \
+        (vec).v[(vec).n++] = (x);                                                               \
+    } while (0)
+
+/* Set of strings; kdc_strset_add returns the stored copy (interning). */
+typedef struct kdc_strset {
+    char **slots;
+    size_t cap, n;
+} kdc_strset_t;
+void kdc_strset_init(kdc_strset_t *s);
+void kdc_strset_free(kdc_strset_t *s);
+const char *kdc_strset_add(kdc_strset_t *s, const char *str, size_t len);
+
+/* Map keyed by interned string pointers (identity), to a pointer value. */
+typedef struct kdc_strmap {
+    const char **keys;
+    void **vals;
+    size_t cap, n;
+} kdc_strmap_t;
+void kdc_strmap_init(kdc_strmap_t *m);
+void kdc_strmap_free(kdc_strmap_t *m);
+void *kdc_strmap_get(const kdc_strmap_t *m, const char *key);
+void kdc_strmap_put(kdc_strmap_t *m, const char *key, void *val);
+
+/* Fixed-size bitset. */
+typedef struct kdc_bits {
+    uint64_t *w;
+    size_t nwords;
+} kdc_bits_t;
+void kdc_bits_init(kdc_bits_t *b, size_t nbits);
+void kdc_bits_free(kdc_bits_t *b);
+static inline void kdc_bits_set(kdc_bits_t *b, size_t i) { b->w[i >> 6] |= (uint64_t)1 << (i & 63); }
+static inline int kdc_bits_get(const kdc_bits_t *b, size_t i) {
+    return (int)((b->w[i >> 6] >> (i & 63)) & 1);
+}
+/* dst |= src; returns non-zero when dst changed. */
+int kdc_bits_or(kdc_bits_t *dst, const kdc_bits_t *src);
+int kdc_bits_empty(const kdc_bits_t *b);
+
+#endif
