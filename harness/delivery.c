@@ -1,0 +1,112 @@
+/* kdc_dr_msg_cb() and the produce plumbing shared by the tracker and the
+ * synchronous confirmed produce. */
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <kdc/delivery.h>
+#include <kdc/error.h>
+
+#include "internal.h"
+
+void kdc_dr_msg_cb(rd_kafka_t *rk, const rd_kafka_message_t *rkmessage,
+                   void *opaque) {
+        struct kdc__dr_target *target;
+
+        (void)rk;
+        (void)opaque;
+        if (!rkmessage || !rkmessage->_private)
+                return; /* not produced by libkdc */
+        target = rkmessage->_private;
+        if (target->magic != KDC__DR_TARGET_MAGIC)
+                return;
+        target->on_report(target, rkmessage);
+}
+
+int64_t kdc__now_ms(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t kdc__deadline(int timeout_ms) {
+        if (timeout_ms < 0)
+                return INT64_MAX;
+        return kdc__now_ms() + timeout_ms;
+}
+
+int kdc__poll_slice(int64_t deadline) {
+        int64_t left;
+
+        if (deadline == INT64_MAX)
+                return KDC__POLL_SLICE_MS;
+        left = deadline - kdc__now_ms();
+        if (left <= 0)
+                return 0;
+        return left < KDC__POLL_SLICE_MS ? (int)left : KDC__POLL_SLICE_MS;
+}
+
+int kdc__producer_check(rd_kafka_t *rk) {
+        const rd_kafka_conf_t *conf;
+        char have[64], want[64];
+        size_t size;
+
+        if (rd_kafka_type(rk) != RD_KAFKA_PRODUCER)
+                return KDC_ERR_INVALID;
+        conf = rd_kafka_conf(rk);
+
+        /* librdkafka prints pointer properties with "%p". */
+        size = sizeof(have);
+        if (rd_kafka_conf_get(conf, "dr_msg_cb", have, &size) !=
+            RD_KAFKA_CONF_OK)
+                return KDC_ERR_CONF; /* no dr_msg_cb registered */
+        snprintf(want, sizeof(want), "%p", (void *)kdc_dr_msg_cb);
+        if (strcmp(have, want) != 0)
+                return KDC_ERR_CONF;
+
+        size = sizeof(have);
+        if (rd_kafka_conf_get(conf, "delivery.report.only.error", have,
+                              &size) == RD_KAFKA_CONF_OK &&
+            strcmp(have, "true") == 0)
+                return KDC_ERR_CONF;
+        return 0;
+}
+
+int kdc__message_args_valid(const char *topic, const void *key, size_t key_len,
+                            const void *value, size_t value_len,
+                            int timeout_ms) {
+        if (!topic || !*topic)
+                return 0;
+        if ((!key && key_len) || (!value && value_len))
+                return 0;
+        return timeout_ms >= -1;
+}
+
+int kdc__produce(rd_kafka_t *rk, const char *topic, int32_t partition,
+                 const void *key, size_t key_len, const void *value,
+                 size_t value_len, rd_kafka_headers_t *headers,
+                 struct kdc__dr_target *target, int64_t deadline,
+                 rd_kafka_resp_err_t *errp) {
+        rd_kafka_resp_err_t err;
+
+        for (;;) {
+                err = rd_kafka_producev(
+                    rk, RD_KAFKA_V_TOPIC(topic),
+                    RD_KAFKA_V_PARTITION(partition),
+                    RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+                    RD_KAFKA_V_KEY(key, key_len),
+                    RD_KAFKA_V_VALUE((void *)value, value_len),
+                    RD_KAFKA_V_HEADERS(headers), RD_KAFKA_V_OPAQUE(target),
+                    RD_KAFKA_V_END);
+                *errp = err;
+                if (err == RD_KAFKA_RESP_ERR_NO_ERROR)
+                        return 0;
+                if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL)
+                        return KDC_ERR_PRODUCE;
+                if (kdc__now_ms() >= deadline)
+                        return KDC_ERR_QUEUE_FULL;
+                /* Serving reports is what frees queue space. */
+                rd_kafka_poll(rk, kdc__poll_slice(deadline));
+        }
+}

@@ -1,0 +1,80 @@
+/**
+ * @file kdc/error.h
+ * @brief The one error convention of libkdc.
+ *
+ * Every libkdc function that can fail returns an @c int: 0 on success, a
+ * negative KDC_ERR_* code on failure (the libuv convention). Functions that
+ * cannot fail (destructors, kdc_strerror()) return void or their value.
+ * libkdc never aborts or exits the process, and a call that fails never
+ * runs or arms a callback: a message whose produce call failed has no
+ * delivery report and is not counted anywhere.
+ *
+ * Where a librdkafka error code explains a failure, the function hands it
+ * back through a separate rd_kafka_resp_err_t out-parameter; it is never
+ * folded into the int.
+ */
+#ifndef KDC_ERROR_H
+#define KDC_ERROR_H
+
+#include <kdc/export.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * @brief libkdc error codes. All are negative; 0 (KDC_OK) is success.
+ * Values are part of the ABI: new codes are only ever appended.
+ */
+typedef enum kdc_err_e {
+        /** Success. */
+        KDC_OK = 0,
+        /** An argument was NULL, out of range, or the wrong kind of handle
+         *  (e.g. a consumer where a producer is required). Nothing was done. */
+        KDC_ERR_INVALID = -1,
+        /** Memory allocation failed. Nothing was done. */
+        KDC_ERR_NOMEM = -2,
+        /** The deadline passed before every awaited delivery report arrived.
+         *  The outcome of the unreported messages is unknown: they may still
+         *  be delivered later. Treat as transient: do not commit input. */
+        KDC_ERR_TIMEOUT = -3,
+        /** Every awaited delivery report arrived and at least one carried an
+         *  error: at least one message was NOT delivered. */
+        KDC_ERR_DELIVERY = -4,
+        /** The producer's local queue stayed full (librdkafka
+         *  RD_KAFKA_RESP_ERR__QUEUE_FULL) until the deadline; the message was
+         *  not enqueued. */
+        KDC_ERR_QUEUE_FULL = -5,
+        /** rd_kafka_producev() refused the message for another reason (the
+         *  librdkafka code is returned through the function's out-parameter);
+         *  the message was not enqueued. */
+        KDC_ERR_PRODUCE = -6,
+        /** The offset commit failed (synchronously, or could not be
+         *  scheduled); the offset was not committed. */
+        KDC_ERR_COMMIT = -7,
+        /** The object still has messages awaiting delivery reports. */
+        KDC_ERR_BUSY = -8,
+        /** The producer was not configured the way libkdc needs: its
+         *  dr_msg_cb is not kdc_dr_msg_cb(), or delivery.report.only.error is
+         *  true. Delivery could never be confirmed; nothing was produced. */
+        KDC_ERR_CONF = -9
+} kdc_err_t;
+
+/**
+ * @brief Human-readable text for a libkdc return code.
+ *
+ * @param err 0 or a KDC_ERR_* code (any int is accepted).
+ * @returns a static, NUL-terminated English string; never NULL. The storage
+ *          belongs to libkdc and lives for the whole process; do not free it.
+ *          An unknown code yields "Unknown kdc error code".
+ *
+ * Thread-safe; no librdkafka call is involved. For librdkafka's own codes
+ * (out-parameters of type rd_kafka_resp_err_t) use rd_kafka_err2str().
+ */
+KDC_EXPORT const char *kdc_strerror(int err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KDC_ERROR_H */

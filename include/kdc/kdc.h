@@ -1,0 +1,38 @@
+/**
+ * @file kdc/kdc.h
+ * @brief libkdc: runtime helpers that make Kafka producers and consumers keep
+ *        the kdc durability contract. Include this one header.
+ *
+ * The contract, in the parts libkdc serves:
+ *  - Every produce has a delivery report, and a batch, checkpoint or DLQ
+ *    routing is confirmed from per-message reports (kdc_tracker_wait(),
+ *    kdc_produce_confirmed()), never from rd_kafka_flush() == 0.
+ *  - Offsets are committed by message (kdc_commit_message()), only after the
+ *    message's effect is confirmed.
+ *
+ * Conventions (all headers):
+ *  - Names are kdc_<object>_<verb>; handles are opaque (kdc_tracker_t).
+ *  - Functions that can fail return int: 0, or a negative KDC_ERR_* code
+ *    (kdc/error.h); kdc_strerror() describes it. librdkafka error codes come
+ *    back through rd_kafka_resp_err_t out-parameters.
+ *  - Times are in milliseconds; -1 means no limit (as in librdkafka), other
+ *    negative values are KDC_ERR_INVALID. Lengths are in bytes.
+ *  - libkdc never aborts or exits the process, and never installs signal
+ *    handlers or threads of its own.
+ *  - Delivery reports are served only by rd_kafka_poll()/rd_kafka_flush()
+ *    (called by the application or inside libkdc's waits), on the thread
+ *    making that call.
+ *
+ * Producers used with libkdc must register kdc_dr_msg_cb: see kdc/delivery.h.
+ */
+#ifndef KDC_KDC_H
+#define KDC_KDC_H
+
+#include <kdc/export.h>
+#include <kdc/error.h>
+#include <kdc/delivery.h>
+#include <kdc/tracker.h>
+#include <kdc/produce.h>
+#include <kdc/commit.h>
+
+#endif /* KDC_KDC_H */

@@ -1,0 +1,225 @@
+/**
+ * @file kdc/tracker.h
+ * @brief DeliveryTracker: confirm a batch from per-message delivery reports.
+ *
+ * A tracker counts, for the messages produced through it, how many are still
+ * pending (no delivery report yet), how many were delivered (report with
+ * RD_KAFKA_RESP_ERR_NO_ERROR) and how many failed (report with an error).
+ * A batch, checkpoint or watermark may advance only when kdc_tracker_wait()
+ * returns 0, i.e. every message has a report and none failed.
+ *
+ * Why not rd_kafka_flush(): flush() returns RD_KAFKA_RESP_ERR_NO_ERROR as soon
+ * as the local queue is empty, and a message whose delivery FAILED also leaves
+ * the local queue. flush()==0 is necessary, never sufficient.
+ *
+ * Typical use:
+ * @code
+ *   rd_kafka_conf_set_dr_msg_cb(conf, kdc_dr_msg_cb);    // see kdc/delivery.h
+ *   rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, errstr, sizeof(errstr));
+ *   kdc_tracker_new(&t);
+ *   for (each record)
+ *           if ((r = kdc_tracker_produce(t, rk, topic, RD_KAFKA_PARTITION_UA,
+ *                                        k, klen, v, vlen, NULL, 1000, &err)))
+ *                   goto transient;            // not enqueued, not counted
+ *   if (kdc_tracker_wait(t, rk, 30000) == 0)
+ *           advance_checkpoint();              // all confirmed
+ *   kdc_tracker_reset(t);                      // next batch
+ * @endcode
+ *
+ * @par Lifetime
+ *  The tracker is created by kdc_tracker_new() and owned by the application
+ *  until kdc_tracker_destroy(). Each message produced through it holds a
+ *  reference (its per-message opaque points at the tracker) until its
+ *  delivery report has been served, so destroying a tracker with messages in
+ *  flight is safe: the memory is released by the last report.
+ *
+ * @par Threads
+ *  All functions may be called from any thread. Counters are protected by a
+ *  mutex inside the tracker, so the application may serve delivery reports
+ *  (rd_kafka_poll()) on a different thread from the one producing or waiting.
+ *  Several trackers may share one producer (e.g. batch N is awaited while
+ *  batch N+1 is produced); each report is counted by the tracker that
+ *  produced the message, and by no other.
+ *
+ * @par One producer per tracker
+ *  The first kdc_tracker_produce() binds the tracker to its producer; later
+ *  calls and kdc_tracker_wait() with another rd_kafka_t return
+ *  KDC_ERR_INVALID, because waiting would poll the wrong producer.
+ *  kdc_tracker_reset() unbinds it.
+ */
+#ifndef KDC_TRACKER_H
+#define KDC_TRACKER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <kdc/export.h>
+#include <librdkafka/rdkafka.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Opaque DeliveryTracker handle. */
+typedef struct kdc_tracker_s kdc_tracker_t;
+
+/**
+ * @brief Create an empty tracker (all counts 0, bound to no producer).
+ *
+ * @param trackerp receives the new tracker; the caller owns it and releases
+ *        it with kdc_tracker_destroy(). Set to NULL on failure.
+ * @returns 0; KDC_ERR_INVALID if @p trackerp is NULL; KDC_ERR_NOMEM.
+ * No librdkafka call is made.
+ */
+KDC_EXPORT int kdc_tracker_new(kdc_tracker_t **trackerp);
+
+/**
+ * @brief Release the application's reference to a tracker.
+ *
+ * If no message is pending the memory is freed now. Otherwise it is freed by
+ * the delivery report of the last pending message (served by rd_kafka_poll()
+ * or rd_kafka_flush() on any thread); those reports are still counted but
+ * nobody can read the counts. The handle must not be used after this call.
+ * NULL is ignored. Does not touch any producer: serve or purge outstanding
+ * reports before rd_kafka_destroy() (see kdc/delivery.h, Teardown).
+ */
+KDC_EXPORT void kdc_tracker_destroy(kdc_tracker_t *tracker);
+
+/**
+ * @brief Produce one message through the tracker and count it as pending.
+ *
+ * Calls rd_kafka_producev() with RD_KAFKA_MSG_F_COPY (key and value are
+ * copied: the caller's buffers may be reused as soon as this returns) and the
+ * tracker as the per-message opaque (RD_KAFKA_V_OPAQUE). When librdkafka
+ * answers RD_KAFKA_RESP_ERR__QUEUE_FULL (queue.buffering.max.messages or
+ * .kbytes reached), it serves delivery reports with rd_kafka_poll() (which is
+ * what frees queue space) and retries until @p timeout_ms has passed.
+ *
+ * On the first call the tracker is bound to @p rk, after checking that the
+ * producer's dr_msg_cb is kdc_dr_msg_cb and delivery.report.only.error is
+ * false (read back with rd_kafka_conf() + rd_kafka_conf_get()).
+ *
+ * @param tracker   the tracker that will count the message's report.
+ * @param rk        a producer created with kdc_dr_msg_cb (see kdc/delivery.h).
+ * @param topic     topic name; copied by librdkafka.
+ * @param partition partition, or RD_KAFKA_PARTITION_UA for the partitioner.
+ * @param key       key bytes, or NULL (then @p key_len must be 0).
+ * @param key_len   key length in bytes.
+ * @param value     value bytes, or NULL for a tombstone (@p value_len 0).
+ * @param value_len value length in bytes.
+ * @param headers   message headers or NULL. On success librdkafka owns them
+ *                  (do not destroy them); on any failure the caller still
+ *                  owns them (rd_kafka_producev() semantics).
+ * @param timeout_ms how long to keep retrying while the local queue is full,
+ *                  in milliseconds; 0 tries once; -1 retries without limit.
+ *                  This bounds enqueueing only, never delivery.
+ * @param produce_err if not NULL, receives the librdkafka error of the last
+ *                  rd_kafka_producev() call (RD_KAFKA_RESP_ERR_NO_ERROR on
+ *                  success, RD_KAFKA_RESP_ERR__INVALID_ARG for bad arguments).
+ *
+ * @returns 0: enqueued and counted pending; its report will be counted.
+ *          KDC_ERR_INVALID: NULL tracker/rk/topic, a length without a buffer,
+ *          @p rk not a producer, @p rk not the producer the tracker is bound
+ *          to, or @p timeout_ms < -1.
+ *          KDC_ERR_CONF: @p rk does not deliver reports to kdc_dr_msg_cb.
+ *          KDC_ERR_QUEUE_FULL: still __QUEUE_FULL at the deadline.
+ *          KDC_ERR_PRODUCE: rd_kafka_producev() failed otherwise (e.g.
+ *          __MSG_SIZE_TOO_LARGE, __UNKNOWN_PARTITION, __FATAL); see
+ *          @p produce_err.
+ *          On every failure the message is not enqueued and not counted.
+ *
+ * Delivery reports of this and other messages may be served (and counted,
+ * by whichever tracker owns them) on the calling thread while it polls.
+ */
+KDC_EXPORT int kdc_tracker_produce(kdc_tracker_t *tracker,
+                                   rd_kafka_t *rk,
+                                   const char *topic,
+                                   int32_t partition,
+                                   const void *key,
+                                   size_t key_len,
+                                   const void *value,
+                                   size_t value_len,
+                                   rd_kafka_headers_t *headers,
+                                   int timeout_ms,
+                                   rd_kafka_resp_err_t *produce_err);
+
+/**
+ * @brief Serve delivery reports until every message of the tracker has one,
+ *        or the timeout passes. This is the batch confirmation.
+ *
+ * Calls rd_kafka_poll(rk, ..) in slices of at most 100 ms (serving reports
+ * for every message of @p rk, whichever tracker owns them) until the
+ * tracker's pending count is 0 or @p timeout_ms has passed. Reports served
+ * concurrently by another thread are seen within one slice.
+ *
+ * @param tracker    the tracker.
+ * @param rk         the producer the tracker is bound to. A tracker that never
+ *                   produced anything is bound to nothing and accepts any
+ *                   producer.
+ * @param timeout_ms maximum time to wait, in milliseconds; 0 polls once
+ *                   without blocking; -1 waits until every report arrived
+ *                   (which librdkafka bounds by message.timeout.ms).
+ *
+ * @returns 0 only if no message is pending and none failed since creation or
+ *          the last kdc_tracker_reset() (a tracker with no messages returns
+ *          0: an empty batch is confirmed).
+ *          KDC_ERR_TIMEOUT if messages are still pending at the deadline
+ *          (whether or not some already failed): their outcome is unknown.
+ *          KDC_ERR_DELIVERY if every report arrived and at least one carried
+ *          an error; see kdc_tracker_failed() and kdc_tracker_first_error().
+ *          KDC_ERR_INVALID for NULL arguments, @p rk not the bound producer,
+ *          or @p timeout_ms < -1.
+ */
+KDC_EXPORT int kdc_tracker_wait(kdc_tracker_t *tracker,
+                                rd_kafka_t *rk,
+                                int timeout_ms);
+
+/**
+ * @brief Start a new batch: zero the delivered and failed counts and the first
+ *        error, and unbind the producer.
+ *
+ * @returns 0; KDC_ERR_INVALID if @p tracker is NULL; KDC_ERR_BUSY if messages
+ *          are still pending (nothing is changed: a late report must not be
+ *          counted into the next batch). No librdkafka call is made.
+ */
+KDC_EXPORT int kdc_tracker_reset(kdc_tracker_t *tracker);
+
+/**
+ * @brief Messages produced through the tracker whose delivery report has not
+ *        been served yet.
+ * @returns the count (>= 0), or KDC_ERR_INVALID if @p tracker is NULL.
+ * A snapshot: reports served concurrently on another thread may change it.
+ */
+KDC_EXPORT int64_t kdc_tracker_pending(const kdc_tracker_t *tracker);
+
+/**
+ * @brief Messages whose delivery report carried RD_KAFKA_RESP_ERR_NO_ERROR
+ *        (acked by the broker under the producer's acks setting) since
+ *        creation or the last kdc_tracker_reset().
+ * @returns the count (>= 0), or KDC_ERR_INVALID if @p tracker is NULL.
+ */
+KDC_EXPORT int64_t kdc_tracker_delivered(const kdc_tracker_t *tracker);
+
+/**
+ * @brief Messages whose delivery report carried an error (broker error such
+ *        as TOPIC_AUTHORIZATION_FAILED, or local such as __MSG_TIMED_OUT,
+ *        __PURGE_QUEUE) since creation or the last kdc_tracker_reset().
+ * @returns the count (>= 0), or KDC_ERR_INVALID if @p tracker is NULL.
+ */
+KDC_EXPORT int64_t kdc_tracker_failed(const kdc_tracker_t *tracker);
+
+/**
+ * @brief The error of the first failed delivery report since creation or the
+ *        last kdc_tracker_reset().
+ * @returns RD_KAFKA_RESP_ERR_NO_ERROR if none failed;
+ *          RD_KAFKA_RESP_ERR__INVALID_ARG if @p tracker is NULL.
+ * Describe it with rd_kafka_err2str().
+ */
+KDC_EXPORT rd_kafka_resp_err_t
+kdc_tracker_first_error(const kdc_tracker_t *tracker);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KDC_TRACKER_H */
