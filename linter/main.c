@@ -1,17 +1,263 @@
+/*
+ * kdc-lint: the driver. Parses options, collects translation units, runs the
+ * front end, builds facts, runs the enabled rules, writes one output format
+ * and sets the exit code (0 no findings, 1 findings, 2 usage/input error).
+ */
+#define _GNU_SOURCE
 #include "dump.h"
+#include "facts.h"
+#include "inputs.h"
+#include "output/output.h"
 #include "parse.h"
+#include "rule.h"
+#include "util.h"
+
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
-int main(int argc, char **argv) {
-    kdc_program_t *p = kdc_program_new();
-    kdc_parser_t *ps = kdc_parser_new();
-    const char *args[] = {"-xc", "-std=gnu11", "-isystem", KDC_RDKAFKA_INCLUDE_DIR "/librdkafka"};
-    for (int i = 1; i < argc; i++) {
-        char *err = NULL;
-        if (kdc_parse_tu(ps, p, argv[i], args, 4, &err)) { fprintf(stderr, "%s\n", err); free(err); }
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { OPT_EXTRA_ARG = 256, OPT_FORMAT, OPT_LIST_RULES, OPT_ENABLE, OPT_DISABLE, OPT_PROFILE,
+       OPT_VERSION, OPT_DUMP_MODEL, OPT_FAIL_INCOMPLETE };
+
+static const struct option long_opts[] = {
+    {"extra-arg", required_argument, NULL, OPT_EXTRA_ARG},
+    {"format", required_argument, NULL, OPT_FORMAT},
+    {"output", required_argument, NULL, 'o'},
+    {"list-rules", no_argument, NULL, OPT_LIST_RULES},
+    {"enable", required_argument, NULL, OPT_ENABLE},
+    {"disable", required_argument, NULL, OPT_DISABLE},
+    {"profile", required_argument, NULL, OPT_PROFILE},
+    {"fail-on-incomplete", no_argument, NULL, OPT_FAIL_INCOMPLETE},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {"dump-model", no_argument, NULL, OPT_DUMP_MODEL},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+static void usage(FILE *o) {
+    fputs("usage: kdc-lint [options] PATH... [-- COMPILER-ARGS]\n"
+          "\n"
+          "Checks C and C++ code that uses librdkafka against kdc's durability contract.\n"
+          "PATHs are files or directories (searched recursively for .c, .cc, .cpp, .cxx).\n"
+          "\n"
+          "  -p DIR               use DIR/compile_commands.json for translation units and\n"
+          "                       their flags; PATHs then select units below them\n"
+          "  --extra-arg=ARG      add a compiler argument (repeatable); also -- ARGS\n"
+          "  --format=text|json   output format (default text)\n"
+          "  -o, --output=FILE    write the report to FILE instead of standard output\n"
+          "  --list-rules         list the rules with a one-line summary\n"
+          "  --enable=a,b         enable these rules (in addition to the profile's)\n"
+          "  --disable=a,b        disable these rules\n"
+          "  --profile=NAME       default (precise) or strict (the decision record, literally)\n"
+          "  --fail-on-incomplete exit 2 when a translation unit has compile errors\n"
+          "  --version            print the version\n"
+          "\n"
+          "Exit status: 0 no findings, 1 findings, 2 usage, input or configuration error.\n",
+          o);
+}
+
+typedef struct strvec {
+    const char **v;
+    size_t n, cap;
+} strvec_t;
+
+static void sv_push(strvec_t *s, const char *x) {
+    if (s->n == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 8;
+        s->v = kdc_xrealloc(s->v, s->cap * sizeof *s->v);
     }
-    kdc_dump_program(stdout, p);
-    kdc_parser_free(ps);
-    kdc_program_free(p);
-    return 0;
+    s->v[s->n++] = x;
+}
+
+/* Applies a comma-separated rule list to `on`; returns -1 on an unknown name. */
+static int apply_rule_list(const char *list, int value, int *on, const char *opt) {
+    char *copy = kdc_xstrdup(list), *save = NULL;
+    int rc = 0;
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        while (*tok == ' ')
+            tok++;
+        if (!*tok)
+            continue;
+        const kdc_rule_t *r = kdc_rule_find(tok);
+        if (!r) {
+            fprintf(stderr, "kdc-lint: error: %s: unknown rule '%s' (see --list-rules)\n", opt,
+                    tok);
+            rc = -1;
+            continue;
+        }
+        for (size_t i = 0; i < kdc_nrules; i++)
+            if (kdc_rules[i] == r)
+                on[i] = value;
+    }
+    free(copy);
+    return rc;
+}
+
+static double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv) {
+    const char *db_dir = NULL, *format = "text", *out_path = NULL, *profile = "default";
+    strvec_t extra = {0}, enables = {0}, disables = {0};
+    int list_rules = 0, dump_model = 0, fail_incomplete = 0, bad_usage = 0;
+    double t0 = now_seconds();
+
+    int c;
+    while ((c = getopt_long(argc, argv, "p:o:h", long_opts, NULL)) != -1) {
+        switch (c) {
+        case 'p': db_dir = optarg; break;
+        case 'o': out_path = optarg; break;
+        case OPT_EXTRA_ARG: sv_push(&extra, optarg); break;
+        case OPT_FORMAT: format = optarg; break;
+        case OPT_LIST_RULES: list_rules = 1; break;
+        case OPT_ENABLE: sv_push(&enables, optarg); break;
+        case OPT_DISABLE: sv_push(&disables, optarg); break;
+        case OPT_PROFILE: profile = optarg; break;
+        case OPT_FAIL_INCOMPLETE: fail_incomplete = 1; break;
+        case OPT_DUMP_MODEL: dump_model = 1; break;
+        case OPT_VERSION: printf("kdc-lint %s\n", KDC_VERSION); return 0;
+        case 'h': usage(stdout); return 0;
+        default: bad_usage = 1; break;
+        }
+    }
+    if (strcmp(format, "text") && strcmp(format, "json")) {
+        fprintf(stderr, "kdc-lint: error: --format: '%s' is not one of text, json\n", format);
+        bad_usage = 1;
+    }
+    if (strcmp(profile, "default") && strcmp(profile, "strict")) {
+        fprintf(stderr, "kdc-lint: error: --profile: '%s' is not one of default, strict\n",
+                profile);
+        bad_usage = 1;
+    }
+    int strict = !strcmp(profile, "strict");
+    int *on = calloc(kdc_nrules, sizeof *on);
+    for (size_t i = 0; i < kdc_nrules; i++)
+        on[i] = strict || kdc_rules[i]->in_default;
+    for (size_t i = 0; i < enables.n; i++)
+        if (apply_rule_list(enables.v[i], 1, on, "--enable"))
+            bad_usage = 1;
+    for (size_t i = 0; i < disables.n; i++)
+        if (apply_rule_list(disables.v[i], 0, on, "--disable"))
+            bad_usage = 1;
+    if (bad_usage) {
+        usage(stderr);
+        return 2;
+    }
+    if (list_rules) {
+        for (size_t i = 0; i < kdc_nrules; i++)
+            printf("%-36s %s\n", kdc_rules[i]->name, kdc_rules[i]->summary);
+        return 0;
+    }
+    /* Everything after `--` is compiler arguments. */
+    strvec_t paths = {0};
+    int dashdash = 0;
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--")) {
+            dashdash = i;
+            break;
+        }
+    for (int i = optind; i < argc; i++) {
+        if (dashdash && i > dashdash)
+            sv_push(&extra, argv[i]);
+        else if (!dashdash || i < dashdash)
+            sv_push(&paths, argv[i]);
+    }
+    if (!paths.n && !db_dir) {
+        fprintf(stderr, "kdc-lint: error: no input paths\n");
+        usage(stderr);
+        return 2;
+    }
+
+    FILE *out = stdout;
+    if (out_path && !(out = fopen(out_path, "w"))) {
+        fprintf(stderr, "kdc-lint: error: -o %s: %m\n", out_path);
+        return 2;
+    }
+
+    kdc_inputs_t inputs = {0};
+    kdc_input_opts_t io = {db_dir, extra.v, extra.n};
+    kdc_inputs_collect(paths.v, paths.n, &io, &inputs);
+
+    kdc_program_t *prog = kdc_program_new();
+    kdc_parser_t *parser = kdc_parser_new();
+    for (size_t i = 0; i < inputs.njobs; i++) {
+        char *err = NULL;
+        const kdc_tu_job_t *j = &inputs.jobs[i];
+        if (kdc_parse_tu(parser, prog, j->file, (const char *const *)j->argv, j->argc, &err)) {
+            kdc_inputs_add_error(&inputs, j->file, "%s", err);
+            free(err);
+        }
+    }
+    kdc_parser_free(parser);
+
+    if (dump_model) {
+        kdc_dump_program(out, prog);
+        return 0;
+    }
+
+    kdc_options_t opts = {strict, NULL, NULL};
+    kdc_facts_t *facts = kdc_facts_build(prog, &opts);
+    kdc_findings_t findings = {0};
+    for (size_t i = 0; i < kdc_nrules; i++) {
+        if (!on[i])
+            continue;
+        kdc_rule_ctx_t ctx = {facts, prog, kdc_facts_options(facts), &findings, kdc_rules[i]};
+        kdc_rules[i]->check(&ctx);
+    }
+    kdc_findings_sort(&findings);
+
+    char *cwd = getcwd(NULL, 0);
+    kdc_run_t run = {&findings, &inputs, prog, now_seconds() - t0, cwd};
+    int wrc = !strcmp(format, "json") ? kdc_output_json(out, &run) : kdc_output_text(out, &run);
+    if (out != stdout && fclose(out) != 0)
+        wrc = -1;
+
+    /* Diagnostics about inputs go to stderr in every format. */
+    size_t nincomplete = 0, ntus = kdc_program_ntus(prog);
+    for (size_t i = 0; i < inputs.nnotes; i++)
+        fprintf(stderr, "%s: note: %s\n", kdc_display_path(cwd, inputs.notes[i].file),
+                inputs.notes[i].message);
+    for (size_t i = 0; i < ntus; i++) {
+        const kdc_tu_info_t *tu = kdc_program_tu(prog, i);
+        if (!tu->incomplete)
+            continue;
+        nincomplete++;
+        fprintf(stderr,
+                "%s: warning: %u compile error%s; analysed partially (first: %s)\n"
+                "  hint: pass -p BUILD_DIR with the project's compile_commands.json for its exact "
+                "flags, or --extra-arg=-I...\n",
+                kdc_display_path(cwd, tu->file), tu->nerrors, tu->nerrors == 1 ? "" : "s",
+                tu->first_error ? tu->first_error : "?");
+    }
+    for (size_t i = 0; i < inputs.nerrors; i++)
+        fprintf(stderr, "kdc-lint: error: %s: %s\n", kdc_display_path(cwd, inputs.errors[i].file),
+                inputs.errors[i].message);
+    if (!strcmp(format, "text"))
+        fprintf(stderr, "kdc-lint: %zu finding%s in %zu translation unit%s (%zu incomplete, %zu input error%s)\n",
+                findings.n, findings.n == 1 ? "" : "s", ntus, ntus == 1 ? "" : "s", nincomplete,
+                inputs.nerrors, inputs.nerrors == 1 ? "" : "s");
+
+    int rc = findings.n ? 1 : 0;
+    if (inputs.nerrors || wrc || (fail_incomplete && nincomplete))
+        rc = 2;
+    if (wrc)
+        fprintf(stderr, "kdc-lint: error: cannot write the report\n");
+
+    kdc_findings_free(&findings);
+    kdc_facts_free(facts);
+    kdc_program_free(prog);
+    kdc_inputs_free(&inputs);
+    free(cwd);
+    free(on);
+    free(extra.v);
+    free(enables.v);
+    free(disables.v);
+    free(paths.v);
+    return rc;
 }

@@ -77,6 +77,7 @@ int kdc_program_add_func(kdc_program_t *p, kdc_func_t *f) {
     if (kdc_strmap_get(&p->func_by_usr, f->usr))
         return 0;
     kdc_strmap_put(&p->func_by_usr, f->usr, f);
+    f->index = (unsigned)p->funcs.n;
     KDC_VEC_PUSH(p->funcs, f);
     return 1;
 }
@@ -153,4 +154,31 @@ int kdc_expr_walk(const kdc_expr_t *e, int (*fn)(const kdc_expr_t *, void *), vo
         if ((r = kdc_expr_walk(e->kids[i], fn, arg)))
             return r;
     return 0;
+}
+
+void kdc_stmt_walk(const kdc_stmt_t *s, void (*fn)(const kdc_stmt_t *, void *), void *arg) {
+    if (!s)
+        return;
+    fn(s, arg);
+    kdc_stmt_walk(s->init, fn, arg);
+    kdc_stmt_walk(s->body, fn, arg);
+    kdc_stmt_walk(s->els, fn, arg);
+    for (unsigned i = 0; i < s->nkids; i++)
+        kdc_stmt_walk(s->kids[i], fn, arg);
+}
+
+typedef struct walk_exprs {
+    int (*fn)(const kdc_expr_t *, void *);
+    void *arg;
+} walk_exprs_t;
+
+static void walk_stmt_exprs(const kdc_stmt_t *s, void *arg) {
+    walk_exprs_t *w = arg;
+    kdc_expr_walk(s->expr, w->fn, w->arg);
+    kdc_expr_walk(s->inc, w->fn, w->arg);
+}
+
+void kdc_func_walk_exprs(const kdc_func_t *f, int (*fn)(const kdc_expr_t *, void *), void *arg) {
+    walk_exprs_t w = {fn, arg};
+    kdc_stmt_walk(f->body, walk_stmt_exprs, &w);
 }

@@ -64,6 +64,7 @@ struct kdc_expr {
     unsigned is_method : 1;   /* CALL: callee is a C++ member function */
     unsigned is_ctor : 1;     /* CALL: callee is a C++ constructor */
     unsigned arrow : 1;       /* MEMBER: a->f */
+    unsigned callee_system : 1; /* CALL: callee declared in a system header */
     int param_index;          /* REF to a parameter: its index */
     long long ival;
     const char *name;         /* CALL: qualified callee name ("rd_kafka_commit",
@@ -99,6 +100,8 @@ struct kdc_stmt {
     kdc_stmt_t **kids;  /* COMPOUND statements; TRY handlers */
     unsigned nkids;
     const char *label;  /* GOTO/LABEL: label name (interned) */
+    unsigned unknown_cond : 1; /* FOR: the loop may end at any iteration (range-for,
+                                  or a header hidden in a macro) */
 };
 
 typedef struct kdc_func kdc_func_t;
@@ -116,6 +119,7 @@ struct kdc_func {
     kdc_expr_t **calls;     /* every call in the body, in source order */
     unsigned ncalls;
     int tu;                 /* index of the translation unit that defined it */
+    unsigned index;         /* position in the program's function list */
     void *cfg;              /* kdc_cfg_t, built by cfg.c */
 };
 
@@ -164,5 +168,11 @@ const kdc_expr_t *kdc_call_arg(const kdc_expr_t *call, unsigned i); /* NULL if a
 const char *kdc_expr_root_name(const kdc_expr_t *e);
 /* Visits e and every subexpression (pre-order); stops early when fn returns non-zero. */
 int kdc_expr_walk(const kdc_expr_t *e, int (*fn)(const kdc_expr_t *, void *), void *arg);
+
+/* Visits every statement of a function body (pre-order). */
+void kdc_stmt_walk(const kdc_stmt_t *s, void (*fn)(const kdc_stmt_t *, void *), void *arg);
+
+/* Visits every expression of a function body and all their subexpressions. */
+void kdc_func_walk_exprs(const kdc_func_t *f, int (*fn)(const kdc_expr_t *, void *), void *arg);
 
 #endif

@@ -413,6 +413,7 @@ static kdc_expr_t *conv_call(pctx_t *c, CXCursor cur) {
         e->is_method = dk == CXCursor_CXXMethod || dk == CXCursor_Destructor ||
                        dk == CXCursor_ConversionFunction;
         e->is_ctor = dk == CXCursor_Constructor;
+        e->callee_system = (unsigned)clang_Location_isInSystemHeader(clang_getCursorLocation(d));
         if (e->is_method && kv.n && clang_getCursorKind(kv.v[0]) == CXCursor_MemberRefExpr) {
             cursor_vec_t mk = children(kv.v[0]);
             for (size_t i = 0; i < mk.n; i++)
@@ -819,6 +820,7 @@ static kdc_stmt_t *conv_for(pctx_t *c, CXCursor cur) {
     if (n)
         clang_disposeTokens(c->tu, toks, n);
     ok = ok && nsemi == 2 && close;
+    s->unknown_cond = !ok;
     KDC_VEC(kdc_stmt_t *) pre = {0};
     for (size_t i = 0; i + 1 < kv.n; i++) {
         unsigned off = spelling(clang_getRangeStart(clang_getCursorExtent(kv.v[i]))).off;
@@ -889,6 +891,7 @@ static kdc_stmt_t *conv_stmt(pctx_t *c, CXCursor cur) {
         /* for (decl : range) body: evaluate the range, then loop an unknown number of times */
         kv = children(cur);
         s = new_stmt(c, KDC_S_FOR, cur);
+        s->unknown_cond = 1;
         if (kv.n) {
             s->body = conv_stmt(c, kv.v[kv.n - 1]);
             KDC_VEC(kdc_stmt_t *) pre = {0};

@@ -1,0 +1,115 @@
+#include "api.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define N KDC_ARG_NONE
+#define R KDC_ARG_RECV
+
+/* Sorted by name (strcmp); kdc_api_self_check() verifies it. */
+static const kdc_api_t table[] = {
+    /* name, roles, handle, topic, conf, list, opaque, key, value, client_type, varargs */
+    {"RdKafka::Conf::create", KDC_API_CONF_NEW, N, N, N, N, N, N, N, N, 0},
+    {"RdKafka::Conf::set", KDC_API_CONF_SET, N, N, R, N, N, 0, 1, N, 0},
+    {"RdKafka::Consumer::create", KDC_API_CLIENT_NEW, N, N, 0, N, N, N, N, KDC_CLIENT_CONSUMER_FIXED, 0},
+    {"RdKafka::Handle::poll", KDC_API_SERVE_DR, R, N, N, N, N, N, N, N, 0},
+    {"RdKafka::KafkaConsumer::commitAsync", KDC_API_COMMIT, R, N, N, 0, N, N, N, N, 0},
+    {"RdKafka::KafkaConsumer::commitSync", KDC_API_COMMIT, R, N, N, 0, N, N, N, N, 0},
+    {"RdKafka::KafkaConsumer::create", KDC_API_CLIENT_NEW, N, N, 0, N, N, N, N, KDC_CLIENT_CONSUMER_FIXED, 0},
+    {"RdKafka::KafkaConsumer::offsets_store", KDC_API_STORE, R, N, N, 0, N, N, N, N, 0},
+    {"RdKafka::Producer::create", KDC_API_CLIENT_NEW, N, N, 0, N, N, N, N, KDC_CLIENT_PRODUCER_FIXED, 0},
+    {"RdKafka::Producer::flush", KDC_API_SERVE_DR | KDC_API_FLUSH, R, N, N, N, N, N, N, N, 0},
+    {"RdKafka::Producer::produce", KDC_API_PRODUCE, R, 0, N, N, N, N, N, N, 0},
+    {"RdKafka::Topic::create", KDC_API_TOPIC_NEW, 0, 1, 2, N, N, N, N, N, 0},
+    {"RdKafka::Topic::offset_store", KDC_API_STORE, N, R, N, N, N, N, N, N, 0},
+    {"kdc_produce_confirmed", KDC_API_CONFIRM, 0, 1, N, N, N, N, N, N, 0},
+    {"kdc_tracker_wait", KDC_API_CONFIRM | KDC_API_SERVE_DR, 1, N, N, N, N, N, N, N, 0},
+    {"rd_kafka_commit", KDC_API_COMMIT, 0, N, N, 1, N, N, N, N, 0},
+    {"rd_kafka_commit_message", KDC_API_COMMIT, 0, N, N, N, N, N, N, N, 0},
+    {"rd_kafka_commit_queue", KDC_API_COMMIT, 0, N, N, 1, N, N, N, N, 0},
+    {"rd_kafka_conf_dup", KDC_API_CONF_DUP, N, N, 0, N, N, N, N, N, 0},
+    {"rd_kafka_conf_dup_filter", KDC_API_CONF_DUP, N, N, 0, N, N, N, N, N, 0},
+    {"rd_kafka_conf_new", KDC_API_CONF_NEW, N, N, N, N, N, N, N, N, 0},
+    {"rd_kafka_conf_set", KDC_API_CONF_SET, N, N, 0, N, N, 1, 2, N, 0},
+    {"rd_kafka_conf_set_dr_cb", KDC_API_DR_REGISTER, N, N, 0, N, N, N, 1, N, 0},
+    {"rd_kafka_conf_set_dr_msg_cb", KDC_API_DR_REGISTER, N, N, 0, N, N, N, 1, N, 0},
+    {"rd_kafka_conf_set_events", KDC_API_EVENTS_SET, N, N, 0, N, N, N, 1, N, 0},
+    {"rd_kafka_flush", KDC_API_SERVE_DR | KDC_API_FLUSH, 0, N, N, N, N, N, N, N, 0},
+    {"rd_kafka_new", KDC_API_CLIENT_NEW, N, N, 1, N, N, N, N, 0, 0},
+    {"rd_kafka_offset_store", KDC_API_STORE, N, 0, N, N, N, N, N, N, 0},
+    {"rd_kafka_offsets_store", KDC_API_STORE, 0, N, N, 1, N, N, N, N, 0},
+    {"rd_kafka_poll", KDC_API_SERVE_DR, 0, N, N, N, N, N, N, N, 0},
+    {"rd_kafka_produce", KDC_API_PRODUCE, N, 0, N, N, 7, N, N, N, 0},
+    {"rd_kafka_produce_batch", KDC_API_PRODUCE, N, 0, N, N, N, N, N, N, 0},
+    {"rd_kafka_producev", KDC_API_PRODUCE, 0, N, N, N, N, N, N, N, 1},
+    {"rd_kafka_produceva", KDC_API_PRODUCE, 0, N, N, N, N, N, N, N, 0},
+    {"rd_kafka_topic_new", KDC_API_TOPIC_NEW, 0, 1, 2, N, N, N, N, N, 0},
+};
+
+#undef N
+#undef R
+
+static int cmp_name(const void *key, const void *elem) {
+    return strcmp((const char *)key, ((const kdc_api_t *)elem)->name);
+}
+
+const kdc_api_t *kdc_api_lookup(const kdc_expr_t *call) {
+    if (!call || call->kind != KDC_E_CALL || !call->name || !*call->name)
+        return NULL;
+    const kdc_api_t *a = bsearch(call->name, table, sizeof table / sizeof table[0],
+                                 sizeof table[0], cmp_name);
+    if (!a)
+        return NULL;
+    /* C++ producer.produce() etc. need the object; a C call with the same name
+     * resolved through a different declaration still has its arguments. */
+    return a;
+}
+
+const kdc_expr_t *kdc_api_arg(const kdc_expr_t *call, int pos) {
+    if (pos == KDC_ARG_RECV)
+        return call->recv;
+    if (pos < 0)
+        return NULL;
+    return kdc_call_arg(call, (unsigned)pos);
+}
+
+int kdc_api_is_librdkafka(const kdc_expr_t *call) {
+    return call->name &&
+           (!strncmp(call->name, "rd_kafka_", 9) || !strncmp(call->name, "RdKafka::", 9));
+}
+
+const kdc_expr_t *kdc_api_producev_arg(const kdc_expr_t *call, long long vtype) {
+    /* Each RD_KAFKA_V_* macro yields the vtype enumerator followed by its values. */
+    static const int nvals[] = {0, 1, 1, 1, 2, 2, 1, 1, 1, 3, 1};
+    unsigned i = 1;
+    while (i < call->nkids) {
+        const kdc_expr_t *m = call->kids[i];
+        if (!m->has_ival || m->ival < 0 || m->ival >= (long long)(sizeof nvals / sizeof nvals[0]))
+            return NULL;
+        if (m->ival == 0)
+            return NULL; /* RD_KAFKA_V_END */
+        if (m->ival == vtype)
+            return i + 1 < call->nkids ? call->kids[i + 1] : NULL;
+        i += 1 + (unsigned)nvals[m->ival];
+    }
+    return NULL;
+}
+
+int kdc_api_is_noreturn_name(const char *name) {
+    static const char *const names[] = {
+        "exit", "_exit", "_Exit", "abort", "quick_exit", "pthread_exit", "longjmp",
+        "siglongjmp", "_longjmp", "__assert_fail", "__assert_rtn", "err", "errx", "verr",
+        "verrx", "__builtin_unreachable", "__builtin_trap", "std::terminate", "std::abort",
+        "std::exit", "std::quick_exit", "std::_Exit"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(name, names[i]))
+            return 1;
+    return 0;
+}
+
+int kdc_api_self_check(void) {
+    for (size_t i = 1; i < sizeof table / sizeof table[0]; i++)
+        if (strcmp(table[i - 1].name, table[i].name) >= 0)
+            return -1;
+    return 0;
+}

@@ -1,0 +1,64 @@
+/*
+ * What kdc-lint knows about librdkafka's C and C++ API and libkdc's helpers:
+ * one table, looked up by the qualified callee name of a call.
+ */
+#ifndef KDC_API_H
+#define KDC_API_H
+
+#include "model.h"
+
+enum {
+    KDC_API_PRODUCE = 1u << 0,     /* enqueues a message for delivery */
+    KDC_API_COMMIT = 1u << 1,      /* commits consumer offsets */
+    KDC_API_STORE = 1u << 2,       /* stores offsets for a later (auto) commit */
+    KDC_API_SERVE_DR = 1u << 3,    /* serves delivery reports (poll, flush) */
+    KDC_API_FLUSH = 1u << 4,       /* rd_kafka_flush */
+    KDC_API_CONF_NEW = 1u << 5,    /* creates a global configuration object */
+    KDC_API_CONF_DUP = 1u << 6,    /* copies a configuration (keeps its callbacks) */
+    KDC_API_CONF_SET = 1u << 7,    /* sets a property: key arg, value arg */
+    KDC_API_DR_REGISTER = 1u << 8, /* registers a delivery-report callback */
+    KDC_API_EVENTS_SET = 1u << 9,  /* rd_kafka_conf_set_events(conf, flags) */
+    KDC_API_CLIENT_NEW = 1u << 10, /* creates a client handle from a conf */
+    KDC_API_TOPIC_NEW = 1u << 11,  /* creates a topic handle: (handle, name, tconf) */
+    KDC_API_CONFIRM = 1u << 12     /* waits for delivery reports and reports their outcome */
+};
+
+#define KDC_ARG_NONE (-1)
+#define KDC_ARG_RECV (-2) /* the C++ object the method is called on */
+
+typedef struct kdc_api {
+    const char *name;
+    unsigned roles;
+    int handle;       /* rd_kafka_t / RdKafka::Handle argument */
+    int topic;        /* rd_kafka_topic_t argument or topic-name argument */
+    int conf;         /* configuration argument */
+    int list;         /* offsets list argument (COMMIT/STORE) */
+    int opaque;       /* per-message opaque argument (PRODUCE) */
+    int key, value;   /* CONF_SET: property name and value; DR_REGISTER: value = callback */
+    int client_type;  /* CLIENT_NEW: >= 0 argument holding the type; -2 producer; -3 consumer */
+    unsigned varargs : 1; /* PRODUCE: rd_kafka_producev() RD_KAFKA_V_* pairs */
+} kdc_api_t;
+
+#define KDC_CLIENT_PRODUCER_FIXED (-2)
+#define KDC_CLIENT_CONSUMER_FIXED (-3)
+
+/* The table entry for a call, or NULL when the callee is not a known API. */
+const kdc_api_t *kdc_api_lookup(const kdc_expr_t *call);
+
+/* The argument at a table position (KDC_ARG_RECV → the C++ object), or NULL. */
+const kdc_expr_t *kdc_api_arg(const kdc_expr_t *call, int pos);
+
+/* Is the callee part of librdkafka (rd_kafka_* or RdKafka::*)? */
+int kdc_api_is_librdkafka(const kdc_expr_t *call);
+
+/* rd_kafka_producev() argument following an RD_KAFKA_V_<vtype> marker, or NULL.
+ * vtype is the rd_kafka_vtype_t value (RD_KAFKA_VTYPE_TOPIC = 1, RKT = 2, OPAQUE = 6). */
+const kdc_expr_t *kdc_api_producev_arg(const kdc_expr_t *call, long long vtype);
+
+/* 0 when the table is sorted (bsearch needs it), -1 otherwise; run by the tests. */
+int kdc_api_self_check(void);
+
+/* Does a call never return (exit, abort, longjmp, ...)? */
+int kdc_api_is_noreturn_name(const char *name);
+
+#endif

@@ -1,0 +1,405 @@
+/* CFG construction from the model, and the path search rules use. */
+#include "cfg.h"
+#include "util.h"
+
+#include <string.h>
+
+typedef struct tnode {
+    kdc_node_kind_t kind;
+    unsigned loop_cond;
+    const kdc_expr_t *expr;
+    KDC_VEC(int) succ;
+} tnode_t;
+
+typedef struct label {
+    const char *name;
+    int node;
+} label_t;
+
+typedef struct bld {
+    KDC_VEC(tnode_t) nodes;
+    KDC_VEC(label_t) labels;
+    KDC_VEC(int) indirect_gotos;
+    int brk, cont, exit;
+    int sw_dispatch, sw_has_default;
+    int *call_node;
+    kdc_noreturn_fn noreturn;
+    void *arg;
+} bld_t;
+
+static int node(bld_t *b, kdc_node_kind_t kind, const kdc_expr_t *e) {
+    tnode_t t = {0};
+    t.kind = kind;
+    t.expr = e;
+    KDC_VEC_PUSH(b->nodes, t);
+    return (int)b->nodes.n - 1;
+}
+
+static void edge(bld_t *b, int from, int to) {
+    if (from < 0 || to < 0)
+        return;
+    KDC_VEC_PUSH(b->nodes.v[from].succ, to);
+}
+
+static int join(bld_t *b, int x, int y) {
+    if (x < 0)
+        return y;
+    if (y < 0 || x == y)
+        return x;
+    int j = node(b, KDC_N_NOP, NULL);
+    edge(b, x, j);
+    edge(b, y, j);
+    return j;
+}
+
+static int label_node(bld_t *b, const char *name) {
+    for (size_t i = 0; i < b->labels.n; i++)
+        if (b->labels.v[i].name == name)
+            return b->labels.v[i].node;
+    label_t l = {name, node(b, KDC_N_NOP, NULL)};
+    KDC_VEC_PUSH(b->labels, l);
+    return l.node;
+}
+
+static int emit_expr(bld_t *b, const kdc_expr_t *e, int cur);
+
+static void emit_cond(bld_t *b, const kdc_expr_t *e, int cur, int *t, int *f) {
+    if (e->kind == KDC_E_UNARY && e->op == KDC_OP_NOT && e->nkids == 1 && !e->has_ival) {
+        emit_cond(b, e->kids[0], cur, f, t);
+        return;
+    }
+    if (e->kind == KDC_E_BINARY && e->nkids == 2 && !e->has_ival) {
+        int lt, lf, rt, rf;
+        switch (e->op) {
+        case KDC_OP_LAND:
+            emit_cond(b, e->kids[0], cur, &lt, &lf);
+            emit_cond(b, e->kids[1], lt, &rt, &rf);
+            *t = rt;
+            *f = join(b, lf, rf);
+            return;
+        case KDC_OP_LOR:
+            emit_cond(b, e->kids[0], cur, &lt, &lf);
+            emit_cond(b, e->kids[1], lf, &rt, &rf);
+            *t = join(b, lt, rt);
+            *f = rf;
+            return;
+        case KDC_OP_COMMA:
+            emit_cond(b, e->kids[1], emit_expr(b, e->kids[0], cur), t, f);
+            return;
+        default:
+            break;
+        }
+    }
+    if (e->has_ival) { /* constant condition: only one way out */
+        if (e->ival) {
+            *t = cur;
+            *f = -1;
+        } else {
+            *t = -1;
+            *f = cur;
+        }
+        return;
+    }
+    cur = emit_expr(b, e, cur);
+    int c = node(b, KDC_N_COND, e);
+    edge(b, cur, c);
+    int tn = node(b, KDC_N_NOP, NULL), fn = node(b, KDC_N_NOP, NULL);
+    edge(b, c, tn); /* succ[0]: true */
+    edge(b, c, fn); /* succ[1]: false */
+    *t = tn;
+    *f = fn;
+}
+
+static int emit_expr(bld_t *b, const kdc_expr_t *e, int cur) {
+    if (!e)
+        return cur;
+    switch (e->kind) {
+    case KDC_E_CALL: {
+        if (e->callee_expr)
+            cur = emit_expr(b, e->callee_expr, cur);
+        if (e->recv)
+            cur = emit_expr(b, e->recv, cur);
+        for (unsigned i = 0; i < e->nkids; i++)
+            cur = emit_expr(b, e->kids[i], cur);
+        int n = node(b, KDC_N_CALL, e);
+        edge(b, cur, n);
+        if (e->call_id >= 0)
+            b->call_node[e->call_id] = n;
+        if (b->noreturn && b->noreturn(e, b->arg))
+            return -1;
+        return n;
+    }
+    case KDC_E_BINARY:
+        if (e->nkids != 2)
+            break;
+        if (e->op == KDC_OP_LAND || e->op == KDC_OP_LOR) {
+            int t, f;
+            emit_cond(b, e, cur, &t, &f);
+            return join(b, t, f);
+        }
+        if (e->op == KDC_OP_COMMA)
+            return emit_expr(b, e->kids[1], emit_expr(b, e->kids[0], cur));
+        if (e->op == KDC_OP_ASSIGN || e->op == KDC_OP_COMPOUND_ASSIGN) {
+            cur = emit_expr(b, e->kids[1], cur);
+            cur = emit_expr(b, e->kids[0], cur);
+            int n = node(b, KDC_N_ASSIGN, e);
+            edge(b, cur, n);
+            return n;
+        }
+        break;
+    case KDC_E_COND: {
+        int t, f;
+        emit_cond(b, e->kids[0], cur, &t, &f);
+        int a = t >= 0 ? emit_expr(b, e->kids[1], t) : -1;
+        int c = f >= 0 ? emit_expr(b, e->kids[2], f) : -1;
+        return join(b, a, c);
+    }
+    case KDC_E_UNARY:
+        if (e->nkids == 1 && (e->op == KDC_OP_PREINC || e->op == KDC_OP_PREDEC ||
+                              e->op == KDC_OP_POSTINC || e->op == KDC_OP_POSTDEC)) {
+            cur = emit_expr(b, e->kids[0], cur);
+            int n = node(b, KDC_N_ASSIGN, e);
+            edge(b, cur, n);
+            return n;
+        }
+        break;
+    default:
+        break;
+    }
+    for (unsigned i = 0; i < e->nkids; i++)
+        cur = emit_expr(b, e->kids[i], cur);
+    return cur;
+}
+
+static void mark_loop_conds(bld_t *b, size_t from) {
+    for (size_t i = from; i < b->nodes.n; i++)
+        if (b->nodes.v[i].kind == KDC_N_COND)
+            b->nodes.v[i].loop_cond = 1;
+}
+
+static int emit_stmt(bld_t *b, const kdc_stmt_t *s, int cur);
+
+static int emit_loop_body(bld_t *b, const kdc_stmt_t *body, int start, int brk, int cont) {
+    int ob = b->brk, oc = b->cont;
+    b->brk = brk;
+    b->cont = cont;
+    int end = emit_stmt(b, body, start);
+    b->brk = ob;
+    b->cont = oc;
+    return end;
+}
+
+static int emit_stmt(bld_t *b, const kdc_stmt_t *s, int cur) {
+    if (!s)
+        return cur;
+    switch (s->kind) {
+    case KDC_S_COMPOUND:
+        for (unsigned i = 0; i < s->nkids; i++)
+            cur = emit_stmt(b, s->kids[i], cur);
+        return cur;
+    case KDC_S_EXPR:
+        return emit_expr(b, s->expr, cur);
+    case KDC_S_IF: {
+        cur = emit_stmt(b, s->init, cur);
+        int t, f;
+        if (s->expr)
+            emit_cond(b, s->expr, cur, &t, &f);
+        else
+            t = f = cur;
+        int a = emit_stmt(b, s->body, t);
+        int c = s->els ? emit_stmt(b, s->els, f) : f;
+        return join(b, a, c);
+    }
+    case KDC_S_WHILE: {
+        cur = emit_stmt(b, s->init, cur);
+        int head = node(b, KDC_N_NOP, NULL), after = node(b, KDC_N_NOP, NULL);
+        edge(b, cur, head);
+        int t = head, f = -1;
+        size_t mark = b->nodes.n;
+        if (s->expr)
+            emit_cond(b, s->expr, head, &t, &f);
+        mark_loop_conds(b, mark);
+        edge(b, f, after);
+        edge(b, emit_loop_body(b, s->body, t, after, head), head);
+        return after;
+    }
+    case KDC_S_DO: {
+        int head = node(b, KDC_N_NOP, NULL), cond = node(b, KDC_N_NOP, NULL);
+        int after = node(b, KDC_N_NOP, NULL);
+        edge(b, cur, head);
+        edge(b, emit_loop_body(b, s->body, head, after, cond), cond);
+        int t = cond, f = -1;
+        size_t mark = b->nodes.n;
+        if (s->expr)
+            emit_cond(b, s->expr, cond, &t, &f);
+        mark_loop_conds(b, mark);
+        edge(b, t, head);
+        edge(b, f, after);
+        return after;
+    }
+    case KDC_S_FOR: {
+        cur = emit_stmt(b, s->init, cur);
+        int head = node(b, KDC_N_NOP, NULL), inc = node(b, KDC_N_NOP, NULL);
+        int after = node(b, KDC_N_NOP, NULL);
+        edge(b, cur, head);
+        int t = head, f = -1;
+        size_t mark = b->nodes.n;
+        if (s->expr)
+            emit_cond(b, s->expr, head, &t, &f);
+        else if (s->unknown_cond) /* range-for, or a header we could not read */
+            f = head;
+        mark_loop_conds(b, mark);
+        edge(b, f, after);
+        edge(b, emit_loop_body(b, s->body, t, after, inc), inc);
+        edge(b, emit_expr(b, s->inc, inc), head);
+        return after;
+    }
+    case KDC_S_SWITCH: {
+        cur = emit_stmt(b, s->init, cur);
+        cur = emit_expr(b, s->expr, cur);
+        int dispatch = node(b, KDC_N_NOP, NULL), after = node(b, KDC_N_NOP, NULL);
+        edge(b, cur, dispatch);
+        int od = b->sw_dispatch, oh = b->sw_has_default, ob = b->brk;
+        b->sw_dispatch = dispatch;
+        b->sw_has_default = 0;
+        b->brk = after;
+        edge(b, emit_stmt(b, s->body, -1), after);
+        if (!b->sw_has_default)
+            edge(b, dispatch, after);
+        b->sw_dispatch = od;
+        b->sw_has_default = oh;
+        b->brk = ob;
+        return after;
+    }
+    case KDC_S_CASE:
+    case KDC_S_DEFAULT: {
+        int n = node(b, KDC_N_NOP, NULL);
+        edge(b, cur, n);
+        edge(b, b->sw_dispatch, n);
+        if (s->kind == KDC_S_DEFAULT)
+            b->sw_has_default = 1;
+        return emit_stmt(b, s->body, n);
+    }
+    case KDC_S_BREAK:
+        edge(b, cur, b->brk);
+        return -1;
+    case KDC_S_CONTINUE:
+        edge(b, cur, b->cont);
+        return -1;
+    case KDC_S_RETURN:
+        edge(b, emit_expr(b, s->expr, cur), b->exit);
+        return -1;
+    case KDC_S_GOTO:
+        if (s->label)
+            edge(b, cur, label_node(b, s->label));
+        else if (cur >= 0)
+            KDC_VEC_PUSH(b->indirect_gotos, cur);
+        return -1;
+    case KDC_S_LABEL: {
+        int n = label_node(b, s->label);
+        edge(b, cur, n);
+        return emit_stmt(b, s->body, n);
+    }
+    case KDC_S_TRY: {
+        int entry = node(b, KDC_N_NOP, NULL);
+        edge(b, cur, entry);
+        int end = emit_stmt(b, s->body, entry);
+        for (unsigned i = 0; i < s->nkids; i++)
+            end = join(b, end, emit_stmt(b, s->kids[i], entry));
+        return end;
+    }
+    case KDC_S_NULL:
+        return cur;
+    }
+    return cur;
+}
+
+kdc_cfg_t *kdc_cfg_build(kdc_program_t *p, kdc_func_t *f, kdc_noreturn_fn noreturn, void *arg) {
+    bld_t b = {0};
+    b.brk = b.cont = b.sw_dispatch = -1;
+    b.noreturn = noreturn;
+    b.arg = arg;
+    b.call_node = kdc_alloc(p, (f->ncalls + 1) * sizeof *b.call_node);
+    for (unsigned i = 0; i < f->ncalls; i++)
+        b.call_node[i] = -1;
+    int entry = node(&b, KDC_N_ENTRY, NULL);
+    b.exit = node(&b, KDC_N_EXIT, NULL);
+    edge(&b, emit_stmt(&b, f->body, entry), b.exit);
+    for (size_t i = 0; i < b.indirect_gotos.n; i++)
+        for (size_t j = 0; j < b.labels.n; j++)
+            edge(&b, b.indirect_gotos.v[i], b.labels.v[j].node);
+
+    kdc_cfg_t *g = kdc_alloc(p, sizeof *g);
+    g->n = (unsigned)b.nodes.n;
+    g->nodes = kdc_alloc(p, g->n * sizeof *g->nodes);
+    g->entry = entry;
+    g->exit = b.exit;
+    g->call_node = b.call_node;
+    for (unsigned i = 0; i < g->n; i++) {
+        tnode_t *t = &b.nodes.v[i];
+        kdc_node_t *n = &g->nodes[i];
+        n->kind = t->kind;
+        n->loop_cond = t->loop_cond;
+        n->expr = t->expr;
+        n->nsucc = (unsigned)t->succ.n;
+        if (n->nsucc) {
+            int *succ = kdc_alloc(p, n->nsucc * sizeof *succ);
+            memcpy(succ, t->succ.v, n->nsucc * sizeof *succ);
+            n->succ = succ;
+        }
+        free(t->succ.v);
+    }
+    free(b.nodes.v);
+    free(b.labels.v);
+    free(b.indirect_gotos.v);
+    f->cfg = g;
+    return g;
+}
+
+void kdc_cfg_search(const kdc_cfg_t *g, int start, int start_state, const kdc_search_t *s) {
+    int ns = s->nstates > 0 ? s->nstates : 1;
+    size_t total = (size_t)g->n * (size_t)ns;
+    unsigned char *seen = calloc(total, 1);
+    int *queue = malloc(total * 2 * sizeof *queue);
+    if (!seen || !queue)
+        kdc_oom();
+    size_t head = 0, tail = 0;
+#define KDC_PUSH_SUCCS(n, st)                                                                   \
+    for (unsigned i_ = 0; i_ < g->nodes[n].nsucc; i_++) {                                      \
+        int m_ = g->nodes[n].succ[i_];                                                         \
+        if (s->edge && !s->edge(s->ctx, g, n, i_, st))                                         \
+            continue;                                                                          \
+        size_t k_ = (size_t)m_ * (size_t)ns + (size_t)(st);                                    \
+        if (seen[k_])                                                                          \
+            continue;                                                                          \
+        seen[k_] = 1;                                                                          \
+        queue[tail++] = m_;                                                                    \
+        queue[tail++] = st;                                                                    \
+    }
+    KDC_PUSH_SUCCS(start, start_state)
+    while (head < tail) {
+        int n = queue[head++], st = queue[head++];
+        int next = s->visit ? s->visit(s->ctx, g, n, st) : st;
+        if (next < 0)
+            continue;
+        if (next >= ns)
+            next = ns - 1;
+        KDC_PUSH_SUCCS(n, next)
+    }
+#undef KDC_PUSH_SUCCS
+    free(seen);
+    free(queue);
+}
+
+static int reach_visit(void *ctx, const kdc_cfg_t *g, int n, int st) {
+    if (n == g->exit)
+        *(int *)ctx = 1;
+    return st;
+}
+
+int kdc_cfg_exit_reachable(const kdc_cfg_t *g) {
+    int found = 0;
+    kdc_search_t s = {reach_visit, NULL, &found, 1};
+    kdc_cfg_search(g, g->entry, 0, &s);
+    return found;
+}

@@ -1,0 +1,64 @@
+/*
+ * Per-function control-flow graph built from the model (libclang has no CFG API).
+ *
+ * Nodes are the events rules care about, in evaluation order: calls,
+ * assignments and atomic conditions. `&&`, `||`, `?:` and `!` are
+ * short-circuited into condition nodes, so every COND node tests one atomic
+ * expression; its successor 0 is the true edge, successor 1 the false edge.
+ */
+#ifndef KDC_CFG_H
+#define KDC_CFG_H
+
+#include "model.h"
+
+typedef enum {
+    KDC_N_ENTRY,
+    KDC_N_EXIT,
+    KDC_N_CALL,   /* expr: the call */
+    KDC_N_COND,   /* expr: the atomic condition; succ[0] true, succ[1] false */
+    KDC_N_ASSIGN, /* expr: the assignment / increment */
+    KDC_N_NOP
+} kdc_node_kind_t;
+
+typedef struct kdc_node {
+    kdc_node_kind_t kind;
+    unsigned loop_cond : 1; /* COND of a while/do/for condition */
+    const kdc_expr_t *expr;
+    const int *succ;
+    unsigned nsucc;
+} kdc_node_t;
+
+typedef struct kdc_cfg {
+    kdc_node_t *nodes;
+    unsigned n;
+    int entry, exit;
+    int *call_node; /* call_id → node id (-1 if the call is unreachable) */
+} kdc_cfg_t;
+
+/* Returns non-zero when a call never returns (exit(), abort(), a function whose exit is unreachable). */
+typedef int (*kdc_noreturn_fn)(const kdc_expr_t *call, void *arg);
+
+/* Builds f's CFG into program memory and stores it in f->cfg. */
+kdc_cfg_t *kdc_cfg_build(kdc_program_t *p, kdc_func_t *f, kdc_noreturn_fn noreturn, void *arg);
+
+/* Is the exit node reachable from the entry node? */
+int kdc_cfg_exit_reachable(const kdc_cfg_t *g);
+
+/*
+ * Path search: a breadth-first walk from `start` over (node, state) pairs,
+ * each visited once. `visit` is called when a node is entered with a state and
+ * returns the state to carry on with, or -1 to stop the path there (a barrier).
+ * `edge` (optional) returns 0 to prune successor `i` of node `n`. States are
+ * small integers in [0, nstates). The start node itself is not visited; the
+ * walk begins at its successors with `start_state`.
+ */
+typedef struct kdc_search {
+    int (*visit)(void *ctx, const kdc_cfg_t *g, int n, int state);
+    int (*edge)(void *ctx, const kdc_cfg_t *g, int n, unsigned i, int state);
+    void *ctx;
+    int nstates;
+} kdc_search_t;
+
+void kdc_cfg_search(const kdc_cfg_t *g, int start, int start_state, const kdc_search_t *s);
+
+#endif

@@ -1,0 +1,831 @@
+#define _GNU_SOURCE
+/* Program-wide facts (see facts.h). */
+#include "facts.h"
+#include "api.h"
+#include "util.h"
+
+#include <ctype.h>
+#include <fnmatch.h>
+#include <string.h>
+
+const char *const kdc_default_dlq_topic_patterns[] = {"*dlq*", "*.DLT", "*dead*letter*",
+                                                      "*.deadletter", NULL};
+const char *const kdc_default_dlq_name_patterns[] = {"*dlq*", "*dead*letter*", NULL};
+
+typedef struct setting {
+    const char *key;   /* NULL: a property whose name is not a literal */
+    const char *value; /* NULL: not a literal */
+} setting_t;
+
+typedef struct objinfo {
+    /* CONF */
+    unsigned dr : 1, escaped : 1;
+    KDC_VEC(setting_t) settings;
+    /* CLIENT */
+    int type; /* 0 producer, 1 consumer, -1 unknown */
+    unsigned null_conf : 1, unknown_conf : 1;
+    kdc_bits_t confs;
+    /* TOPIC */
+    kdc_bits_t clients;
+    unsigned unknown_client : 1;
+    const kdc_expr_t *name_expr;
+    const kdc_func_t *name_func;
+} objinfo_t;
+
+struct kdc_facts {
+    kdc_program_t *p;
+    kdc_options_t opts;
+    kdc_pts_t *pts;
+    objinfo_t *info;      /* per object */
+    kdc_summary_t *sum;   /* per function index */
+    kdc_strmap_t dr_state; /* keys written by delivery-report callbacks → (void*)1 */
+    kdc_strmap_t dr_funcs; /* USR → function, delivery-report callbacks and their callees */
+};
+
+/* ---------- small helpers ---------- */
+
+static int match_any(const char *const *pats, const char *s) {
+    if (!s || !*s || !pats)
+        return 0;
+    for (size_t i = 0; pats[i]; i++)
+        if (fnmatch(pats[i], s, FNM_CASEFOLD) == 0)
+            return 1;
+    return 0;
+}
+
+static const kdc_func_t *callee_func(const kdc_facts_t *fx, const kdc_expr_t *call) {
+    return kdc_program_find_func(fx->p, call->usr);
+}
+
+static const kdc_summary_t *callee_summary(const kdc_facts_t *fx, const kdc_func_t *f,
+                                           const kdc_expr_t *call, kdc_summary_t *merged) {
+    /* Direct callee, or the union over function-pointer targets. */
+    memset(merged, 0, sizeof *merged);
+    kdc_funcvec_t callees = {0};
+    kdc_pts_callees(fx->pts, f, call, &callees);
+    if (!callees.n) {
+        free(callees.v);
+        return NULL;
+    }
+    merged->confirms = 1;
+    merged->noreturn = 1;
+    for (size_t i = 0; i < callees.n; i++) {
+        const kdc_summary_t *s = &fx->sum[callees.v[i]->index];
+        merged->commits |= s->commits;
+        merged->serves_dr |= s->serves_dr;
+        merged->confirms &= s->confirms;
+        merged->noreturn &= s->noreturn;
+        merged->pending_produce |= s->pending_produce;
+        if (s->pending_dlq && !merged->pending_dlq) {
+            merged->pending_func = s->pending_func;
+            merged->pending_site = s->pending_site;
+        }
+        merged->pending_dlq |= s->pending_dlq;
+        if (s->pending_produce && !merged->pending_site) {
+            merged->pending_func = s->pending_func;
+            merged->pending_site = s->pending_site;
+        }
+    }
+    free(callees.v);
+    return merged;
+}
+
+static const char *lkey(const kdc_facts_t *fx, const kdc_expr_t *e) {
+    return kdc_pts_lvalue_key(fx->p, e);
+}
+
+/* ---------- configuration, clients, topics ---------- */
+
+static void for_each_obj(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *e,
+                         kdc_obj_kind_t kind, void (*fn)(kdc_facts_t *, size_t, void *), void *arg,
+                         int *unknown) {
+    kdc_bits_t b;
+    kdc_pts_expr(fx->pts, f, e, &b);
+    size_t n = kdc_pts_nobjs(fx->pts), hits = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!kdc_bits_get(&b, i))
+            continue;
+        const kdc_obj_t *o = kdc_pts_obj(fx->pts, i);
+        if (o->kind == KDC_OBJ_UNKNOWN && unknown)
+            *unknown = 1;
+        if (o->kind == kind) {
+            hits++;
+            if (fn)
+                fn((kdc_facts_t *)fx, i, arg);
+        }
+    }
+    if (!hits && unknown)
+        *unknown = 1;
+    kdc_bits_free(&b);
+}
+
+static const char *single_string(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *e) {
+    const kdc_expr_t *s = kdc_expr_strip(e);
+    if (s && s->kind == KDC_E_STRING)
+        return s->str;
+    kdc_bits_t b;
+    kdc_pts_expr(fx->pts, f, e, &b);
+    const char *r = NULL;
+    size_t n = kdc_pts_nobjs(fx->pts);
+    for (size_t i = 0; i < n; i++) {
+        if (!kdc_bits_get(&b, i))
+            continue;
+        const kdc_obj_t *o = kdc_pts_obj(fx->pts, i);
+        if (o->kind != KDC_OBJ_STRING || (r && r != o->str)) {
+            r = NULL;
+            break;
+        }
+        r = o->str;
+    }
+    kdc_bits_free(&b);
+    return r;
+}
+
+typedef struct set_ctx {
+    const char *key, *value;
+    int dr;
+} set_ctx_t;
+
+static void apply_setting(kdc_facts_t *fx, size_t conf, void *arg) {
+    set_ctx_t *c = arg;
+    objinfo_t *oi = &fx->info[conf];
+    if (c->dr) {
+        oi->dr = 1;
+        return;
+    }
+    setting_t s = {c->key, c->value};
+    KDC_VEC_PUSH(oi->settings, s);
+}
+
+static void mark_escaped(kdc_facts_t *fx, size_t conf, void *arg) {
+    (void)arg;
+    fx->info[conf].escaped = 1;
+}
+
+static void add_dr_func(kdc_facts_t *fx, const kdc_func_t *f) {
+    if (f && !kdc_strmap_get(&fx->dr_funcs, f->usr))
+        kdc_strmap_put(&fx->dr_funcs, f->usr, (void *)f);
+}
+
+static void collect_dr_callback(kdc_facts_t *fx, size_t obj, void *arg) {
+    (void)arg;
+    const kdc_obj_t *o = kdc_pts_obj(fx->pts, obj);
+    add_dr_func(fx, kdc_program_find_func(fx->p, o->str));
+}
+
+static int is_cxx_conf_set_dr(const kdc_expr_t *call, const char *key) {
+    return key && !strcmp(key, "dr_cb") && call->is_method;
+}
+
+static void scan_config_calls(kdc_facts_t *fx) {
+    size_t nf = kdc_program_nfuncs(fx->p);
+    for (size_t i = 0; i < nf; i++) {
+        const kdc_func_t *f = kdc_program_func(fx->p, i);
+        for (unsigned c = 0; c < f->ncalls; c++) {
+            const kdc_expr_t *call = f->calls[c];
+            const kdc_api_t *api = kdc_api_lookup(call);
+            if (api && (api->roles & KDC_API_CONF_SET)) {
+                set_ctx_t sc = {single_string(fx, f, kdc_api_arg(call, api->key)),
+                                single_string(fx, f, kdc_api_arg(call, api->value)), 0};
+                sc.dr = is_cxx_conf_set_dr(call, sc.key);
+                for_each_obj(fx, f, kdc_api_arg(call, api->conf), KDC_OBJ_CONF, apply_setting, &sc,
+                             NULL);
+            } else if (api && (api->roles & (KDC_API_DR_REGISTER | KDC_API_EVENTS_SET))) {
+                const kdc_expr_t *v = kdc_api_arg(call, api->value);
+                if ((api->roles & KDC_API_EVENTS_SET) && v && v->has_ival && !(v->ival & 0x1))
+                    continue; /* RD_KAFKA_EVENT_DR not among the flags */
+                set_ctx_t sc = {NULL, NULL, 1};
+                for_each_obj(fx, f, kdc_api_arg(call, api->conf), KDC_OBJ_CONF, apply_setting, &sc,
+                             NULL);
+                if (api->roles & KDC_API_DR_REGISTER)
+                    for_each_obj(fx, f, v, KDC_OBJ_FUNC, collect_dr_callback, NULL, NULL);
+            } else if (!api && !call->callee_system && !kdc_api_is_librdkafka(call) &&
+                       !callee_func(fx, call) && !call->callee_expr) {
+                /* Handed to code we cannot see: it may register anything. */
+                for (unsigned a = 0; a < call->nkids; a++)
+                    for_each_obj(fx, f, call->kids[a], KDC_OBJ_CONF, mark_escaped, NULL, NULL);
+            }
+        }
+    }
+}
+
+typedef struct conf_ctx {
+    kdc_bits_t *confs;
+} conf_ctx_t;
+
+static void add_conf(kdc_facts_t *fx, size_t conf, void *arg) {
+    (void)fx;
+    kdc_bits_set(((conf_ctx_t *)arg)->confs, conf);
+}
+
+static void add_client(kdc_facts_t *fx, size_t client, void *arg) {
+    (void)fx;
+    kdc_bits_set((kdc_bits_t *)arg, client);
+}
+
+static void describe_objects(kdc_facts_t *fx) {
+    size_t n = kdc_pts_nobjs(fx->pts);
+    for (size_t i = 0; i < n; i++) {
+        const kdc_obj_t *o = kdc_pts_obj(fx->pts, i);
+        objinfo_t *oi = &fx->info[i];
+        kdc_bits_init(&oi->confs, n);
+        kdc_bits_init(&oi->clients, n);
+        oi->type = -1;
+        if (o->kind == KDC_OBJ_CLIENT) {
+            const kdc_api_t *api = kdc_api_lookup(o->site);
+            if (api->client_type == KDC_CLIENT_PRODUCER_FIXED)
+                oi->type = 0;
+            else if (api->client_type == KDC_CLIENT_CONSUMER_FIXED)
+                oi->type = 1;
+            else {
+                const kdc_expr_t *t = kdc_api_arg(o->site, api->client_type);
+                if (t && t->has_ival && (t->ival == 0 || t->ival == 1))
+                    oi->type = (int)t->ival;
+            }
+            const kdc_expr_t *conf = kdc_api_arg(o->site, api->conf);
+            if (!conf || kdc_expr_is_null(conf)) {
+                oi->null_conf = 1;
+            } else {
+                int unknown = 0;
+                conf_ctx_t cc = {&oi->confs};
+                for_each_obj(fx, o->func, conf, KDC_OBJ_CONF, add_conf, &cc, &unknown);
+                oi->unknown_conf = (unsigned)unknown;
+            }
+        } else if (o->kind == KDC_OBJ_TOPIC) {
+            const kdc_api_t *api = kdc_api_lookup(o->site);
+            int unknown = 0;
+            for_each_obj(fx, o->func, kdc_api_arg(o->site, api->handle), KDC_OBJ_CLIENT, add_client,
+                         &oi->clients, &unknown);
+            oi->unknown_client = (unsigned)unknown;
+            oi->name_expr = kdc_api_arg(o->site, api->topic);
+            oi->name_func = o->func;
+        }
+    }
+}
+
+void kdc_facts_clients_of(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *e,
+                          kdc_bits_t *clients, int *unknown) {
+    size_t n = kdc_pts_nobjs(fx->pts);
+    kdc_bits_init(clients, n);
+    *unknown = 0;
+    if (!e) {
+        *unknown = 1;
+        return;
+    }
+    kdc_bits_t b;
+    kdc_pts_expr(fx->pts, f, e, &b);
+    size_t hits = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!kdc_bits_get(&b, i))
+            continue;
+        const kdc_obj_t *o = kdc_pts_obj(fx->pts, i);
+        if (o->kind == KDC_OBJ_CLIENT) {
+            kdc_bits_set(clients, i);
+            hits++;
+        } else if (o->kind == KDC_OBJ_TOPIC) {
+            kdc_bits_or(clients, &fx->info[i].clients);
+            if (fx->info[i].unknown_client)
+                *unknown = 1;
+            hits++;
+        } else if (o->kind == KDC_OBJ_UNKNOWN) {
+            *unknown = 1;
+        }
+    }
+    if (!hits || kdc_bits_empty(clients))
+        *unknown = 1;
+    kdc_bits_free(&b);
+}
+
+kdc_tri_t kdc_facts_client_has_dr(const kdc_facts_t *fx, size_t client) {
+    const objinfo_t *ci = &fx->info[client];
+    if (ci->unknown_conf)
+        return KDC_TRI_UNKNOWN;
+    kdc_tri_t r = KDC_TRI_NO;
+    size_t n = kdc_pts_nobjs(fx->pts);
+    for (size_t i = 0; i < n; i++) {
+        if (!kdc_bits_get(&ci->confs, i))
+            continue;
+        if (fx->info[i].dr)
+            return KDC_TRI_YES;
+        if (fx->info[i].escaped)
+            r = KDC_TRI_UNKNOWN;
+    }
+    return r;
+}
+
+static int parse_bool(const char *v, int *out) {
+    if (!strcasecmp(v, "true") || !strcasecmp(v, "t") || !strcmp(v, "1")) {
+        *out = 1;
+        return 1;
+    }
+    if (!strcasecmp(v, "false") || !strcasecmp(v, "f") || !strcmp(v, "0")) {
+        *out = 0;
+        return 1;
+    }
+    return 0;
+}
+
+kdc_tri_t kdc_facts_client_bool(const kdc_facts_t *fx, size_t client, const char *key, int dflt) {
+    const objinfo_t *ci = &fx->info[client];
+    if (ci->unknown_conf)
+        return KDC_TRI_UNKNOWN;
+    if (ci->null_conf)
+        return dflt ? KDC_TRI_YES : KDC_TRI_NO;
+    int seen = -1; /* -1: nothing decided yet */
+    size_t n = kdc_pts_nobjs(fx->pts);
+    for (size_t i = 0; i < n; i++) {
+        if (!kdc_bits_get(&ci->confs, i))
+            continue;
+        const objinfo_t *conf = &fx->info[i];
+        int v = dflt, set = 0;
+        for (size_t s = 0; s < conf->settings.n; s++) {
+            const setting_t *st = &conf->settings.v[s];
+            if (!st->key)
+                return KDC_TRI_UNKNOWN; /* a property set from a variable name */
+            if (strcmp(st->key, key))
+                continue;
+            int b;
+            if (!st->value || !parse_bool(st->value, &b))
+                return KDC_TRI_UNKNOWN;
+            if (set && b != v)
+                return KDC_TRI_UNKNOWN; /* set both ways: depends on the path */
+            v = b;
+            set = 1;
+        }
+        if (conf->escaped && !set)
+            return KDC_TRI_UNKNOWN;
+        if (seen >= 0 && seen != v)
+            return KDC_TRI_UNKNOWN;
+        seen = v;
+    }
+    if (seen < 0)
+        return dflt ? KDC_TRI_YES : KDC_TRI_NO;
+    return seen ? KDC_TRI_YES : KDC_TRI_NO;
+}
+
+const kdc_obj_t *kdc_facts_obj(const kdc_facts_t *fx, size_t i) { return kdc_pts_obj(fx->pts, i); }
+
+/* ---------- delivery-report callbacks and the state they write ---------- */
+
+static int collect_written(const kdc_expr_t *e, void *arg) {
+    kdc_facts_t *fx = arg;
+    const kdc_expr_t *target = NULL;
+    if (e->kind == KDC_E_BINARY && (e->op == KDC_OP_ASSIGN || e->op == KDC_OP_COMPOUND_ASSIGN))
+        target = e->kids[0];
+    else if (e->kind == KDC_E_UNARY && (e->op == KDC_OP_PREINC || e->op == KDC_OP_PREDEC ||
+                                        e->op == KDC_OP_POSTINC || e->op == KDC_OP_POSTDEC))
+        target = e->kids[0];
+    else if (e->kind == KDC_E_CALL && e->name &&
+             (strstr(e->name, "atomic") || strstr(e->name, "__sync_") ||
+              strstr(e->name, "fetch_")) && e->nkids) {
+        /* atomic_fetch_sub(&t->pending, 1), __atomic_store_n(&st->done, 1, ...) */
+        const kdc_expr_t *a = kdc_expr_strip(e->kids[0]);
+        if (a && a->kind == KDC_E_UNARY && a->op == KDC_OP_ADDR)
+            target = a->kids[0];
+    }
+    const char *k = target ? lkey(fx, target) : NULL;
+    if (k)
+        kdc_strmap_put(&fx->dr_state, k, (void *)1);
+    return 0;
+}
+
+static void compute_dr_state(kdc_facts_t *fx) {
+    size_t nf = kdc_program_nfuncs(fx->p);
+    /* C++: DeliveryReportCb::dr_cb overrides are delivery-report callbacks. */
+    for (size_t i = 0; i < nf; i++) {
+        const kdc_func_t *f = kdc_program_func(fx->p, i);
+        size_t len = strlen(f->name);
+        if (f->class_usr && len >= 7 && !strcmp(f->name + len - 7, "::dr_cb"))
+            add_dr_func(fx, f);
+    }
+    /* Close over the functions they call. */
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (size_t i = 0; i < nf; i++) {
+            const kdc_func_t *f = kdc_program_func(fx->p, i);
+            if (!kdc_strmap_get(&fx->dr_funcs, f->usr))
+                continue;
+            for (unsigned c = 0; c < f->ncalls; c++) {
+                const kdc_func_t *g = callee_func(fx, f->calls[c]);
+                if (g && !kdc_strmap_get(&fx->dr_funcs, g->usr)) {
+                    add_dr_func(fx, g);
+                    changed = 1;
+                }
+            }
+        }
+    }
+    for (size_t i = 0; i < nf; i++) {
+        const kdc_func_t *f = kdc_program_func(fx->p, i);
+        if (kdc_strmap_get(&fx->dr_funcs, f->usr))
+            kdc_func_walk_exprs(f, collect_written, fx);
+    }
+}
+
+/* ---------- produces, commits, confirmations ---------- */
+
+static const kdc_expr_t *produce_opaque(const kdc_expr_t *call, const kdc_api_t *api) {
+    if (api->varargs)
+        return kdc_api_producev_arg(call, 6 /* RD_KAFKA_VTYPE_OPAQUE */);
+    if (call->is_method && call->nkids)
+        return call->kids[call->nkids - 1]; /* C++ produce(): msg_opaque is last */
+    return kdc_api_arg(call, api->opaque);
+}
+
+static const char *opaque_key(const kdc_facts_t *fx, const kdc_expr_t *call) {
+    const kdc_api_t *api = kdc_api_lookup(call);
+    if (!api || !(api->roles & KDC_API_PRODUCE))
+        return NULL;
+    const kdc_expr_t *o = kdc_expr_strip(produce_opaque(call, api));
+    if (!o || kdc_expr_is_null(o))
+        return NULL;
+    if (o->kind == KDC_E_UNARY && o->op == KDC_OP_ADDR && o->nkids == 1)
+        return lkey(fx, o->kids[0]);
+    return lkey(fx, o);
+}
+
+static int name_is_dlq(const kdc_facts_t *fx, const kdc_expr_t *e) {
+    return match_any(fx->opts.dlq_name_patterns, kdc_expr_root_name(e));
+}
+
+static int strings_dlq(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *e) {
+    if (!e)
+        return 0;
+    const kdc_expr_t *s = kdc_expr_strip(e);
+    if (s && s->kind == KDC_E_STRING)
+        return match_any(fx->opts.dlq_topic_patterns, s->str);
+    kdc_bits_t b;
+    kdc_pts_expr(fx->pts, f, e, &b);
+    int r = 0;
+    size_t n = kdc_pts_nobjs(fx->pts);
+    for (size_t i = 0; i < n && !r; i++) {
+        if (!kdc_bits_get(&b, i))
+            continue;
+        const kdc_obj_t *o = kdc_pts_obj(fx->pts, i);
+        if (o->kind == KDC_OBJ_STRING)
+            r = match_any(fx->opts.dlq_topic_patterns, o->str);
+        else if (o->kind == KDC_OBJ_TOPIC) {
+            const objinfo_t *ti = &fx->info[i];
+            r = ti->name_expr && (strings_dlq(fx, ti->name_func, ti->name_expr) ||
+                                  name_is_dlq(fx, ti->name_expr));
+        }
+    }
+    kdc_bits_free(&b);
+    return r;
+}
+
+static int direct_dlq_produce(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call,
+                              const kdc_api_t *api) {
+    const kdc_expr_t *topic =
+        api->varargs ? kdc_api_producev_arg(call, 1 /* RD_KAFKA_VTYPE_TOPIC */)
+                     : kdc_api_arg(call, api->topic);
+    const kdc_expr_t *rkt = api->varargs ? kdc_api_producev_arg(call, 2 /* RKT */) : NULL;
+    const kdc_expr_t *handle = kdc_api_arg(call, api->handle);
+    return strings_dlq(fx, f, topic) || strings_dlq(fx, f, rkt) || name_is_dlq(fx, topic) ||
+           name_is_dlq(fx, rkt) || name_is_dlq(fx, handle);
+}
+
+int kdc_facts_is_dlq_produce(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call) {
+    const kdc_api_t *api = kdc_api_lookup(call);
+    if (api)
+        return (api->roles & KDC_API_PRODUCE) && direct_dlq_produce(fx, f, call, api);
+    kdc_summary_t m;
+    const kdc_summary_t *s = callee_summary(fx, f, call, &m);
+    return s && s->pending_dlq;
+}
+
+int kdc_facts_is_commit(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call) {
+    const kdc_api_t *api = kdc_api_lookup(call);
+    if (api)
+        return (api->roles & (KDC_API_COMMIT | KDC_API_STORE)) != 0;
+    kdc_summary_t m;
+    const kdc_summary_t *s = callee_summary(fx, f, call, &m);
+    return s && s->commits;
+}
+
+typedef struct reads_ctx {
+    const kdc_facts_t *fx;
+    const char *opaque;
+    int hit;
+} reads_ctx_t;
+
+static int reads_visit(const kdc_expr_t *e, void *arg) {
+    reads_ctx_t *r = arg;
+    if (e->kind != KDC_E_REF && e->kind != KDC_E_MEMBER)
+        return 0;
+    const char *k = lkey(r->fx, e);
+    if (k && ((r->opaque && k == r->opaque) || kdc_strmap_get(&r->fx->dr_state, k))) {
+        r->hit = 1;
+        return 1;
+    }
+    return 0;
+}
+
+/* Does the condition read delivery-report state (or the produce's opaque)? */
+static int reads_dr_state(const kdc_facts_t *fx, const kdc_expr_t *cond, const char *opaque) {
+    reads_ctx_t r = {fx, opaque, 0};
+    kdc_expr_walk(cond, reads_visit, &r);
+    return r.hit;
+}
+
+/* Which edge of a condition means "the produce call failed to enqueue"? -1: none. */
+static int failure_edge(const kdc_facts_t *fx, const kdc_expr_t *cond, const kdc_expr_t *produce,
+                        const char *result_var) {
+    const kdc_expr_t *c = kdc_expr_strip(cond);
+    const kdc_expr_t *side = c, *other = NULL;
+    if (c->kind == KDC_E_BINARY && c->nkids == 2 &&
+        (c->op == KDC_OP_EQ || c->op == KDC_OP_NE || c->op == KDC_OP_LT)) {
+        side = c->kids[0];
+        other = c->kids[1];
+        if (side->has_ival && !other->has_ival) {
+            const kdc_expr_t *t = side;
+            side = other;
+            other = t;
+        }
+        if (!other->has_ival)
+            return -1;
+    }
+    side = kdc_expr_strip(side);
+    if (side->kind == KDC_E_BINARY && side->op == KDC_OP_ASSIGN && side->nkids == 2)
+        side = kdc_expr_strip(side->kids[1]);
+    int is_result = side == produce || (result_var && lkey(fx, side) == result_var);
+    if (!is_result)
+        return -1;
+    if (!other)
+        return 0; /* non-zero result = error: the true edge */
+    long long k = other->ival;
+    switch (c->op) {
+    case KDC_OP_EQ: return k == 0 ? 1 : 0;
+    case KDC_OP_NE: return k == 0 ? 0 : -1;
+    case KDC_OP_LT: return k <= 0 ? 0 : -1;
+    default: return -1;
+    }
+}
+
+typedef struct walk {
+    const kdc_facts_t *fx;
+    const kdc_func_t *f;
+    const kdc_expr_t *produce;
+    const char *opaque;
+    const char *result_var;
+    int prune_failure;
+    int exit_reached;
+    kdc_reached_fn reached;
+    void *ctx;
+} walk_t;
+
+static int walk_visit(void *ctx, const kdc_cfg_t *g, int n, int state) {
+    walk_t *w = ctx;
+    const kdc_node_t *nd = &g->nodes[n];
+    if (n == g->exit) {
+        w->exit_reached = 1;
+        return -1;
+    }
+    if (nd->kind == KDC_N_CALL) {
+        const kdc_expr_t *call = nd->expr;
+        const kdc_api_t *api = kdc_api_lookup(call);
+        kdc_summary_t m;
+        const kdc_summary_t *s = api ? NULL : callee_summary(w->fx, w->f, call, &m);
+        if ((api && (api->roles & KDC_API_CONFIRM)) || (s && s->confirms))
+            return -1;
+        if ((api && (api->roles & (KDC_API_COMMIT | KDC_API_STORE))) || (s && s->commits)) {
+            if (w->reached)
+                w->reached(w->ctx, w->f, call);
+        }
+        if ((api && (api->roles & KDC_API_SERVE_DR)) || (s && s->serves_dr))
+            state |= 1;
+    } else if (nd->kind == KDC_N_COND) {
+        if ((nd->loop_cond || (state & 1)) && reads_dr_state(w->fx, nd->expr, w->opaque))
+            return -1;
+    }
+    return state;
+}
+
+static int walk_edge(void *ctx, const kdc_cfg_t *g, int n, unsigned i, int state) {
+    (void)state;
+    walk_t *w = ctx;
+    const kdc_node_t *nd = &g->nodes[n];
+    if (!w->prune_failure || nd->kind != KDC_N_COND)
+        return 1;
+    return failure_edge(w->fx, nd->expr, w->produce, w->result_var) != (int)i;
+}
+
+typedef struct resvar_ctx {
+    const kdc_facts_t *fx;
+    const kdc_expr_t *produce;
+    const char *key;
+} resvar_ctx_t;
+
+static int find_result_var(const kdc_expr_t *e, void *arg) {
+    resvar_ctx_t *r = arg;
+    if (e->kind == KDC_E_BINARY && e->op == KDC_OP_ASSIGN && e->nkids == 2 &&
+        kdc_expr_strip(e->kids[1]) == r->produce) {
+        r->key = lkey(r->fx, e->kids[0]);
+        return 1;
+    }
+    return 0;
+}
+
+static int walk_from(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *produce,
+                     int prune_failure, kdc_reached_fn reached, void *ctx) {
+    const kdc_cfg_t *g = f->cfg;
+    if (!g || produce->call_id < 0 || g->call_node[produce->call_id] < 0)
+        return 0;
+    resvar_ctx_t rv = {fx, produce, NULL};
+    kdc_func_walk_exprs(f, find_result_var, &rv);
+    walk_t w = {fx, f, produce, opaque_key(fx, produce), rv.key, prune_failure, 0, reached, ctx};
+    kdc_search_t s = {walk_visit, walk_edge, &w, 2};
+    kdc_cfg_search(g, g->call_node[produce->call_id], 0, &s);
+    return w.exit_reached;
+}
+
+int kdc_facts_walk_unconfirmed(const kdc_facts_t *fx, const kdc_func_t *f,
+                               const kdc_expr_t *produce, kdc_reached_fn reached, void *ctx) {
+    return walk_from(fx, f, produce, 0, reached, ctx);
+}
+
+/* ---------- summaries ---------- */
+
+typedef struct confirm_ctx {
+    const kdc_facts_t *fx;
+    const kdc_func_t *f;
+    int exit_reached;
+} confirm_ctx_t;
+
+static int confirm_visit(void *ctx, const kdc_cfg_t *g, int n, int state) {
+    confirm_ctx_t *c = ctx;
+    const kdc_node_t *nd = &g->nodes[n];
+    if (n == g->exit) {
+        c->exit_reached = 1;
+        return -1;
+    }
+    if (nd->kind == KDC_N_CALL) {
+        const kdc_api_t *api = kdc_api_lookup(nd->expr);
+        kdc_summary_t m;
+        const kdc_summary_t *s = api ? NULL : callee_summary(c->fx, c->f, nd->expr, &m);
+        if ((api && (api->roles & KDC_API_CONFIRM)) || (s && s->confirms))
+            return -1;
+        if ((api && (api->roles & KDC_API_SERVE_DR)) || (s && s->serves_dr))
+            state |= 1;
+    } else if (nd->kind == KDC_N_COND) {
+        if ((nd->loop_cond || (state & 1)) && reads_dr_state(c->fx, nd->expr, NULL))
+            return -1;
+    }
+    return state;
+}
+
+/* Pass 1: may commit, may serve delivery reports (monotone in callees). */
+static int summarize_effects(kdc_facts_t *fx, const kdc_func_t *f) {
+    kdc_summary_t *s = &fx->sum[f->index];
+    kdc_summary_t old = *s;
+    const kdc_cfg_t *g = f->cfg;
+    for (unsigned c = 0; c < f->ncalls; c++) {
+        const kdc_expr_t *call = f->calls[c];
+        if (!g || g->call_node[c] < 0)
+            continue;
+        const kdc_api_t *api = kdc_api_lookup(call);
+        kdc_summary_t m;
+        const kdc_summary_t *cs = api ? NULL : callee_summary(fx, f, call, &m);
+        if ((api && (api->roles & (KDC_API_COMMIT | KDC_API_STORE))) || (cs && cs->commits))
+            s->commits = 1;
+        if ((api && (api->roles & KDC_API_SERVE_DR)) || (cs && cs->serves_dr))
+            s->serves_dr = 1;
+    }
+    return memcmp(s, &old, sizeof *s) != 0;
+}
+
+/* Pass 2: every path to the exit passes a confirmation (monotone: more
+ * confirming callees only add barriers). */
+static int summarize_confirms(kdc_facts_t *fx, const kdc_func_t *f) {
+    kdc_summary_t *s = &fx->sum[f->index];
+    if (!f->cfg || s->noreturn || s->confirms)
+        return 0;
+    confirm_ctx_t cc = {fx, f, 0};
+    kdc_search_t srch = {confirm_visit, NULL, &cc, 2};
+    kdc_cfg_search(f->cfg, ((const kdc_cfg_t *)f->cfg)->entry, 0, &srch);
+    s->confirms = !cc.exit_reached;
+    return s->confirms;
+}
+
+/* Pass 3: a produced message may still be unconfirmed at the exit. */
+static int summarize_pending(kdc_facts_t *fx, const kdc_func_t *f) {
+    kdc_summary_t *s = &fx->sum[f->index];
+    kdc_summary_t old = *s;
+    const kdc_cfg_t *g = f->cfg;
+    for (unsigned c = 0; c < f->ncalls && !(s->pending_produce && s->pending_dlq); c++) {
+        const kdc_expr_t *call = f->calls[c];
+        if (!g || g->call_node[c] < 0)
+            continue;
+        const kdc_api_t *api = kdc_api_lookup(call);
+        kdc_summary_t m;
+        const kdc_summary_t *cs = api ? NULL : callee_summary(fx, f, call, &m);
+        int is_produce = (api && (api->roles & KDC_API_PRODUCE)) || (cs && cs->pending_produce);
+        if (!is_produce || !walk_from(fx, f, call, 1, NULL, NULL))
+            continue;
+        int dlq = kdc_facts_is_dlq_produce(fx, f, call);
+        if (s->pending_produce && !(dlq && !s->pending_dlq))
+            continue;
+        s->pending_func = cs ? cs->pending_func : f;
+        s->pending_site = cs ? cs->pending_site : call;
+        s->pending_produce = 1;
+        s->pending_dlq |= (unsigned)dlq;
+    }
+    return memcmp(s, &old, sizeof *s) != 0;
+}
+
+static void summarize_all(kdc_facts_t *fx, int (*pass)(kdc_facts_t *, const kdc_func_t *)) {
+    size_t nf = kdc_program_nfuncs(fx->p);
+    for (int round = 0; round < 16; round++) {
+        int changed = 0;
+        for (size_t i = 0; i < nf; i++)
+            changed |= pass(fx, kdc_program_func(fx->p, i));
+        if (!changed)
+            break;
+    }
+}
+
+/* ---------- noreturn and CFGs ---------- */
+
+static int noreturn_cb(const kdc_expr_t *call, void *arg) {
+    kdc_facts_t *fx = arg;
+    if (kdc_api_is_noreturn_name(call->name))
+        return 1;
+    const kdc_func_t *g = kdc_program_find_func(fx->p, call->usr);
+    return g && fx->sum[g->index].noreturn;
+}
+
+static void build_cfgs(kdc_facts_t *fx) {
+    size_t nf = kdc_program_nfuncs(fx->p);
+    for (size_t i = 0; i < nf; i++)
+        kdc_cfg_build(fx->p, kdc_program_func(fx->p, i), noreturn_cb, fx);
+    for (int round = 0; round < 8; round++) {
+        int changed = 0;
+        for (size_t i = 0; i < nf; i++) {
+            kdc_func_t *f = kdc_program_func(fx->p, i);
+            int nr = !kdc_cfg_exit_reachable(f->cfg);
+            if (nr != (int)fx->sum[i].noreturn) {
+                fx->sum[i].noreturn = (unsigned)nr;
+                changed = 1;
+            }
+        }
+        if (!changed)
+            break;
+        for (size_t i = 0; i < nf; i++)
+            kdc_cfg_build(fx->p, kdc_program_func(fx->p, i), noreturn_cb, fx);
+    }
+}
+
+kdc_facts_t *kdc_facts_build(kdc_program_t *p, const kdc_options_t *opts) {
+    kdc_facts_t *fx = calloc(1, sizeof *fx);
+    if (!fx)
+        kdc_oom();
+    fx->p = p;
+    fx->opts = *opts;
+    if (!fx->opts.dlq_topic_patterns)
+        fx->opts.dlq_topic_patterns = kdc_default_dlq_topic_patterns;
+    if (!fx->opts.dlq_name_patterns)
+        fx->opts.dlq_name_patterns = kdc_default_dlq_name_patterns;
+    kdc_strmap_init(&fx->dr_state);
+    kdc_strmap_init(&fx->dr_funcs);
+    size_t nf = kdc_program_nfuncs(p);
+    fx->sum = calloc(nf ? nf : 1, sizeof *fx->sum);
+    if (!fx->sum)
+        kdc_oom();
+
+    build_cfgs(fx);
+    fx->pts = kdc_pts_build(p);
+    size_t nobjs = kdc_pts_nobjs(fx->pts);
+    fx->info = calloc(nobjs ? nobjs : 1, sizeof *fx->info);
+    if (!fx->info)
+        kdc_oom();
+    describe_objects(fx);
+    scan_config_calls(fx);
+    compute_dr_state(fx);
+    summarize_all(fx, summarize_effects);
+    summarize_all(fx, summarize_confirms);
+    summarize_all(fx, summarize_pending);
+    return fx;
+}
+
+void kdc_facts_free(kdc_facts_t *fx) {
+    if (!fx)
+        return;
+    size_t n = kdc_pts_nobjs(fx->pts);
+    for (size_t i = 0; i < n; i++) {
+        free(fx->info[i].settings.v);
+        kdc_bits_free(&fx->info[i].confs);
+        kdc_bits_free(&fx->info[i].clients);
+    }
+    free(fx->info);
+    free(fx->sum);
+    kdc_pts_free(fx->pts);
+    kdc_strmap_free(&fx->dr_state);
+    kdc_strmap_free(&fx->dr_funcs);
+    free(fx);
+}
+
+kdc_program_t *kdc_facts_program(const kdc_facts_t *fx) { return fx->p; }
+const kdc_options_t *kdc_facts_options(const kdc_facts_t *fx) { return &fx->opts; }
+const kdc_pts_t *kdc_facts_pts(const kdc_facts_t *fx) { return fx->pts; }
+const kdc_summary_t *kdc_facts_summary(const kdc_facts_t *fx, const kdc_func_t *f) {
+    return &fx->sum[f->index];
+}

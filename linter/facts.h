@@ -1,0 +1,82 @@
+/*
+ * Program-wide facts the rules read: client configurations, delivery-report
+ * callbacks and the state they write, per-function summaries, and the path
+ * walk "from a produce to a commit without a confirmation". Computed once,
+ * after every translation unit was parsed; rules never walk the AST.
+ */
+#ifndef KDC_FACTS_H
+#define KDC_FACTS_H
+
+#include "cfg.h"
+#include "model.h"
+#include "pts.h"
+
+typedef struct kdc_options {
+    int strict;                       /* --profile=strict */
+    const char *const *dlq_topic_patterns; /* fnmatch, case-insensitive; NULL-terminated */
+    const char *const *dlq_name_patterns;  /* variable/field names; NULL-terminated */
+} kdc_options_t;
+
+extern const char *const kdc_default_dlq_topic_patterns[];
+extern const char *const kdc_default_dlq_name_patterns[];
+
+typedef struct kdc_summary {
+    unsigned noreturn : 1;        /* exit unreachable */
+    unsigned commits : 1;         /* may commit or store offsets */
+    unsigned serves_dr : 1;       /* may serve delivery reports (poll/flush) */
+    unsigned confirms : 1;        /* every path to its exit passes a delivery confirmation */
+    unsigned pending_produce : 1; /* may return with a produced message unconfirmed */
+    unsigned pending_dlq : 1;     /* ... a message produced to a dead-letter destination */
+    const kdc_func_t *pending_func; /* where that produce is (for notes) */
+    const kdc_expr_t *pending_site;
+} kdc_summary_t;
+
+typedef enum { KDC_TRI_NO = 0, KDC_TRI_YES = 1, KDC_TRI_UNKNOWN = 2 } kdc_tri_t;
+
+typedef struct kdc_facts kdc_facts_t;
+
+kdc_facts_t *kdc_facts_build(kdc_program_t *p, const kdc_options_t *opts);
+void kdc_facts_free(kdc_facts_t *fx);
+
+kdc_program_t *kdc_facts_program(const kdc_facts_t *fx);
+const kdc_options_t *kdc_facts_options(const kdc_facts_t *fx);
+const kdc_pts_t *kdc_facts_pts(const kdc_facts_t *fx);
+const kdc_summary_t *kdc_facts_summary(const kdc_facts_t *fx, const kdc_func_t *f);
+
+/* Client handles (KDC_OBJ_CLIENT indices) an rd_kafka_t, rd_kafka_topic_t or
+ * C++ handle expression may denote. *unknown is set when some value comes from
+ * outside the analysed code or cannot be followed. */
+void kdc_facts_clients_of(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *e,
+                          kdc_bits_t *clients, int *unknown);
+
+/* Did any configuration of the client register a delivery report (any form)?
+ * UNKNOWN when its configuration cannot be followed or was handed to code
+ * outside the analysis. */
+kdc_tri_t kdc_facts_client_has_dr(const kdc_facts_t *fx, size_t client);
+
+/* Boolean property of a client's configuration(s): YES/NO when every
+ * configuration sets it to a literal with that value, or none sets it and the
+ * librdkafka default `dflt` applies; UNKNOWN otherwise. */
+kdc_tri_t kdc_facts_client_bool(const kdc_facts_t *fx, size_t client, const char *key, int dflt);
+
+/* The creating call of a client/conf object and its function (for notes). */
+const kdc_obj_t *kdc_facts_obj(const kdc_facts_t *fx, size_t i);
+
+/* Is this call (in f) a produce to a dead-letter destination, directly or
+ * through a helper that leaves such a produce unconfirmed? */
+int kdc_facts_is_dlq_produce(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call);
+
+/* Does the call commit or store offsets (directly or through a helper)? */
+int kdc_facts_is_commit(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call);
+
+/*
+ * Walks f's CFG from the node of `produce` (a produce call, or a call of a
+ * helper that leaves one pending) along paths that pass no confirmation of
+ * that message, and calls `reached` for each commit/store call node met.
+ * Returns non-zero when the function's exit is reached on such a path.
+ */
+typedef void (*kdc_reached_fn)(void *ctx, const kdc_func_t *f, const kdc_expr_t *commit);
+int kdc_facts_walk_unconfirmed(const kdc_facts_t *fx, const kdc_func_t *f,
+                               const kdc_expr_t *produce, kdc_reached_fn reached, void *ctx);
+
+#endif

@@ -1,0 +1,38 @@
+/* Findings collected from the rules, deduplicated and sorted for output. */
+#ifndef KDC_FINDINGS_H
+#define KDC_FINDINGS_H
+
+#include "model.h"
+#include <stddef.h>
+
+typedef enum { KDC_SEV_NOTE, KDC_SEV_WARNING, KDC_SEV_ERROR } kdc_severity_t;
+
+const char *kdc_severity_name(kdc_severity_t s);
+
+typedef struct kdc_related {
+    kdc_loc_t loc;
+    const char *message;
+} kdc_related_t;
+
+typedef struct kdc_finding {
+    const char *rule;
+    kdc_severity_t severity;
+    char *message;           /* owned */
+    kdc_loc_t loc;
+    const char *function;
+    kdc_related_t *related;  /* owned array; messages owned */
+    size_t nrelated;
+} kdc_finding_t;
+
+typedef struct kdc_findings {
+    kdc_finding_t *v;
+    size_t n, cap;
+} kdc_findings_t;
+
+/* Takes ownership of f's message and related array. Drops exact duplicates
+ * (same rule and location), e.g. a header analysed through two units. */
+void kdc_findings_add(kdc_findings_t *fs, kdc_finding_t *f);
+void kdc_findings_sort(kdc_findings_t *fs);
+void kdc_findings_free(kdc_findings_t *fs);
+
+#endif

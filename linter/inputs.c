@@ -1,0 +1,431 @@
+#define _GNU_SOURCE
+#include "inputs.h"
+#include "util.h"
+
+#include <clang-c/CXCompilationDatabase.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define GROW(arr, n, cap)                                                                       \
+    do {                                                                                        \
+        if ((n) == (cap)) {                                                                     \
+            (cap) = (cap) ? (cap) * 2 : 16;                                                     \
+            (arr) = kdc_xrealloc((arr), (cap) * sizeof *(arr));                                 \
+        }                                                                                       \
+    } while (0)
+
+void kdc_inputs_add_error(kdc_inputs_t *in, const char *file, const char *fmt, ...) {
+    GROW(in->errors, in->nerrors, in->caperrors);
+    kdc_input_error_t *e = &in->errors[in->nerrors++];
+    e->file = kdc_xstrdup(file);
+    va_list ap;
+    va_start(ap, fmt);
+    if (vasprintf(&e->message, fmt, ap) < 0)
+        kdc_oom();
+    va_end(ap);
+}
+
+static void add_note(kdc_inputs_t *in, const char *file, const char *msg) {
+    GROW(in->notes, in->nnotes, in->capnotes);
+    in->notes[in->nnotes].file = kdc_xstrdup(file);
+    in->notes[in->nnotes].message = kdc_xstrdup(msg);
+    in->nnotes++;
+}
+
+void kdc_inputs_free(kdc_inputs_t *in) {
+    for (size_t i = 0; i < in->njobs; i++) {
+        free(in->jobs[i].file);
+        for (int k = 0; k < in->jobs[i].argc; k++)
+            free(in->jobs[i].argv[k]);
+        free(in->jobs[i].argv);
+    }
+    for (size_t i = 0; i < in->nerrors; i++) {
+        free(in->errors[i].file);
+        free(in->errors[i].message);
+    }
+    for (size_t i = 0; i < in->nnotes; i++) {
+        free(in->notes[i].file);
+        free(in->notes[i].message);
+    }
+    free(in->jobs);
+    free(in->errors);
+    free(in->notes);
+    memset(in, 0, sizeof *in);
+}
+
+int kdc_source_language(const char *path) {
+    const char *dot = strrchr(path, '.');
+    if (!dot || strchr(dot, '/'))
+        return 0;
+    if (!strcmp(dot, ".c"))
+        return 1;
+    if (!strcmp(dot, ".cc") || !strcmp(dot, ".cpp") || !strcmp(dot, ".cxx") ||
+        !strcmp(dot, ".c++") || !strcmp(dot, ".C"))
+        return 2;
+    return 0;
+}
+
+static int is_header(const char *path) {
+    const char *dot = strrchr(path, '.');
+    return dot && (!strcmp(dot, ".h") || !strcmp(dot, ".hh") || !strcmp(dot, ".hpp") ||
+                   !strcmp(dot, ".hxx") || !strcmp(dot, ".inc"));
+}
+
+typedef struct argv_b {
+    char **v;
+    int n, cap;
+} argv_b;
+
+static void argv_push(argv_b *a, const char *s) {
+    if (a->n == a->cap) {
+        a->cap = a->cap ? a->cap * 2 : 16;
+        a->v = kdc_xrealloc(a->v, (size_t)a->cap * sizeof *a->v);
+    }
+    a->v[a->n++] = kdc_xstrdup(s);
+}
+
+static int has_job(const kdc_inputs_t *in, const char *file) {
+    for (size_t i = 0; i < in->njobs; i++)
+        if (!strcmp(in->jobs[i].file, file))
+            return 1;
+    return 0;
+}
+
+static void add_job(kdc_inputs_t *in, const char *file, argv_b *args) {
+    if (has_job(in, file)) {
+        for (int i = 0; i < args->n; i++)
+            free(args->v[i]);
+        free(args->v);
+        return;
+    }
+    GROW(in->jobs, in->njobs, in->capjobs);
+    in->jobs[in->njobs].file = kdc_xstrdup(file);
+    in->jobs[in->njobs].argv = args->v;
+    in->jobs[in->njobs].argc = args->n;
+    in->njobs++;
+}
+
+/* Readable text? Reports why not. */
+static int check_source(kdc_inputs_t *in, const char *shown, const char *path) {
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) {
+        kdc_inputs_add_error(in, shown, "cannot read: %s", strerror(errno));
+        return 0;
+    }
+    char buf[8192];
+    ssize_t n = read(fd, buf, sizeof buf);
+    close(fd);
+    if (n < 0) {
+        kdc_inputs_add_error(in, shown, "cannot read: %s", strerror(errno));
+        return 0;
+    }
+    if (memchr(buf, 0, (size_t)n)) {
+        kdc_inputs_add_error(in, shown, "binary file, not C or C++ source: not analysed");
+        return 0;
+    }
+    return 1;
+}
+
+/* ---------- paths with default flags ---------- */
+
+static void default_job(kdc_inputs_t *in, const char *shown, const char *path,
+                        const kdc_input_opts_t *o) {
+    if (!check_source(in, shown, path))
+        return;
+    char *real = realpath(path, NULL);
+    argv_b a = {0};
+    int lang = kdc_source_language(path);
+    argv_push(&a, lang == 2 ? "-xc++" : "-xc");
+    argv_push(&a, lang == 2 ? "-std=gnu++17" : "-std=gnu11");
+    argv_push(&a, "-isystem");
+    argv_push(&a, KDC_RDKAFKA_INCLUDE_DIR "/librdkafka");
+    for (size_t i = 0; i < o->nextra; i++)
+        argv_push(&a, o->extra_args[i]);
+    add_job(in, real ? real : path, &a);
+    free(real);
+}
+
+typedef struct pathvec {
+    char **v;
+    size_t n, cap;
+} pathvec_t;
+
+static int cmp_str(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void walk_dir(kdc_inputs_t *in, const char *dir, pathvec_t *out, int depth) {
+    if (depth > 64)
+        return;
+    DIR *d = opendir(dir);
+    if (!d) {
+        kdc_inputs_add_error(in, dir, "cannot read directory: %s", strerror(errno));
+        return;
+    }
+    struct dirent *de;
+    pathvec_t local = {0};
+    while ((de = readdir(d))) {
+        if (de->d_name[0] == '.')
+            continue; /* ., .., .git and other hidden folders */
+        char *p = kdc_xasprintf("%s/%s", dir, de->d_name);
+        GROW(local.v, local.n, local.cap);
+        local.v[local.n++] = p;
+    }
+    closedir(d);
+    if (local.n)
+        qsort(local.v, local.n, sizeof *local.v, cmp_str);
+    for (size_t i = 0; i < local.n; i++) {
+        struct stat st;
+        if (lstat(local.v[i], &st) == 0 && S_ISDIR(st.st_mode))
+            walk_dir(in, local.v[i], out, depth + 1);
+        else if (stat(local.v[i], &st) == 0 && S_ISREG(st.st_mode) &&
+                 kdc_source_language(local.v[i])) {
+            GROW(out->v, out->n, out->cap);
+            out->v[out->n++] = kdc_xstrdup(local.v[i]);
+        }
+        free(local.v[i]);
+    }
+    free(local.v);
+}
+
+static void collect_paths(const char *const *paths, size_t npaths, const kdc_input_opts_t *o,
+                          kdc_inputs_t *in) {
+    for (size_t i = 0; i < npaths; i++) {
+        struct stat st;
+        if (stat(paths[i], &st) != 0) {
+            kdc_inputs_add_error(in, paths[i], "%s", strerror(errno));
+            continue;
+        }
+        if (S_ISDIR(st.st_mode)) {
+            pathvec_t files = {0};
+            size_t before = in->nerrors;
+            walk_dir(in, paths[i], &files, 0);
+            if (!files.n && in->nerrors == before)
+                kdc_inputs_add_error(in, paths[i],
+                                     "no C or C++ sources (.c, .cc, .cpp, .cxx) in this directory");
+            for (size_t k = 0; k < files.n; k++) {
+                default_job(in, files.v[k], files.v[k], o);
+                free(files.v[k]);
+            }
+            free(files.v);
+        } else if (kdc_source_language(paths[i])) {
+            default_job(in, paths[i], paths[i], o);
+        } else if (is_header(paths[i])) {
+            add_note(in, paths[i],
+                     "headers are analysed through the translation units that include them");
+        } else {
+            kdc_inputs_add_error(in, paths[i], "not a C or C++ source file (.c, .cc, .cpp, .cxx)");
+        }
+    }
+}
+
+/* ---------- compilation database ---------- */
+
+/* Compiler arguments that change how a file parses; everything else (codegen,
+ * warnings, outputs, linker flags) is dropped so gcc-only flags cannot break
+ * libclang. */
+static int keep_arg(const char *a, int *takes_value) {
+    static const char *const with_value[] = {"-I", "-D", "-U", "-isystem", "-iquote",
+                                             "-idirafter", "-include", "-imacros", "-x",
+                                             "--sysroot", "-isysroot", "-target", "-imultilib",
+                                             "-iprefix", "-iwithprefix", NULL};
+    static const char *const exact[] = {"-m32", "-m64", "-ansi", "-pthread", "-fms-extensions",
+                                        "-fsigned-char", "-funsigned-char", "-nostdinc",
+                                        "-nostdinc++", "-fopenmp", "-fgnu89-inline", "-w",
+                                        "-fno-signed-char", "-fno-unsigned-char", "-trigraphs",
+                                        NULL};
+    static const char *const prefixes[] = {"-I", "-D", "-U", "-std=", "-isystem", "-iquote",
+                                           "-idirafter", "--sysroot=", "--target=", "-stdlib=",
+                                           "-include", "-imacros", "-x", NULL};
+    *takes_value = 0;
+    for (size_t i = 0; with_value[i]; i++)
+        if (!strcmp(a, with_value[i])) {
+            *takes_value = 1;
+            return 1;
+        }
+    for (size_t i = 0; exact[i]; i++)
+        if (!strcmp(a, exact[i]))
+            return 1;
+    for (size_t i = 0; prefixes[i]; i++)
+        if (!strncmp(a, prefixes[i], strlen(prefixes[i])))
+            return 1;
+    return 0;
+}
+
+static int drops_value(const char *a) {
+    static const char *const v[] = {"-o", "-MF", "-MT", "-MQ", "-Xlinker", "-Xassembler",
+                                    "-Xpreprocessor", "-L", "-l", "-aux-info", "--param", NULL};
+    for (size_t i = 0; v[i]; i++)
+        if (!strcmp(a, v[i]))
+            return 1;
+    return 0;
+}
+
+static char *resolve(const char *base, const char *path) {
+    char *joined = path[0] == '/' ? kdc_xstrdup(path) : kdc_xasprintf("%s/%s", base, path);
+    char *real = realpath(joined, NULL);
+    if (real) {
+        free(joined);
+        return real;
+    }
+    return joined;
+}
+
+static int under(const char *file, const char *root) {
+    size_t n = strlen(root);
+    return !strncmp(file, root, n) && (file[n] == 0 || file[n] == '/' || root[n - 1] == '/');
+}
+
+/* Validate with jansson first: libclang only says "cannot load". */
+static int validate_db(kdc_inputs_t *in, const char *db_file) {
+    json_error_t jerr;
+    json_t *root = json_load_file(db_file, 0, &jerr);
+    if (!root) {
+        if (access(db_file, R_OK) != 0)
+            kdc_inputs_add_error(in, db_file, "cannot read the compilation database: %s",
+                                 strerror(errno));
+        else
+            kdc_inputs_add_error(in, db_file,
+                                 "invalid compilation database: line %d, column %d: %s",
+                                 jerr.line, jerr.column, jerr.text);
+        return 0;
+    }
+    int ok = 1;
+    if (!json_is_array(root)) {
+        kdc_inputs_add_error(in, db_file,
+                             "invalid compilation database: expected a JSON array of entries");
+        ok = 0;
+    } else {
+        size_t i;
+        json_t *e;
+        json_array_foreach(root, i, e) {
+            json_t *file = json_object_get(e, "file"), *dir = json_object_get(e, "directory");
+            json_t *cmd = json_object_get(e, "command"), *args = json_object_get(e, "arguments");
+            if (!json_is_object(e) || !json_is_string(file) || !json_is_string(dir) ||
+                !(json_is_string(cmd) || json_is_array(args))) {
+                kdc_inputs_add_error(in, db_file,
+                                     "invalid compilation database: entry %zu needs \"directory\", "
+                                     "\"file\" and \"command\" or \"arguments\"",
+                                     i + 1);
+                ok = 0;
+                break;
+            }
+        }
+        if (ok && json_array_size(root) == 0) {
+            kdc_inputs_add_error(in, db_file, "the compilation database has no entries");
+            ok = 0;
+        }
+    }
+    json_decref(root);
+    return ok;
+}
+
+static void collect_db(const char *const *paths, size_t npaths, const kdc_input_opts_t *o,
+                       kdc_inputs_t *in) {
+    char *db_dir = realpath(o->db_dir, NULL);
+    char *db_file = kdc_xasprintf("%s/compile_commands.json", o->db_dir);
+    if (!db_dir) {
+        kdc_inputs_add_error(in, o->db_dir, "-p: %s", strerror(errno));
+        free(db_file);
+        return;
+    }
+    if (!validate_db(in, db_file)) {
+        free(db_dir);
+        free(db_file);
+        return;
+    }
+    CXCompilationDatabase_Error err;
+    CXCompilationDatabase db = clang_CompilationDatabase_fromDirectory(db_dir, &err);
+    if (err != CXCompilationDatabase_NoError || !db) {
+        kdc_inputs_add_error(in, db_file, "libclang cannot load this compilation database");
+        free(db_dir);
+        free(db_file);
+        return;
+    }
+    /* PATHs filter the database's translation units. */
+    char **roots = npaths ? calloc(npaths, sizeof *roots) : NULL;
+    size_t *matched = npaths ? calloc(npaths, sizeof *matched) : NULL;
+    for (size_t i = 0; i < npaths; i++) {
+        roots[i] = realpath(paths[i], NULL);
+        if (!roots[i])
+            kdc_inputs_add_error(in, paths[i], "%s", strerror(errno));
+    }
+    CXCompileCommands cmds = clang_CompilationDatabase_getAllCompileCommands(db);
+    unsigned n = clang_CompileCommands_getSize(cmds);
+    for (unsigned i = 0; i < n; i++) {
+        CXCompileCommand cmd = clang_CompileCommands_getCommand(cmds, i);
+        CXString dir_s = clang_CompileCommand_getDirectory(cmd);
+        CXString file_s = clang_CompileCommand_getFilename(cmd);
+        const char *dir_raw = clang_getCString(dir_s), *file_raw = clang_getCString(file_s);
+        char *dir = resolve(db_dir, dir_raw && *dir_raw ? dir_raw : ".");
+        char *file = resolve(dir, file_raw ? file_raw : "");
+        int wanted = !npaths;
+        for (size_t k = 0; k < npaths; k++)
+            if (roots[k] && under(file, roots[k])) {
+                wanted = 1;
+                matched[k]++;
+            }
+        if (wanted && !kdc_source_language(file))
+            wanted = 0; /* headers (analysed through their units), assembler, ... */
+        if (wanted && check_source(in, file, file)) {
+            argv_b a = {0};
+            unsigned na = clang_CompileCommand_getNumArgs(cmd);
+            for (unsigned k = 1; k < na; k++) { /* 0 is the compiler */
+                CXString s = clang_CompileCommand_getArg(cmd, k);
+                const char *arg = clang_getCString(s);
+                int tv = 0;
+                if (!arg) {
+                } else if (drops_value(arg)) {
+                    k++;
+                } else if (keep_arg(arg, &tv)) {
+                    argv_push(&a, arg);
+                    if (tv && k + 1 < na) {
+                        CXString v = clang_CompileCommand_getArg(cmd, ++k);
+                        argv_push(&a, clang_getCString(v));
+                        clang_disposeString(v);
+                    }
+                }
+                clang_disposeString(s);
+            }
+            char *wd = kdc_xasprintf("-working-directory=%s", dir);
+            argv_push(&a, wd);
+            free(wd);
+            for (size_t k = 0; k < o->nextra; k++)
+                argv_push(&a, o->extra_args[k]);
+            add_job(in, file, &a);
+        }
+        free(dir);
+        free(file);
+        clang_disposeString(dir_s);
+        clang_disposeString(file_s);
+    }
+    for (size_t k = 0; k < npaths; k++)
+        if (roots[k] && !matched[k])
+            kdc_inputs_add_error(in, paths[k], "no translation unit of %s is in this path",
+                                 db_file);
+    clang_CompileCommands_dispose(cmds);
+    clang_CompilationDatabase_dispose(db);
+    for (size_t k = 0; k < npaths; k++)
+        free(roots[k]);
+    free(roots);
+    free(matched);
+    free(db_dir);
+    free(db_file);
+}
+
+void kdc_inputs_collect(const char *const *paths, size_t npaths, const kdc_input_opts_t *o,
+                        kdc_inputs_t *out) {
+    if (o->db_dir)
+        collect_db(paths, npaths, o, out);
+    else
+        collect_paths(paths, npaths, o, out);
+}

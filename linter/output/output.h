@@ -1,0 +1,25 @@
+/* Output formats: one file each. The driver alone chooses and writes them. */
+#ifndef KDC_OUTPUT_H
+#define KDC_OUTPUT_H
+
+#include "findings.h"
+#include "inputs.h"
+#include "model.h"
+
+#include <stdio.h>
+
+typedef struct kdc_run {
+    const kdc_findings_t *findings;
+    const kdc_inputs_t *inputs;    /* errors and notes about inputs */
+    const kdc_program_t *program;  /* translation units (incomplete ones) */
+    double seconds;
+    const char *cwd;
+} kdc_run_t;
+
+/* Path as shown to the user: relative to the working directory when below it. */
+const char *kdc_display_path(const char *cwd, const char *path);
+
+int kdc_output_text(FILE *o, const kdc_run_t *run);
+int kdc_output_json(FILE *o, const kdc_run_t *run);
+
+#endif

@@ -1,0 +1,443 @@
+/* Handle tracking: a whole-program inclusion analysis (see pts.h). */
+#include "pts.h"
+#include "api.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct copy {
+    int dst, src;
+} copy_t;
+typedef struct alloc {
+    int dst, obj;
+} alloc_t;
+
+/* A value source: a storage location or an object. */
+typedef struct src {
+    int is_obj;
+    int idx;
+} src_t;
+typedef KDC_VEC(src_t) srcvec_t;
+
+struct kdc_pts {
+    kdc_program_t *p;
+    KDC_VEC(kdc_obj_t) objs;
+    kdc_strmap_t obj_by_site; /* site expr / interned string / function USR → index + 1 */
+    kdc_strmap_t loc_index;   /* location key → index + 1 */
+    size_t nlocs;
+    size_t nlocs_solved;      /* locations with a solution in pts */
+    int frozen;               /* after the final solve: queries create nothing */
+    kdc_bits_t *pts;          /* per location, after solving */
+    KDC_VEC(copy_t) copies;
+    KDC_VEC(alloc_t) allocs;
+    kdc_strmap_t ncallers;    /* function USR → count (as pointer-sized int) */
+    const kdc_func_t *cur;    /* function whose constraints are being generated */
+};
+
+/* ---------- objects and locations ---------- */
+
+static int obj_for(kdc_pts_t *t, kdc_obj_kind_t kind, const void *key, const kdc_func_t *f,
+                   const kdc_expr_t *site, const char *str) {
+    if (key) {
+        uintptr_t v = (uintptr_t)kdc_strmap_get(&t->obj_by_site, key);
+        if (v)
+            return (int)v - 1;
+    }
+    if (t->frozen)
+        return -1;
+    kdc_obj_t o = {kind, f, site, str};
+    KDC_VEC_PUSH(t->objs, o);
+    int idx = (int)t->objs.n - 1;
+    if (key)
+        kdc_strmap_put(&t->obj_by_site, key, (void *)(uintptr_t)(idx + 1));
+    return idx;
+}
+
+static int loc_for(kdc_pts_t *t, const char *key) {
+    uintptr_t v = (uintptr_t)kdc_strmap_get(&t->loc_index, key);
+    if (v)
+        return (int)v - 1;
+    if (t->frozen)
+        return -1;
+    int idx = (int)t->nlocs++;
+    kdc_strmap_put(&t->loc_index, key, (void *)(uintptr_t)(idx + 1));
+    return idx;
+}
+
+static const char *prefixed(kdc_program_t *p, const char *prefix, const char *s) {
+    char buf[2048];
+    snprintf(buf, sizeof buf, "%s%s", prefix, s);
+    return kdc_intern(p, buf);
+}
+
+const char *kdc_pts_lvalue_key(kdc_program_t *p, const kdc_expr_t *e) {
+    e = kdc_expr_strip(e);
+    if (!e)
+        return NULL;
+    switch (e->kind) {
+    case KDC_E_REF:
+        if (e->ref == KDC_REF_FUNCTION || e->ref == KDC_REF_ENUMERATOR || !e->usr)
+            return NULL;
+        return e->usr;
+    case KDC_E_MEMBER:
+        if (e->usr && *e->usr)
+            return e->usr;
+        return e->name ? prefixed(p, "F:", e->name) : NULL;
+    case KDC_E_UNARY:
+        if (e->op == KDC_OP_DEREF && e->nkids == 1) {
+            const char *k = kdc_pts_lvalue_key(p, e->kids[0]);
+            return k ? prefixed(p, "D:", k) : NULL;
+        }
+        return NULL;
+    case KDC_E_INDEX:
+        return kdc_pts_lvalue_key(p, e->kids[0]);
+    default:
+        return NULL;
+    }
+}
+
+static const char *ret_key(kdc_program_t *p, const kdc_func_t *f) {
+    return prefixed(p, "R:", f->usr);
+}
+
+/* ---------- value sources ---------- */
+
+static void srcs(kdc_pts_t *t, const kdc_expr_t *e, srcvec_t *out);
+
+static void push_loc(kdc_pts_t *t, const char *key, srcvec_t *out) {
+    if (!key)
+        return;
+    src_t s = {0, loc_for(t, key)};
+    if (s.idx >= 0)
+        KDC_VEC_PUSH(*out, s);
+}
+
+static void push_obj(int obj, srcvec_t *out) {
+    if (obj < 0)
+        return;
+    src_t s = {1, obj};
+    KDC_VEC_PUSH(*out, s);
+}
+
+static int is_smart_pointer_access(const kdc_expr_t *call) {
+    const char *n = call->name;
+    size_t len = strlen(n);
+    return call->is_method &&
+           ((len >= 10 && !strcmp(n + len - 10, "operator->")) ||
+            (len >= 9 && !strcmp(n + len - 9, "operator*")) ||
+            (len >= 5 && !strcmp(n + len - 5, "::get")));
+}
+
+static void call_srcs(kdc_pts_t *t, const kdc_expr_t *e, srcvec_t *out) {
+    const kdc_api_t *api = kdc_api_lookup(e);
+    if (api) {
+        if (api->roles & KDC_API_CONF_NEW)
+            push_obj(obj_for(t, KDC_OBJ_CONF, e, t->cur, e, NULL), out);
+        else if (api->roles & KDC_API_CLIENT_NEW)
+            push_obj(obj_for(t, KDC_OBJ_CLIENT, e, t->cur, e, NULL), out);
+        else if (api->roles & KDC_API_TOPIC_NEW)
+            push_obj(obj_for(t, KDC_OBJ_TOPIC, e, t->cur, e, NULL), out);
+        else if (api->roles & KDC_API_CONF_DUP)
+            srcs(t, kdc_api_arg(e, api->conf), out);
+        else
+            push_obj(0, out);
+        return;
+    }
+    kdc_func_t *f = kdc_program_find_func(t->p, e->usr);
+    if (f) {
+        push_loc(t, ret_key(t->p, f), out);
+        return;
+    }
+    if (is_smart_pointer_access(e)) {
+        srcs(t, e->recv ? e->recv : kdc_call_arg(e, 0), out);
+        return;
+    }
+    if (e->is_ctor && e->nkids >= 1 && e->callee_system) {
+        srcs(t, e->kids[0], out); /* std::string(const char *), unique_ptr<T>(T *) */
+        return;
+    }
+    if (e->callee_expr) {
+        kdc_funcvec_t callees = {0};
+        kdc_pts_callees(t, t->cur, e, &callees);
+        for (size_t i = 0; i < callees.n; i++)
+            push_loc(t, ret_key(t->p, callees.v[i]), out);
+        free(callees.v);
+    }
+    push_obj(0, out);
+}
+
+static void srcs(kdc_pts_t *t, const kdc_expr_t *e, srcvec_t *out) {
+    e = kdc_expr_strip(e);
+    if (!e)
+        return;
+    switch (e->kind) {
+    case KDC_E_REF:
+        if (e->ref == KDC_REF_FUNCTION && e->usr)
+            push_obj(obj_for(t, KDC_OBJ_FUNC, e->usr, NULL, NULL, e->usr), out);
+        else if (e->ref != KDC_REF_ENUMERATOR)
+            push_loc(t, kdc_pts_lvalue_key(t->p, e), out);
+        return;
+    case KDC_E_MEMBER:
+        push_loc(t, kdc_pts_lvalue_key(t->p, e), out);
+        return;
+    case KDC_E_STRING:
+        push_obj(obj_for(t, KDC_OBJ_STRING, e->str, NULL, NULL, e->str), out);
+        return;
+    case KDC_E_CALL:
+        call_srcs(t, e, out);
+        return;
+    case KDC_E_UNARY:
+        if (e->op == KDC_OP_DEREF || e->op == KDC_OP_UNKNOWN)
+            push_loc(t, kdc_pts_lvalue_key(t->p, e), out);
+        if (e->op == KDC_OP_ADDR && e->nkids == 1) {
+            const kdc_expr_t *k = kdc_expr_strip(e->kids[0]);
+            if (k && k->kind == KDC_E_REF && k->ref == KDC_REF_FUNCTION)
+                srcs(t, k, out);
+        }
+        return;
+    case KDC_E_INDEX:
+        srcs(t, e->kids[0], out);
+        return;
+    case KDC_E_COND:
+        srcs(t, e->kids[1], out);
+        srcs(t, e->kids[2], out);
+        return;
+    case KDC_E_BINARY:
+        if (e->op == KDC_OP_ASSIGN || e->op == KDC_OP_COMMA)
+            srcs(t, e->kids[1], out);
+        else if (e->op == KDC_OP_ADD || e->op == KDC_OP_SUB)
+            srcs(t, e->kids[0], out);
+        return;
+    case KDC_E_OTHER:
+        for (unsigned i = 0; i < e->nkids; i++)
+            srcs(t, e->kids[i], out);
+        return;
+    default:
+        return;
+    }
+}
+
+/* ---------- constraints ---------- */
+
+static void flow(kdc_pts_t *t, const char *dst_key, const kdc_expr_t *from) {
+    if (!dst_key || !from)
+        return;
+    int dst = loc_for(t, dst_key);
+    srcvec_t v = {0};
+    srcs(t, from, &v);
+    for (size_t i = 0; i < v.n; i++) {
+        if (v.v[i].is_obj) {
+            alloc_t a = {dst, v.v[i].idx};
+            KDC_VEC_PUSH(t->allocs, a);
+        } else if (v.v[i].idx != dst) {
+            copy_t c = {dst, v.v[i].idx};
+            KDC_VEC_PUSH(t->copies, c);
+        }
+    }
+    free(v.v);
+}
+
+static void flow_both(kdc_pts_t *t, const char *a, const char *b) {
+    copy_t c1 = {loc_for(t, a), loc_for(t, b)}, c2 = {c1.src, c1.dst};
+    KDC_VEC_PUSH(t->copies, c1);
+    KDC_VEC_PUSH(t->copies, c2);
+}
+
+static void count_caller(kdc_pts_t *t, const kdc_func_t *f) {
+    uintptr_t n = (uintptr_t)kdc_strmap_get(&t->ncallers, f->usr);
+    kdc_strmap_put(&t->ncallers, f->usr, (void *)(n + 1));
+}
+
+static void bind_args(kdc_pts_t *t, const kdc_expr_t *call, const kdc_func_t *callee) {
+    count_caller(t, callee);
+    for (unsigned i = 0; i < call->nkids && i < callee->nparams; i++) {
+        const char *param = callee->param_usrs[i];
+        flow(t, param, call->kids[i]);
+        const kdc_expr_t *a = kdc_expr_strip(call->kids[i]);
+        if (a && a->kind == KDC_E_UNARY && a->op == KDC_OP_ADDR && a->nkids == 1) {
+            const char *k = kdc_pts_lvalue_key(t->p, a->kids[0]);
+            if (k)
+                flow_both(t, prefixed(t->p, "D:", param), k);
+        }
+    }
+}
+
+static void out_params_unknown(kdc_pts_t *t, const kdc_expr_t *call) {
+    for (unsigned i = 0; i < call->nkids; i++) {
+        const kdc_expr_t *a = kdc_expr_strip(call->kids[i]);
+        if (a && a->kind == KDC_E_UNARY && a->op == KDC_OP_ADDR && a->nkids == 1) {
+            const char *k = kdc_pts_lvalue_key(t->p, a->kids[0]);
+            if (k) {
+                alloc_t al = {loc_for(t, k), 0};
+                KDC_VEC_PUSH(t->allocs, al);
+            }
+        }
+    }
+}
+
+static int gen_expr(const kdc_expr_t *e, void *arg) {
+    kdc_pts_t *t = arg;
+    if (e->kind == KDC_E_BINARY && e->op == KDC_OP_ASSIGN && e->nkids == 2) {
+        flow(t, kdc_pts_lvalue_key(t->p, e->kids[0]), e->kids[1]);
+    } else if (e->kind == KDC_E_CALL && !e->callee_expr) {
+        kdc_func_t *callee = kdc_program_find_func(t->p, e->usr);
+        if (callee)
+            bind_args(t, e, callee);
+        else if (!e->callee_system && !kdc_api_is_librdkafka(e) && !kdc_api_lookup(e))
+            out_params_unknown(t, e);
+    }
+    return 0;
+}
+
+static void gen_returns(const kdc_stmt_t *s, void *arg) {
+    kdc_pts_t *t = arg;
+    if (s->kind == KDC_S_RETURN && s->expr)
+        flow(t, ret_key(t->p, t->cur), s->expr);
+}
+
+/* ---------- solving ---------- */
+
+static void solve(kdc_pts_t *t) {
+    if (t->pts) {
+        for (size_t i = 0; i < t->nlocs_solved; i++)
+            kdc_bits_free(&t->pts[i]);
+        free(t->pts);
+    }
+    t->pts = calloc(t->nlocs ? t->nlocs : 1, sizeof *t->pts);
+    if (!t->pts)
+        kdc_oom();
+    for (size_t i = 0; i < t->nlocs; i++)
+        kdc_bits_init(&t->pts[i], t->objs.n);
+    for (size_t i = 0; i < t->allocs.n; i++)
+        kdc_bits_set(&t->pts[t->allocs.v[i].dst], (size_t)t->allocs.v[i].obj);
+    t->nlocs_solved = t->nlocs;
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (size_t i = 0; i < t->copies.n; i++)
+            changed |= kdc_bits_or(&t->pts[t->copies.v[i].dst], &t->pts[t->copies.v[i].src]);
+    }
+}
+
+kdc_pts_t *kdc_pts_build(kdc_program_t *p) {
+    kdc_pts_t *t = calloc(1, sizeof *t);
+    if (!t)
+        kdc_oom();
+    t->p = p;
+    kdc_strmap_init(&t->obj_by_site);
+    kdc_strmap_init(&t->loc_index);
+    kdc_strmap_init(&t->ncallers);
+    obj_for(t, KDC_OBJ_UNKNOWN, NULL, NULL, NULL, NULL); /* index 0 */
+
+    size_t nf = kdc_program_nfuncs(p);
+    for (size_t i = 0; i < nf; i++) {
+        t->cur = kdc_program_func(p, i);
+        kdc_func_walk_exprs(t->cur, gen_expr, t);
+        kdc_stmt_walk(t->cur->body, gen_returns, t);
+    }
+    t->cur = NULL;
+    for (size_t i = 0; i < kdc_program_nglobal_inits(p); i++) {
+        const kdc_global_init_t *g = kdc_program_global_init(p, i);
+        flow(t, g->usr, g->init);
+    }
+    solve(t);
+
+    /* Indirect calls, now that function pointers are known. */
+    for (size_t i = 0; i < nf; i++) {
+        t->cur = kdc_program_func(p, i);
+        for (unsigned c = 0; c < t->cur->ncalls; c++) {
+            const kdc_expr_t *call = t->cur->calls[c];
+            if (!call->callee_expr)
+                continue;
+            kdc_funcvec_t callees = {0};
+            kdc_pts_callees(t, t->cur, call, &callees);
+            for (size_t k = 0; k < callees.n; k++)
+                bind_args(t, call, callees.v[k]);
+            free(callees.v);
+        }
+    }
+    /* Parameters of functions nobody in the analysed code calls come from outside. */
+    for (size_t i = 0; i < nf; i++) {
+        kdc_func_t *f = kdc_program_func(p, i);
+        if (kdc_pts_ncallers(t, f))
+            continue;
+        for (unsigned k = 0; k < f->nparams; k++) {
+            alloc_t a = {loc_for(t, f->param_usrs[k]), 0};
+            KDC_VEC_PUSH(t->allocs, a);
+        }
+    }
+    t->cur = NULL;
+    solve(t);
+    t->frozen = 1;
+    return t;
+}
+
+void kdc_pts_free(kdc_pts_t *t) {
+    if (!t)
+        return;
+    for (size_t i = 0; t->pts && i < t->nlocs_solved; i++)
+        kdc_bits_free(&t->pts[i]);
+    free(t->pts);
+    free(t->objs.v);
+    free(t->copies.v);
+    free(t->allocs.v);
+    kdc_strmap_free(&t->obj_by_site);
+    kdc_strmap_free(&t->loc_index);
+    kdc_strmap_free(&t->ncallers);
+    free(t);
+}
+
+size_t kdc_pts_nobjs(const kdc_pts_t *t) { return t->objs.n; }
+const kdc_obj_t *kdc_pts_obj(const kdc_pts_t *t, size_t i) { return &t->objs.v[i]; }
+
+unsigned kdc_pts_ncallers(const kdc_pts_t *t, const kdc_func_t *f) {
+    return (unsigned)(uintptr_t)kdc_strmap_get(&t->ncallers, f->usr);
+}
+
+/* Evaluate sources without creating anything new (queries run after solving). */
+static void eval(const kdc_pts_t *t, const kdc_func_t *f, const kdc_expr_t *e, kdc_bits_t *out) {
+    kdc_pts_t *mt = (kdc_pts_t *)t;
+    const kdc_func_t *saved = mt->cur;
+    mt->cur = f;
+    size_t nobjs_before = t->objs.n;
+    srcvec_t v = {0};
+    srcs(mt, e, &v);
+    for (size_t i = 0; i < v.n; i++) {
+        if (v.v[i].is_obj) {
+            if ((size_t)v.v[i].idx < nobjs_before)
+                kdc_bits_set(out, (size_t)v.v[i].idx);
+        } else if ((size_t)v.v[i].idx < t->nlocs_solved && t->pts) {
+            const kdc_bits_t *b = &t->pts[v.v[i].idx];
+            for (size_t w = 0; w < b->nwords && w < out->nwords; w++)
+                out->w[w] |= b->w[w];
+        }
+    }
+    free(v.v);
+    mt->cur = saved;
+}
+
+void kdc_pts_expr(const kdc_pts_t *t, const kdc_func_t *f, const kdc_expr_t *e, kdc_bits_t *out) {
+    kdc_bits_init(out, t->objs.n);
+    eval(t, f, e, out);
+}
+
+void kdc_pts_callees(const kdc_pts_t *t, const kdc_func_t *f, const kdc_expr_t *call,
+                     kdc_funcvec_t *out) {
+    if (!call->callee_expr) {
+        kdc_func_t *callee = kdc_program_find_func(t->p, call->usr);
+        if (callee)
+            KDC_VEC_PUSH(*out, callee);
+        return;
+    }
+    if (!t->pts)
+        return;
+    kdc_bits_t b;
+    kdc_bits_init(&b, t->objs.n);
+    eval(t, f, call->callee_expr, &b);
+    for (size_t i = 0; i < t->objs.n; i++)
+        if (kdc_bits_get(&b, i) && t->objs.v[i].kind == KDC_OBJ_FUNC) {
+            kdc_func_t *callee = kdc_program_find_func(t->p, t->objs.v[i].str);
+            if (callee)
+                KDC_VEC_PUSH(*out, callee);
+        }
+    kdc_bits_free(&b);
+}

@@ -1,0 +1,50 @@
+#define _GNU_SOURCE
+/* The rule registry: the one list of rules. A test checks that it agrees with
+ * the rule docs (rules/NAME.md) and fixture folders. */
+#include "rule.h"
+#include "util.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+extern const kdc_rule_t kdc_rule_bare_commit;
+extern const kdc_rule_t kdc_rule_produce_without_delivery_callback;
+extern const kdc_rule_t kdc_rule_unconfirmed_dlq_routing;
+
+const kdc_rule_t *const kdc_rules[] = {
+    &kdc_rule_bare_commit,
+    &kdc_rule_produce_without_delivery_callback,
+    &kdc_rule_unconfirmed_dlq_routing,
+};
+const size_t kdc_nrules = sizeof kdc_rules / sizeof kdc_rules[0];
+
+const kdc_rule_t *kdc_rule_find(const char *name) {
+    for (size_t i = 0; i < kdc_nrules; i++)
+        if (!strcmp(kdc_rules[i]->name, name))
+            return kdc_rules[i];
+    return NULL;
+}
+
+void kdc_rule_report(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_loc_t *loc,
+                     const kdc_related_t *related, size_t nrelated, const char *fmt, ...) {
+    kdc_finding_t fd = {0};
+    va_list ap;
+    va_start(ap, fmt);
+    if (vasprintf(&fd.message, fmt, ap) < 0)
+        kdc_oom();
+    va_end(ap);
+    fd.rule = ctx->rule->name;
+    fd.severity = ctx->rule->severity;
+    fd.loc = *loc;
+    fd.function = f ? f->name : NULL;
+    if (nrelated) {
+        fd.related = kdc_xrealloc(NULL, nrelated * sizeof *fd.related);
+        for (size_t i = 0; i < nrelated; i++) {
+            fd.related[i].loc = related[i].loc;
+            fd.related[i].message = kdc_xstrdup(related[i].message);
+        }
+        fd.nrelated = nrelated;
+    }
+    kdc_findings_add(ctx->out, &fd);
+}
