@@ -119,9 +119,23 @@ static void for_each_obj(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_e
     kdc_bits_free(&b);
 }
 
+/* A string literal seen through std::string construction, or NULL. */
+static const kdc_expr_t *literal(const kdc_expr_t *e) {
+    for (int depth = 0; e && depth < 8; depth++) {
+        e = kdc_expr_strip(e);
+        if (e->kind == KDC_E_STRING)
+            return e;
+        if (e->kind == KDC_E_CALL && e->is_ctor && e->callee_system && e->nkids >= 1)
+            e = e->kids[0];
+        else
+            return NULL;
+    }
+    return NULL;
+}
+
 static const char *single_string(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *e) {
-    const kdc_expr_t *s = kdc_expr_strip(e);
-    if (s && s->kind == KDC_E_STRING)
+    const kdc_expr_t *s = literal(e);
+    if (s)
         return s->str;
     kdc_bits_t b;
     kdc_pts_expr(fx->pts, f, e, &b);
@@ -450,8 +464,8 @@ static int name_is_dlq(const kdc_facts_t *fx, const kdc_expr_t *e) {
 static int strings_dlq(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *e) {
     if (!e)
         return 0;
-    const kdc_expr_t *s = kdc_expr_strip(e);
-    if (s && s->kind == KDC_E_STRING)
+    const kdc_expr_t *s = literal(e);
+    if (s)
         return match_any(fx->opts.dlq_topic_patterns, s->str);
     kdc_bits_t b;
     kdc_pts_expr(fx->pts, f, e, &b);

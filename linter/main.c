@@ -108,8 +108,18 @@ int main(int argc, char **argv) {
     int list_rules = 0, dump_model = 0, fail_incomplete = 0, bad_usage = 0;
     double t0 = now_seconds();
 
+    /* Everything after the first `--` is compiler arguments, not options or paths. */
+    int nopt = argc;
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--")) {
+            nopt = i;
+            break;
+        }
+    for (int i = nopt + 1; i < argc; i++)
+        sv_push(&extra, argv[i]);
+
     int c;
-    while ((c = getopt_long(argc, argv, "p:o:h", long_opts, NULL)) != -1) {
+    while ((c = getopt_long(nopt, argv, "p:o:h", long_opts, NULL)) != -1) {
         switch (c) {
         case 'p': db_dir = optarg; break;
         case 'o': out_path = optarg; break;
@@ -146,7 +156,7 @@ int main(int argc, char **argv) {
         if (apply_rule_list(disables.v[i], 0, on, "--disable"))
             bad_usage = 1;
     if (bad_usage) {
-        usage(stderr);
+        fputs("kdc-lint: see kdc-lint --help\n", stderr);
         return 2;
     }
     if (list_rules) {
@@ -154,23 +164,11 @@ int main(int argc, char **argv) {
             printf("%-36s %s\n", kdc_rules[i]->name, kdc_rules[i]->summary);
         return 0;
     }
-    /* Everything after `--` is compiler arguments. */
     strvec_t paths = {0};
-    int dashdash = 0;
-    for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "--")) {
-            dashdash = i;
-            break;
-        }
-    for (int i = optind; i < argc; i++) {
-        if (dashdash && i > dashdash)
-            sv_push(&extra, argv[i]);
-        else if (!dashdash || i < dashdash)
-            sv_push(&paths, argv[i]);
-    }
+    for (int i = optind; i < nopt; i++)
+        sv_push(&paths, argv[i]);
     if (!paths.n && !db_dir) {
-        fprintf(stderr, "kdc-lint: error: no input paths\n");
-        usage(stderr);
+        fprintf(stderr, "kdc-lint: error: no input paths (see kdc-lint --help)\n");
         return 2;
     }
 
