@@ -190,6 +190,9 @@ int main(int argc, char **argv) {
             usage();
     }
     char err[1024];
+    static char lint_path[PATH_MAX];
+    if (g.lint && realpath(g.lint, lint_path))
+        g.lint = lint_path; /* kdc-lint runs in the cases folder */
     if (!g.lint || access(g.lint, X_OK) != 0) {
         snprintf(g.setup_error, sizeof g.setup_error,
                  "kdc-lint binary not executable: %s (pass --kdc-lint PATH or set KDC_LINT)",

@@ -236,7 +236,7 @@ static void split_flags(const char *s) {
 /* Finds name on PATH (names with a '/' are returned as they are). */
 static const char *resolve_exe(const char *name, char *buf, size_t len) {
     if (strchr(name, '/'))
-        return name;
+        return realpath(name, buf) ? buf : name;
     const char *path = getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin";
     char *copy = strdup(path), *save = NULL;
     const char *found = name;
@@ -283,6 +283,11 @@ int main(int argc, char **argv) {
     static char cc_path[4096], cxx_path[4096];
     g.cc = resolve_exe(g.cc, cc_path, sizeof cc_path);
     g.cxx = resolve_exe(g.cxx, cxx_path, sizeof cxx_path);
+
+    /* kdc-lint runs in each rule's fixture folder: make its path absolute. */
+    static char lint_path[4096];
+    if (g.lint && realpath(g.lint, lint_path))
+        g.lint = lint_path;
 
     struct CMUnitTest *tests = NULL;
     size_t ntests = 0;
