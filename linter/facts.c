@@ -310,6 +310,8 @@ void kdc_facts_clients_of(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_
     kdc_bits_free(&b);
 }
 
+int kdc_facts_client_type(const kdc_facts_t *fx, size_t client) { return fx->info[client].type; }
+
 kdc_tri_t kdc_facts_client_has_dr(const kdc_facts_t *fx, size_t client) {
     const objinfo_t *ci = &fx->info[client];
     if (ci->unknown_conf)

@@ -49,6 +49,9 @@ const kdc_summary_t *kdc_facts_summary(const kdc_facts_t *fx, const kdc_func_t *
 void kdc_facts_clients_of(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *e,
                           kdc_bits_t *clients, int *unknown);
 
+/* 0 producer, 1 consumer, -1 unknown. */
+int kdc_facts_client_type(const kdc_facts_t *fx, size_t client);
+
 /* Did any configuration of the client register a delivery report (any form)?
  * UNKNOWN when its configuration cannot be followed or was handed to code
  * outside the analysis. */

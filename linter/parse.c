@@ -1,3 +1,4 @@
+#define _GNU_SOURCE
 /*
  * libclang → the owned per-function model (model.h).
  *
@@ -10,6 +11,8 @@
 #include "util.h"
 
 #include <clang-c/Index.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1082,9 +1085,17 @@ int kdc_parse_tu(kdc_parser_t *ps, kdc_program_t *p, const char *file, const cha
     pctx_t c = {0};
     c.p = p;
     kdc_strmap_init(&c.file_names);
+    /* libclang applies -working-directory= to the whole process: restore ours. */
+    int cwd_fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     enum CXErrorCode ec = clang_parseTranslationUnit2(
         ps->index, file, argv, argc, NULL, 0,
         CXTranslationUnit_KeepGoing | CXTranslationUnit_IgnoreNonErrorsFromIncludedFiles, &c.tu);
+    if (cwd_fd >= 0) {
+        if (fchdir(cwd_fd) != 0) {
+            /* nothing better to do: paths were made absolute before parsing */
+        }
+        close(cwd_fd);
+    }
     if (ec != CXError_Success || !c.tu) {
         *err = kdc_xasprintf("libclang could not parse this file (error %d)", (int)ec);
         kdc_strmap_free(&c.file_names);

@@ -47,8 +47,8 @@ static void check(kdc_rule_ctx_t *ctx) {
             kdc_facts_clients_of(fx, f, kdc_api_arg(call, api->handle), &clients, &unknown);
             report |= unknown;
             for (size_t k = 0; k < clients.nwords * 64; k++) {
-                if (!kdc_bits_get(&clients, k))
-                    continue;
+                if (!kdc_bits_get(&clients, k) || kdc_facts_client_type(fx, k) == 0)
+                    continue; /* a producer sharing the variable does not commit */
                 kdc_tri_t store = kdc_facts_client_bool(fx, k, "enable.auto.offset.store", 1);
                 if (store != KDC_TRI_NO) {
                     report = 1;

@@ -33,8 +33,8 @@ static void check(kdc_rule_ctx_t *ctx) {
             kdc_related_t rel[4];
             size_t nrel = 0;
             for (size_t k = 0; report && k < clients.nwords * 64; k++) {
-                if (!kdc_bits_get(&clients, k))
-                    continue;
+                if (!kdc_bits_get(&clients, k) || kdc_facts_client_type(fx, k) == 1)
+                    continue; /* a consumer sharing the variable cannot produce */
                 if (kdc_facts_client_has_dr(fx, k) != KDC_TRI_NO)
                     report = 0;
                 else if (nrel < 4) {
