@@ -4,7 +4,7 @@
 #include <stdio.h>
 
 static const char *ekind[] = {"other", "call", "ref", "member", "string", "int",
-                              "null", "unary", "binary", "cond", "index", "this"};
+                              "null", "unary", "binary", "cond", "index", "this", "init"};
 static const char *skind[] = {"compound", "expr", "if", "while", "do", "for", "switch", "case",
                               "default", "break", "continue", "return", "goto", "label", "try",
                               "null"};

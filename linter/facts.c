@@ -39,7 +39,8 @@ struct kdc_facts {
     objinfo_t *info;      /* per object */
     kdc_summary_t *sum;   /* per function index */
     kdc_strmap_t dr_state; /* keys written by delivery-report callbacks → (void*)1 */
-    kdc_strmap_t dr_funcs; /* USR → function, delivery-report callbacks and their callees */
+    kdc_strmap_t dr_funcs; /* id → function, delivery-report callbacks and their callees */
+    const kdc_func_t *building; /* function whose CFG is being built */
 };
 
 /* ---------- small helpers ---------- */
@@ -53,8 +54,9 @@ static int match_any(const char *const *pats, const char *s) {
     return 0;
 }
 
-static const kdc_func_t *callee_func(const kdc_facts_t *fx, const kdc_expr_t *call) {
-    return kdc_program_find_func(fx->p, call->usr);
+static const kdc_func_t *callee_func(const kdc_facts_t *fx, const kdc_func_t *caller,
+                                     const kdc_expr_t *call) {
+    return kdc_program_find_callee(fx->p, call->usr, caller ? caller->tu : -1);
 }
 
 static const kdc_summary_t *callee_summary(const kdc_facts_t *fx, const kdc_func_t *f,
@@ -177,8 +179,8 @@ static void mark_escaped(kdc_facts_t *fx, size_t conf, void *arg) {
 }
 
 static void add_dr_func(kdc_facts_t *fx, const kdc_func_t *f) {
-    if (f && !kdc_strmap_get(&fx->dr_funcs, f->usr))
-        kdc_strmap_put(&fx->dr_funcs, f->usr, (void *)f);
+    if (f && !kdc_strmap_get(&fx->dr_funcs, f->id))
+        kdc_strmap_put(&fx->dr_funcs, f->id, (void *)f);
 }
 
 static void collect_dr_callback(kdc_facts_t *fx, size_t obj, void *arg) {
@@ -214,7 +216,7 @@ static void scan_config_calls(kdc_facts_t *fx) {
                 if (api->roles & KDC_API_DR_REGISTER)
                     for_each_obj(fx, f, v, KDC_OBJ_FUNC, collect_dr_callback, NULL, NULL);
             } else if (!api && !call->callee_system && !kdc_api_is_librdkafka(call) &&
-                       !callee_func(fx, call) && !call->callee_expr) {
+                       !callee_func(fx, f, call) && !call->callee_expr) {
                 /* Handed to code we cannot see: it may register anything. */
                 for (unsigned a = 0; a < call->nkids; a++)
                     for_each_obj(fx, f, call->kids[a], KDC_OBJ_CONF, mark_escaped, NULL, NULL);
@@ -419,11 +421,11 @@ static void compute_dr_state(kdc_facts_t *fx) {
         changed = 0;
         for (size_t i = 0; i < nf; i++) {
             const kdc_func_t *f = kdc_program_func(fx->p, i);
-            if (!kdc_strmap_get(&fx->dr_funcs, f->usr))
+            if (!kdc_strmap_get(&fx->dr_funcs, f->id))
                 continue;
             for (unsigned c = 0; c < f->ncalls; c++) {
-                const kdc_func_t *g = callee_func(fx, f->calls[c]);
-                if (g && !kdc_strmap_get(&fx->dr_funcs, g->usr)) {
+                const kdc_func_t *g = callee_func(fx, f, f->calls[c]);
+                if (g && !kdc_strmap_get(&fx->dr_funcs, g->id)) {
                     add_dr_func(fx, g);
                     changed = 1;
                 }
@@ -432,7 +434,7 @@ static void compute_dr_state(kdc_facts_t *fx) {
     }
     for (size_t i = 0; i < nf; i++) {
         const kdc_func_t *f = kdc_program_func(fx->p, i);
-        if (kdc_strmap_get(&fx->dr_funcs, f->usr))
+        if (kdc_strmap_get(&fx->dr_funcs, f->id))
             kdc_func_walk_exprs(f, collect_written, fx);
     }
 }
@@ -604,8 +606,11 @@ static int walk_visit(void *ctx, const kdc_cfg_t *g, int n, int state) {
         if ((api && (api->roles & KDC_API_CONFIRM)) || (s && s->confirms))
             return -1;
         if ((api && (api->roles & (KDC_API_COMMIT | KDC_API_STORE))) || (s && s->commits)) {
+            /* The first commit on the path is where the message is lost; later
+             * commits on the same path are the same loss. */
             if (w->reached)
                 w->reached(w->ctx, w->f, call);
+            return -1;
         }
         if ((api && (api->roles & KDC_API_SERVE_DR)) || (s && s->serves_dr))
             state |= 1;
@@ -765,14 +770,16 @@ static int noreturn_cb(const kdc_expr_t *call, void *arg) {
     kdc_facts_t *fx = arg;
     if (kdc_api_is_noreturn_name(call->name))
         return 1;
-    const kdc_func_t *g = kdc_program_find_func(fx->p, call->usr);
+    const kdc_func_t *g = kdc_program_find_callee(fx->p, call->usr, fx->building ? fx->building->tu : -1);
     return g && fx->sum[g->index].noreturn;
 }
 
 static void build_cfgs(kdc_facts_t *fx) {
     size_t nf = kdc_program_nfuncs(fx->p);
-    for (size_t i = 0; i < nf; i++)
+    for (size_t i = 0; i < nf; i++) {
+        fx->building = kdc_program_func(fx->p, i);
         kdc_cfg_build(fx->p, kdc_program_func(fx->p, i), noreturn_cb, fx);
+    }
     for (int round = 0; round < 8; round++) {
         int changed = 0;
         for (size_t i = 0; i < nf; i++) {
@@ -785,9 +792,12 @@ static void build_cfgs(kdc_facts_t *fx) {
         }
         if (!changed)
             break;
-        for (size_t i = 0; i < nf; i++)
+        for (size_t i = 0; i < nf; i++) {
+            fx->building = kdc_program_func(fx->p, i);
             kdc_cfg_build(fx->p, kdc_program_func(fx->p, i), noreturn_cb, fx);
+        }
     }
+    fx->building = NULL;
 }
 
 kdc_facts_t *kdc_facts_build(kdc_program_t *p, const kdc_options_t *opts) {

@@ -25,7 +25,8 @@ typedef struct kdc_summary {
     unsigned commits : 1;         /* may commit or store offsets */
     unsigned serves_dr : 1;       /* may serve delivery reports (poll/flush) */
     unsigned confirms : 1;        /* every path to its exit passes a delivery confirmation */
-    unsigned pending_produce : 1; /* may return with a produced message unconfirmed */
+    unsigned pending_produce : 1; /* may return with a produced message unconfirmed (and
+                                     no commit after it on that path) */
     unsigned pending_dlq : 1;     /* ... a message produced to a dead-letter destination */
     const kdc_func_t *pending_func; /* where that produce is (for notes) */
     const kdc_expr_t *pending_site;
@@ -75,8 +76,10 @@ int kdc_facts_is_commit(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_ex
 /*
  * Walks f's CFG from the node of `produce` (a produce call, or a call of a
  * helper that leaves one pending) along paths that pass no confirmation of
- * that message, and calls `reached` for each commit/store call node met.
- * Returns non-zero when the function's exit is reached on such a path.
+ * that message, and calls `reached` for the first commit/store call node on
+ * each path (the path ends there: later commits are the same loss). Returns
+ * non-zero when the function's exit is reached on such a path, i.e. the
+ * message may still be unconfirmed, and the input uncommitted, on return.
  */
 typedef void (*kdc_reached_fn)(void *ctx, const kdc_func_t *f, const kdc_expr_t *commit);
 int kdc_facts_walk_unconfirmed(const kdc_facts_t *fx, const kdc_func_t *f,

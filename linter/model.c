@@ -2,6 +2,7 @@
 #include "model.h"
 #include "util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,7 +17,8 @@ struct kdc_program {
     arena_block_t *arena;
     kdc_strset_t strings;
     KDC_VEC(kdc_func_t *) funcs;
-    kdc_strmap_t func_by_usr;
+    kdc_strmap_t func_by_usr; /* first definition */
+    kdc_strmap_t func_by_id;  /* second and later definitions */
     KDC_VEC(kdc_global_init_t) globals;
     KDC_VEC(kdc_tu_info_t) tus;
 };
@@ -27,6 +29,7 @@ kdc_program_t *kdc_program_new(void) {
         return NULL;
     kdc_strset_init(&p->strings);
     kdc_strmap_init(&p->func_by_usr);
+    kdc_strmap_init(&p->func_by_id);
     return p;
 }
 
@@ -41,6 +44,7 @@ void kdc_program_free(kdc_program_t *p) {
     }
     kdc_strset_free(&p->strings);
     kdc_strmap_free(&p->func_by_usr);
+    kdc_strmap_free(&p->func_by_id);
     free(p->funcs.v);
     free(p->globals.v);
     free(p->tus.v);
@@ -74,9 +78,23 @@ const char *kdc_intern(kdc_program_t *p, const char *s) {
 }
 
 int kdc_program_add_func(kdc_program_t *p, kdc_func_t *f) {
-    if (kdc_strmap_get(&p->func_by_usr, f->usr))
-        return 0;
-    kdc_strmap_put(&p->func_by_usr, f->usr, f);
+    kdc_func_t *first = kdc_strmap_get(&p->func_by_usr, f->usr);
+    f->id = f->usr;
+    if (first) {
+        kdc_func_t *last = first;
+        for (kdc_func_t *g = first; g; g = g->next_def) {
+            if (g->loc.file == f->loc.file && g->loc.line == f->loc.line)
+                return 0;
+            last = g;
+        }
+        char buf[4096];
+        snprintf(buf, sizeof buf, "%s@%s:%u", f->usr, f->loc.file ? f->loc.file : "", f->loc.line);
+        f->id = kdc_intern(p, buf);
+        last->next_def = f;
+        kdc_strmap_put(&p->func_by_id, f->id, f);
+    } else {
+        kdc_strmap_put(&p->func_by_usr, f->usr, f);
+    }
     f->index = (unsigned)p->funcs.n;
     KDC_VEC_PUSH(p->funcs, f);
     return 1;
@@ -94,8 +112,19 @@ int kdc_program_add_tu(kdc_program_t *p, const kdc_tu_info_t *tu) {
 
 size_t kdc_program_nfuncs(const kdc_program_t *p) { return p->funcs.n; }
 kdc_func_t *kdc_program_func(const kdc_program_t *p, size_t i) { return p->funcs.v[i]; }
-kdc_func_t *kdc_program_find_func(const kdc_program_t *p, const char *usr) {
-    return usr ? kdc_strmap_get(&p->func_by_usr, usr) : NULL;
+kdc_func_t *kdc_program_find_func(const kdc_program_t *p, const char *id) {
+    if (!id)
+        return NULL;
+    kdc_func_t *f = kdc_strmap_get(&p->func_by_id, id);
+    return f ? f : kdc_strmap_get(&p->func_by_usr, id);
+}
+
+kdc_func_t *kdc_program_find_callee(const kdc_program_t *p, const char *usr, int tu) {
+    kdc_func_t *first = usr ? kdc_strmap_get(&p->func_by_usr, usr) : NULL;
+    for (kdc_func_t *g = first; g; g = g->next_def)
+        if (g->tu == tu)
+            return g;
+    return first;
 }
 size_t kdc_program_nglobal_inits(const kdc_program_t *p) { return p->globals.n; }
 const kdc_global_init_t *kdc_program_global_init(const kdc_program_t *p, size_t i) {

@@ -29,7 +29,8 @@ typedef enum {
     KDC_E_BINARY, /* op, kids[0], kids[1]; assignments too */
     KDC_E_COND,   /* c ? a : b: kids[0..2] */
     KDC_E_INDEX,  /* a[i]: kids[0], kids[1] */
-    KDC_E_THIS    /* C++ this */
+    KDC_E_THIS,   /* C++ this */
+    KDC_E_INIT    /* {..} initializer: kids, and fields[i] = the struct field kid i initialises */
 } kdc_expr_kind_t;
 
 typedef enum {
@@ -77,6 +78,7 @@ struct kdc_expr {
     kdc_expr_t *callee_expr;  /* CALL: callee expression when the call is indirect */
     kdc_expr_t **kids;
     unsigned nkids;
+    const char **fields;      /* INIT of a struct: field USR per kid (NULL entries: unknown) */
     int call_id;              /* CALL: index in kdc_func_t.calls */
     kdc_loc_t loc;
 };
@@ -107,6 +109,9 @@ struct kdc_stmt {
 typedef struct kdc_func kdc_func_t;
 struct kdc_func {
     const char *usr;
+    const char *id;         /* unique in the program: the USR, or USR@file:line for a second
+                               definition of the same symbol in another program of the run */
+    kdc_func_t *next_def;   /* other definitions with the same USR */
     const char *name;       /* qualified name */
     const char *class_usr;  /* C++ method: its class USR; else NULL */
     kdc_loc_t loc;
@@ -146,15 +151,20 @@ void *kdc_alloc(kdc_program_t *p, size_t n);
 const char *kdc_intern(kdc_program_t *p, const char *s);
 const char *kdc_intern_n(kdc_program_t *p, const char *s, size_t n);
 
-/* Adds a function; a second definition with the same USR (a header included
- * twice) is ignored and 0 returned. */
+/* Adds a function; the same definition seen again (a header included by two
+ * units) is ignored and 0 returned. Different definitions of one symbol (two
+ * programs analysed in one run, each with its own main) are all kept. */
 int kdc_program_add_func(kdc_program_t *p, kdc_func_t *f);
 void kdc_program_add_global_init(kdc_program_t *p, const char *usr, kdc_expr_t *init);
 int kdc_program_add_tu(kdc_program_t *p, const kdc_tu_info_t *tu);
 
 size_t kdc_program_nfuncs(const kdc_program_t *p);
 kdc_func_t *kdc_program_func(const kdc_program_t *p, size_t i);
-kdc_func_t *kdc_program_find_func(const kdc_program_t *p, const char *usr);
+/* By id (or USR: its first definition). */
+kdc_func_t *kdc_program_find_func(const kdc_program_t *p, const char *id);
+/* The definition a call from translation unit `tu` reaches: the one in that
+ * unit if there is one, else the first. */
+kdc_func_t *kdc_program_find_callee(const kdc_program_t *p, const char *usr, int tu);
 size_t kdc_program_nglobal_inits(const kdc_program_t *p);
 const kdc_global_init_t *kdc_program_global_init(const kdc_program_t *p, size_t i);
 size_t kdc_program_ntus(const kdc_program_t *p);

@@ -73,6 +73,21 @@ static const char *file_name(pctx_t *c, CXFile f) {
     return name;
 }
 
+/* Identity of a struct field: its USR plus where it is declared, so that two
+ * programs analysed in one run with same-named structs do not share fields,
+ * while a struct from a shared header is one struct everywhere. */
+static const char *field_key(pctx_t *c, CXCursor field) {
+    CXString u = clang_getCursorUSR(field);
+    CXFile f = NULL;
+    unsigned line = 0, col, off;
+    clang_getSpellingLocation(clang_getCursorLocation(field), &f, &line, &col, &off);
+    const char *fname = file_name(c, f);
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s@%s:%u", clang_getCString(u), fname ? fname : "", line);
+    clang_disposeString(u);
+    return kdc_intern(c->p, buf);
+}
+
 static kdc_loc_t loc_of(pctx_t *c, CXCursor cur) {
     kdc_loc_t l = {0};
     CXSourceRange r = clang_getCursorExtent(cur);
@@ -393,6 +408,7 @@ static kdc_expr_t *conv_ref(pctx_t *c, CXCursor cur) {
         break;
     case CXCursor_FieldDecl:
         e->kind = KDC_E_MEMBER;
+        e->usr = field_key(c, d);
         break;
     default:
         if (is_func_kind(clang_getCursorKind(d))) {
@@ -506,9 +522,42 @@ static const char *string_literal(pctx_t *c, CXCursor cur) {
     return r;
 }
 
+typedef struct field_list {
+    pctx_t *c;
+    KDC_VEC(const char *) usrs;
+} field_list_t;
+
+static enum CXVisitorResult collect_field(CXCursor field, CXClientData d) {
+    field_list_t *fl = d;
+    const char *usr = field_key(fl->c, field);
+    KDC_VEC_PUSH(fl->usrs, usr);
+    return CXVisit_Continue;
+}
+
+/* {..} for a struct: its kids initialise the fields in order (libclang shows the
+ * semantic form, designators already resolved). */
+static kdc_expr_t *conv_init_list(pctx_t *c, CXCursor cur) {
+    kdc_expr_t *e = other_with_kids(c, cur);
+    e->kind = KDC_E_INIT;
+    CXType t = clang_getCanonicalType(clang_getCursorType(cur));
+    if (t.kind != CXType_Record || !e->nkids)
+        return e;
+    field_list_t fl = {c, {0}};
+    clang_Type_visitFields(t, collect_field, &fl);
+    if (fl.usrs.n >= e->nkids) {
+        e->fields = kdc_alloc(c->p, e->nkids * sizeof *e->fields);
+        for (unsigned i = 0; i < e->nkids; i++)
+            e->fields[i] = fl.usrs.v[i];
+    }
+    free(fl.usrs.v);
+    return e;
+}
+
 static kdc_expr_t *conv_expr(pctx_t *c, CXCursor cur) {
     enum CXCursorKind k = clang_getCursorKind(cur);
     switch (k) {
+    case CXCursor_InitListExpr:
+        return conv_init_list(c, cur);
     case CXCursor_UnexposedExpr:
     case CXCursor_ParenExpr:
     case CXCursor_CStyleCastExpr:
@@ -551,7 +600,8 @@ static kdc_expr_t *conv_expr(pctx_t *c, CXCursor cur) {
         CXCursor d = clang_getCursorReferenced(cur);
         e->name = intern_cx(c, clang_getCursorSpelling(cur));
         if (!clang_Cursor_isNull(d))
-            e->usr = intern_cx(c, clang_getCursorUSR(d));
+            e->usr = clang_getCursorKind(d) == CXCursor_FieldDecl ? field_key(c, d)
+                                                                 : intern_cx(c, clang_getCursorUSR(d));
         e->type = type_spelling(c, cur);
         cursor_vec_t kv = children(cur);
         for (size_t i = 0; i < kv.n; i++)

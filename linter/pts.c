@@ -97,7 +97,7 @@ const char *kdc_pts_lvalue_key(kdc_program_t *p, const kdc_expr_t *e) {
 }
 
 static const char *ret_key(kdc_program_t *p, const kdc_func_t *f) {
-    return prefixed(p, "R:", f->usr);
+    return prefixed(p, "R:", f->id);
 }
 
 /* ---------- value sources ---------- */
@@ -143,7 +143,7 @@ static void call_srcs(kdc_pts_t *t, const kdc_expr_t *e, srcvec_t *out) {
             push_obj(0, out);
         return;
     }
-    kdc_func_t *f = kdc_program_find_func(t->p, e->usr);
+    kdc_func_t *f = kdc_program_find_callee(t->p, e->usr, t->cur ? t->cur->tu : -1);
     if (f) {
         push_loc(t, ret_key(t->p, f), out);
         return;
@@ -172,8 +172,11 @@ static void srcs(kdc_pts_t *t, const kdc_expr_t *e, srcvec_t *out) {
         return;
     switch (e->kind) {
     case KDC_E_REF:
-        if (e->ref == KDC_REF_FUNCTION && e->usr)
-            push_obj(obj_for(t, KDC_OBJ_FUNC, e->usr, NULL, NULL, e->usr), out);
+        if (e->ref == KDC_REF_FUNCTION && e->usr) {
+            const kdc_func_t *fn = kdc_program_find_callee(t->p, e->usr, t->cur ? t->cur->tu : -1);
+            const char *id = fn ? fn->id : e->usr;
+            push_obj(obj_for(t, KDC_OBJ_FUNC, id, NULL, NULL, id), out);
+        }
         else if (e->ref != KDC_REF_ENUMERATOR)
             push_loc(t, kdc_pts_lvalue_key(t->p, e), out);
         return;
@@ -209,6 +212,9 @@ static void srcs(kdc_pts_t *t, const kdc_expr_t *e, srcvec_t *out) {
             srcs(t, e->kids[0], out);
         return;
     case KDC_E_OTHER:
+    case KDC_E_INIT: /* arrays of handles: {rk1, rk2} */
+        if (e->fields)
+            return;
         for (unsigned i = 0; i < e->nkids; i++)
             srcs(t, e->kids[i], out);
         return;
@@ -222,6 +228,13 @@ static void srcs(kdc_pts_t *t, const kdc_expr_t *e, srcvec_t *out) {
 static void flow(kdc_pts_t *t, const char *dst_key, const kdc_expr_t *from) {
     if (!dst_key || !from)
         return;
+    const kdc_expr_t *init = kdc_expr_strip(from);
+    if (init->kind == KDC_E_INIT && init->fields) {
+        /* struct s v = {a, b}: field-based, so a flows into s.field0, b into s.field1 */
+        for (unsigned i = 0; i < init->nkids; i++)
+            flow(t, init->fields[i], init->kids[i]);
+        return;
+    }
     int dst = loc_for(t, dst_key);
     srcvec_t v = {0};
     srcs(t, from, &v);
@@ -244,8 +257,8 @@ static void flow_both(kdc_pts_t *t, const char *a, const char *b) {
 }
 
 static void count_caller(kdc_pts_t *t, const kdc_func_t *f) {
-    uintptr_t n = (uintptr_t)kdc_strmap_get(&t->ncallers, f->usr);
-    kdc_strmap_put(&t->ncallers, f->usr, (void *)(n + 1));
+    uintptr_t n = (uintptr_t)kdc_strmap_get(&t->ncallers, f->id);
+    kdc_strmap_put(&t->ncallers, f->id, (void *)(n + 1));
 }
 
 static void bind_args(kdc_pts_t *t, const kdc_expr_t *call, const kdc_func_t *callee) {
@@ -280,7 +293,7 @@ static int gen_expr(const kdc_expr_t *e, void *arg) {
     if (e->kind == KDC_E_BINARY && e->op == KDC_OP_ASSIGN && e->nkids == 2) {
         flow(t, kdc_pts_lvalue_key(t->p, e->kids[0]), e->kids[1]);
     } else if (e->kind == KDC_E_CALL && !e->callee_expr) {
-        kdc_func_t *callee = kdc_program_find_func(t->p, e->usr);
+        kdc_func_t *callee = kdc_program_find_callee(t->p, e->usr, t->cur->tu);
         if (callee)
             bind_args(t, e, callee);
         else if (!e->callee_system && !kdc_api_is_librdkafka(e) && !kdc_api_lookup(e))
@@ -390,7 +403,7 @@ size_t kdc_pts_nobjs(const kdc_pts_t *t) { return t->objs.n; }
 const kdc_obj_t *kdc_pts_obj(const kdc_pts_t *t, size_t i) { return &t->objs.v[i]; }
 
 unsigned kdc_pts_ncallers(const kdc_pts_t *t, const kdc_func_t *f) {
-    return (unsigned)(uintptr_t)kdc_strmap_get(&t->ncallers, f->usr);
+    return (unsigned)(uintptr_t)kdc_strmap_get(&t->ncallers, f->id);
 }
 
 /* Evaluate sources without creating anything new (queries run after solving). */
@@ -423,7 +436,7 @@ void kdc_pts_expr(const kdc_pts_t *t, const kdc_func_t *f, const kdc_expr_t *e, 
 void kdc_pts_callees(const kdc_pts_t *t, const kdc_func_t *f, const kdc_expr_t *call,
                      kdc_funcvec_t *out) {
     if (!call->callee_expr) {
-        kdc_func_t *callee = kdc_program_find_func(t->p, call->usr);
+        kdc_func_t *callee = kdc_program_find_callee(t->p, call->usr, f ? f->tu : -1);
         if (callee)
             KDC_VEC_PUSH(*out, callee);
         return;

@@ -27,11 +27,13 @@ static void on_commit(void *arg, const kdc_func_t *f, const kdc_expr_t *commit) 
     kdc_related_t rel[2];
     size_t nrel = 0;
     rel[nrel].loc = d->produce->loc;
-    rel[nrel].message = "message produced to the dead-letter queue here";
+    rel[nrel].message = kdc_api_lookup(d->produce)
+                            ? "message produced to the dead-letter queue here"
+                            : "message routed to the dead-letter queue through this call";
     nrel++;
     if (!kdc_api_lookup(d->produce)) {
         kdc_summary_t dummy = {0};
-        const kdc_func_t *callee = kdc_program_find_func(d->ctx->program, d->produce->usr);
+        const kdc_func_t *callee = kdc_program_find_callee(d->ctx->program, d->produce->usr, d->f->tu);
         const kdc_summary_t *s = callee ? kdc_facts_summary(fx, callee) : &dummy;
         if (s->pending_site) {
             rel[nrel].loc = s->pending_site->loc;
