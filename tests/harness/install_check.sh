@@ -1,0 +1,53 @@
+#!/bin/sh
+# Install libkdc (component libkdc) into a scratch prefix that differs from
+# the configured CMAKE_INSTALL_PREFIX, then build and run applications
+# against it with find_package(kdc) (C and C++) and with pkg-config.
+# Usage: install_check.sh BUILD_DIR CONSUMER_SRC WORK_DIR CMAKE CC CXX VERSION
+set -eu
+build_dir=$1 consumer_src=$2 work=$3 cmake=$4 cc=$5 cxx=$6 version=$7
+
+rm -rf "$work"
+mkdir -p "$work"
+prefix=$work/prefix
+
+echo "== cmake --install (component libkdc) into $prefix"
+"$cmake" --install "$build_dir" --prefix "$prefix" --component libkdc
+
+for f in include/kdc/kdc.h include/kdc/tracker.h include/kdc/export.h; do
+        test -f "$prefix/$f" || { echo "missing $f"; exit 1; }
+done
+config=$(find "$prefix" -name kdcConfig.cmake)
+pc=$(find "$prefix" -name kdc.pc)
+test -n "$config" && test -f "$(dirname "$config")/kdcConfigVersion.cmake" &&
+        test -f "$(dirname "$config")/kdcTargets.cmake" ||
+        { echo "CMake package files missing"; exit 1; }
+test -n "$pc" || { echo "kdc.pc missing"; exit 1; }
+test ! -e "$prefix/include/kdc/internal.h" || { echo "internal header installed"; exit 1; }
+
+echo "== find_package(kdc $version) consumer"
+"$cmake" -S "$consumer_src" -B "$work/cmake-consumer" \
+        -DCMAKE_PREFIX_PATH="$prefix" -DKDC_EXPECTED_VERSION="$version" \
+        -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx"
+"$cmake" --build "$work/cmake-consumer"
+"$work/cmake-consumer/kdc_consumer_c"
+"$work/cmake-consumer/kdc_consumer_cxx"
+
+echo "== pkg-config consumer"
+PKG_CONFIG_PATH=$(dirname "$pc")
+export PKG_CONFIG_PATH
+test "$(pkg-config --modversion kdc)" = "$version" ||
+        { echo "kdc.pc version is not $version"; exit 1; }
+flags=$(pkg-config --cflags --libs kdc)
+echo "pkg-config --cflags --libs kdc: $flags"
+case " $flags " in
+*" -lkdc "*) ;;
+*) echo "no -lkdc"; exit 1 ;;
+esac
+case " $flags " in
+*" -lrdkafka "*) ;;
+*) echo "no -lrdkafka (Requires: rdkafka)"; exit 1 ;;
+esac
+# shellcheck disable=SC2086 # flags are words by design
+"$cc" "$consumer_src/main.c" $flags -o "$work/pc-consumer"
+LD_LIBRARY_PATH=$(pkg-config --variable=libdir kdc) "$work/pc-consumer"
+echo "install check passed"
