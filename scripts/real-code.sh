@@ -72,4 +72,20 @@ done
 run librdkafka-examples-unbuilt "${extra[@]}" -- -I"$PWD/librdkafka/src" -I"$PWD/librdkafka/src-cpp" \
   -I"$PWD/librdkafka-build/generated/dummy"
 run kcat -p kcat kcat
+
+# Recall check: the same producer examples with their delivery-report registration removed
+# must each be reported (a clean run above must not mean "nothing was analysed").
+mkdir -p mutated && rm -f mutated/*
+for f in idempotent_producer.c producer.c rdkafka_example.c transactions.c \
+         transactions-older-broker.c producer.cpp rdkafka_example.cpp; do
+  sed -E 's/rd_kafka_conf_set_dr_msg_cb\(([^,]+), *[a-z_]+\)/(void)(\1)/;
+          s/conf->set\("dr_cb", *&[a-z_]+, *errstr\)/0/' "librdkafka/examples/$f" > "mutated/$f"
+done
+set +e
+"$lint" --format=json -o "$work/mutated.json" mutated -- -I"$PWD/librdkafka/src" \
+  -I"$PWD/librdkafka/src-cpp" 2>/dev/null
+set -e
+reported=$(grep -o '"file": "mutated/[^"]*"' "$work/mutated.json" | sort -u | wc -l)
+echo "== recall check: $reported of 7 producer examples without a delivery-report callback reported"
+[ "$reported" -eq 7 ] || status=2
 exit $status
