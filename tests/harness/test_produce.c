@@ -220,6 +220,7 @@ static void returns_kdc_err_invalid_for_null_or_mismatched_arguments(
         /* Nothing was produced by any of these calls. */
         assert_int_equal(rd_kafka_outq_len(rk), 0);
         assert_int_equal(mock_env_stored(rk, topic), 0);
+        rd_kafka_consumer_close(consumer);
         rd_kafka_destroy(consumer);
         rd_kafka_destroy(rk);
 }

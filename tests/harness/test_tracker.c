@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include <cmocka.h>
 
@@ -229,13 +230,13 @@ static void produce_returns_kdc_err_produce_and_does_not_count_a_refused_message
 
 struct poller {
         rd_kafka_t *rk;
-        volatile int stop;
+        atomic_int stop;
 };
 
 static void *poll_until_stopped(void *arg) {
         struct poller *p = arg;
 
-        while (!p->stop)
+        while (!atomic_load(&p->stop))
                 rd_kafka_poll(p->rk, 10);
         return NULL;
 }
@@ -252,14 +253,14 @@ static void reports_served_by_another_polling_thread_are_each_counted_once(
         mock_env_topic(*state, "tracker-threads", 1, topic);
         assert_int_equal(kdc_tracker_new(&t), 0);
         poller.rk = rk;
-        poller.stop = 0;
+        atomic_init(&poller.stop, 0);
         assert_int_equal(
             pthread_create(&thread, NULL, poll_until_stopped, &poller), 0);
 
         produce_n(t, rk, topic, n);
         assert_int_equal(kdc_tracker_wait(t, rk, WAIT_MS), 0);
 
-        poller.stop = 1;
+        atomic_store(&poller.stop, 1);
         pthread_join(thread, NULL);
         assert_counts(t, 0, n, 0);
         assert_int_equal(mock_env_stored(rk, topic), n);
@@ -433,6 +434,7 @@ static void null_and_mismatched_arguments_return_kdc_err_invalid(
         kdc_tracker_destroy(NULL);
 
         kdc_tracker_destroy(t);
+        rd_kafka_consumer_close(consumer);
         rd_kafka_destroy(consumer);
         rd_kafka_destroy(other);
         rd_kafka_destroy(rk);
