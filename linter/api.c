@@ -22,7 +22,10 @@ static const kdc_api_t table[] = {
     {"RdKafka::Producer::produce", KDC_API_PRODUCE, R, 0, N, N, N, N, N, N, 0},
     {"RdKafka::Topic::create", KDC_API_TOPIC_NEW, 0, 1, 2, N, N, N, N, N, 0},
     {"RdKafka::Topic::offset_store", KDC_API_STORE, N, R, N, N, N, N, N, N, 0},
-    {"kdc_produce_confirmed", KDC_API_CONFIRM, 0, 1, N, N, N, N, N, N, 0},
+    /* libkdc (include/kdc/kdc.h) */
+    {"kdc_commit_message", KDC_API_COMMIT, 0, N, N, N, N, N, N, N, 0},
+    {"kdc_produce_confirmed", KDC_API_CONFIRM | KDC_API_SERVE_DR, 0, 1, N, N, N, N, N, N, 0},
+    {"kdc_tracker_produce", KDC_API_PRODUCE, 1, 2, N, N, N, N, N, N, 0},
     {"kdc_tracker_wait", KDC_API_CONFIRM | KDC_API_SERVE_DR, 1, N, N, N, N, N, N, N, 0},
     {"rd_kafka_commit", KDC_API_COMMIT, 0, N, N, 1, N, N, N, N, 0},
     {"rd_kafka_commit_message", KDC_API_COMMIT, 0, N, N, N, N, N, N, N, 0},
