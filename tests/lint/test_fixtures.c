@@ -11,8 +11,8 @@
  *
  * --mode=compile: checks that every fixture is real code: each translation
  * unit compiles with `cc -fsyntax-only -Wall` (C++: `c++`) without a single
- * diagnostic, starts with a comment, and its markers parse and name only
- * rules that have a fixture folder.
+ * diagnostic, starts with a comment, and has markers that parse and name
+ * only rules that have a fixture folder.
  *
  * Defaults come from the environment: KDC_LINT, KDC_FIXTURES_DIR, KDC_CC,
  * KDC_CXX, KDC_FIXTURE_CFLAGS (whitespace-separated extra compiler flags).
@@ -181,6 +181,8 @@ static void test_compile_fixture(void **state) {
         kdc_markers_free(&ms);
         finish(fx, &problems, NULL);
     }
+    if (ms.n == 0)
+        kdc_problems_add(&problems, "no expect: or ok: marker: the input checks nothing");
     kdc_markers_free(&ms);
     char *dir = fx->multi ? NULL : strdup(fx->rule_dir);
     if (fx->multi && asprintf(&dir, "%s/%s", fx->rule_dir, fx->entry) < 0)
