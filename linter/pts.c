@@ -290,6 +290,13 @@ static void out_params_unknown(kdc_pts_t *t, const kdc_expr_t *call) {
 
 static int gen_expr(const kdc_expr_t *e, void *arg) {
     kdc_pts_t *t = arg;
+    /* Every string and function value gets its object now, so that queries
+     * after solving (which create nothing) can name them. */
+    if (e->kind == KDC_E_STRING || (e->kind == KDC_E_REF && e->ref == KDC_REF_FUNCTION)) {
+        srcvec_t v = {0};
+        srcs(t, e, &v);
+        free(v.v);
+    }
     if (e->kind == KDC_E_BINARY && e->op == KDC_OP_ASSIGN && e->nkids == 2) {
         flow(t, kdc_pts_lvalue_key(t->p, e->kids[0]), e->kids[1]);
     } else if (e->kind == KDC_E_CALL && !e->callee_expr) {
