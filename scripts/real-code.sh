@@ -4,6 +4,8 @@
 #   2. the example programs of the librdkafka Debian source package
 #      (flags from librdkafka's own CMake configure: compile_commands.json)
 #   3. kcat, from its Debian source package (flags recorded by bear during a real build)
+#   4. collectd's write_kafka plugin, from its Debian source package (flags by hand: its
+#      autotools build needs a git checkout; the defines replace its generated config.h)
 # Source packages come through a private apt configuration with a deb-src entry;
 # the system's apt sources are not touched. Reports land in build/real-code/.
 # Triage of every finding: docs/real-code.md.
@@ -31,15 +33,16 @@ Dir::State::Lists "$work/apt/lists";
 CONF
 export APT_CONFIG=$work/apt/apt.conf
 cd "$work/src"
-if ! ls librdkafka_*.orig.tar.* kafkacat_*.orig.tar.* >/dev/null 2>&1; then
+if ! ls librdkafka_*.orig.tar.* kafkacat_*.orig.tar.* collectd_*.orig.tar.* >/dev/null 2>&1; then
   apt-get update -qq
   # The *.debian.tar.xz part may 404; the upstream tarball is what matters.
-  apt-get source --download-only librdkafka kcat || true
+  apt-get source --download-only librdkafka kcat collectd || true
 fi
-ls librdkafka_*.orig.tar.* kafkacat_*.orig.tar.* >/dev/null
-rm -rf librdkafka kcat && mkdir librdkafka kcat
+ls librdkafka_*.orig.tar.* kafkacat_*.orig.tar.* collectd_*.orig.tar.* >/dev/null
+rm -rf librdkafka kcat collectd && mkdir librdkafka kcat collectd
 tar xf librdkafka_*.orig.tar.* -C librdkafka --strip-components=1
 tar xf kafkacat_*.orig.tar.* -C kcat --strip-components=1
+tar xf collectd_*.orig.tar.* -C collectd --strip-components=1
 unset APT_CONFIG
 
 # librdkafka: configure only; its CMake build lists the examples with their real flags.
@@ -72,6 +75,8 @@ done
 run librdkafka-examples-unbuilt "${extra[@]}" -- -I"$PWD/librdkafka/src" -I"$PWD/librdkafka/src-cpp" \
   -I"$PWD/librdkafka-build/generated/dummy"
 run kcat -p kcat kcat
+run collectd collectd/src/write_kafka.c -- -I"$PWD/collectd/src" -I"$PWD/collectd/src/daemon" \
+  -DFP_LAYOUT_NEED_NOTHING=1 -DHAVE_LIBRDKAFKA_LOG_CB=1 -DHAVE_LIBRDKAFKA_LOGGER=1
 
 # Recall check: the same producer examples with their delivery-report registration removed
 # must each be reported (a clean run above must not mean "nothing was analysed").
