@@ -403,3 +403,4 @@ int kdc_cfg_exit_reachable(const kdc_cfg_t *g) {
     kdc_cfg_search(g, g->entry, 0, &s);
     return found;
 }
+

@@ -15,6 +15,7 @@ const char *const kdc_default_dlq_name_patterns[] = {"*dlq*", "*dead*letter*", N
 typedef struct setting {
     const char *key;   /* NULL: a property whose name is not a literal */
     const char *value; /* NULL: not a literal */
+    int conditional;   /* the call is not on every path through its function */
 } setting_t;
 
 typedef struct objinfo {
@@ -159,7 +160,7 @@ static const char *single_string(const kdc_facts_t *fx, const kdc_func_t *f, con
 
 typedef struct set_ctx {
     const char *key, *value;
-    int dr;
+    int dr, conditional;
 } set_ctx_t;
 
 static void apply_setting(kdc_facts_t *fx, size_t conf, void *arg) {
@@ -169,7 +170,7 @@ static void apply_setting(kdc_facts_t *fx, size_t conf, void *arg) {
         oi->dr = 1;
         return;
     }
-    setting_t s = {c->key, c->value};
+    setting_t s = {c->key, c->value, c->conditional};
     KDC_VEC_PUSH(oi->settings, s);
 }
 
@@ -193,6 +194,47 @@ static int is_cxx_conf_set_dr(const kdc_expr_t *call, const char *key) {
     return key && !strcmp(key, "dr_cb") && call->is_method;
 }
 
+static int failure_edge_of(const kdc_expr_t *cond,
+                           int (*is_result)(const kdc_expr_t *side, void *arg), void *arg);
+
+static int is_conf_set_call(const kdc_expr_t *side, void *arg) {
+    (void)arg;
+    const kdc_api_t *api = kdc_api_lookup(side);
+    return api && (api->roles & KDC_API_CONF_SET);
+}
+
+typedef struct must_ctx {
+    int avoid, found;
+} must_ctx_t;
+
+static int must_visit(void *ctx, const kdc_cfg_t *g, int n, int st) {
+    must_ctx_t *m = ctx;
+    if (n == m->avoid)
+        return -1;
+    if (n == g->exit)
+        m->found = 1;
+    return st;
+}
+
+static int must_edge(void *ctx, const kdc_cfg_t *g, int n, unsigned i, int st) {
+    (void)ctx;
+    (void)st;
+    const kdc_node_t *nd = &g->nodes[n];
+    return nd->kind != KDC_N_COND || failure_edge_of(nd->expr, is_conf_set_call, NULL) != (int)i;
+}
+
+/* Is the property set on every path through f, apart from paths where a
+ * property failed to set (the configuration is then abandoned)? */
+static int set_on_every_path(const kdc_func_t *f, unsigned call_id) {
+    const kdc_cfg_t *g = f->cfg;
+    if (!g || g->call_node[call_id] < 0)
+        return 0;
+    must_ctx_t m = {g->call_node[call_id], 0};
+    kdc_search_t s = {must_visit, must_edge, &m, 1};
+    kdc_cfg_search(g, g->entry, 0, &s);
+    return !m.found;
+}
+
 static void scan_config_calls(kdc_facts_t *fx) {
     size_t nf = kdc_program_nfuncs(fx->p);
     for (size_t i = 0; i < nf; i++) {
@@ -202,15 +244,16 @@ static void scan_config_calls(kdc_facts_t *fx) {
             const kdc_api_t *api = kdc_api_lookup(call);
             if (api && (api->roles & KDC_API_CONF_SET)) {
                 set_ctx_t sc = {single_string(fx, f, kdc_api_arg(call, api->key)),
-                                single_string(fx, f, kdc_api_arg(call, api->value)), 0};
+                                single_string(fx, f, kdc_api_arg(call, api->value)), 0, 0};
                 sc.dr = is_cxx_conf_set_dr(call, sc.key);
+                sc.conditional = !set_on_every_path(f, c);
                 for_each_obj(fx, f, kdc_api_arg(call, api->conf), KDC_OBJ_CONF, apply_setting, &sc,
                              NULL);
             } else if (api && (api->roles & (KDC_API_DR_REGISTER | KDC_API_EVENTS_SET))) {
                 const kdc_expr_t *v = kdc_api_arg(call, api->value);
                 if ((api->roles & KDC_API_EVENTS_SET) && v && v->has_ival && !(v->ival & 0x1))
                     continue; /* RD_KAFKA_EVENT_DR not among the flags */
-                set_ctx_t sc = {NULL, NULL, 1};
+                set_ctx_t sc = {NULL, NULL, 1, 0};
                 for_each_obj(fx, f, kdc_api_arg(call, api->conf), KDC_OBJ_CONF, apply_setting, &sc,
                              NULL);
                 if (api->roles & KDC_API_DR_REGISTER)
@@ -365,6 +408,8 @@ kdc_tri_t kdc_facts_client_bool(const kdc_facts_t *fx, size_t client, const char
             int b;
             if (!st->value || !parse_bool(st->value, &b))
                 return KDC_TRI_UNKNOWN;
+            if (st->conditional && b != dflt)
+                return KDC_TRI_UNKNOWN; /* set on some paths only: the default may hold */
             if (set && b != v)
                 return KDC_TRI_UNKNOWN; /* set both ways: depends on the path */
             v = b;
@@ -545,9 +590,11 @@ static int reads_dr_state(const kdc_facts_t *fx, const kdc_expr_t *cond, const c
     return r.hit;
 }
 
-/* Which edge of a condition means "the produce call failed to enqueue"? -1: none. */
-static int failure_edge(const kdc_facts_t *fx, const kdc_expr_t *cond, const kdc_expr_t *produce,
-                        const char *result_var) {
+/* Which edge of a condition means "the call whose result it tests failed"?
+ * -1: none. `is_result` recognises the call (or a variable holding its
+ * result). librdkafka's produce and conf_set calls return 0 on success. */
+static int failure_edge_of(const kdc_expr_t *cond,
+                           int (*is_result)(const kdc_expr_t *side, void *arg), void *arg) {
     const kdc_expr_t *c = kdc_expr_strip(cond);
     const kdc_expr_t *side = c, *other = NULL;
     if (c->kind == KDC_E_BINARY && c->nkids == 2 &&
@@ -565,8 +612,7 @@ static int failure_edge(const kdc_facts_t *fx, const kdc_expr_t *cond, const kdc
     side = kdc_expr_strip(side);
     if (side->kind == KDC_E_BINARY && side->op == KDC_OP_ASSIGN && side->nkids == 2)
         side = kdc_expr_strip(side->kids[1]);
-    int is_result = side == produce || (result_var && lkey(fx, side) == result_var);
-    if (!is_result)
+    if (!is_result(side, arg))
         return -1;
     if (!other)
         return 0; /* non-zero result = error: the true edge */
@@ -577,6 +623,24 @@ static int failure_edge(const kdc_facts_t *fx, const kdc_expr_t *cond, const kdc
     case KDC_OP_LT: return k <= 0 ? 0 : -1;
     default: return -1;
     }
+}
+
+typedef struct produce_result {
+    const kdc_facts_t *fx;
+    const kdc_expr_t *produce;
+    const char *result_var;
+} produce_result_t;
+
+static int is_produce_result(const kdc_expr_t *side, void *arg) {
+    produce_result_t *r = arg;
+    return side == r->produce || (r->result_var && lkey(r->fx, side) == r->result_var);
+}
+
+/* Which edge of a condition means "the produce call failed to enqueue"? -1: none. */
+static int failure_edge(const kdc_facts_t *fx, const kdc_expr_t *cond, const kdc_expr_t *produce,
+                        const char *result_var) {
+    produce_result_t r = {fx, produce, result_var};
+    return failure_edge_of(cond, is_produce_result, &r);
 }
 
 typedef struct walk {

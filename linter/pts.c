@@ -338,6 +338,58 @@ static void solve(kdc_pts_t *t) {
     }
 }
 
+static int is_callback_registration(const kdc_expr_t *call) {
+    size_t n = strlen(call->name);
+    return call->nkids == 2 && !call->is_method && !strncmp(call->name, "rd_kafka_conf_set_", 18) &&
+           n > 21 && !strcmp(call->name + n - 3, "_cb");
+}
+
+static void eval(const kdc_pts_t *t, const kdc_func_t *f, const kdc_expr_t *e, kdc_bits_t *out);
+
+static void bind_callback_registration(kdc_pts_t *t, const kdc_expr_t *call) {
+    if (!is_callback_registration(call))
+        return;
+    kdc_bits_t confs, cbs;
+    kdc_bits_init(&confs, t->objs.n);
+    kdc_bits_init(&cbs, t->objs.n);
+    eval(t, t->cur, call->kids[0], &confs);
+    eval(t, t->cur, call->kids[1], &cbs);
+    size_t nobjs = t->objs.n;
+    for (size_t k = 0; k < nobjs; k++) {
+        if (!kdc_bits_get(&cbs, k) || t->objs.v[k].kind != KDC_OBJ_FUNC)
+            continue;
+        kdc_func_t *cb = kdc_program_find_func(t->p, t->objs.v[k].str);
+        if (!cb || !cb->nparams)
+            continue;
+        count_caller(t, cb);
+        int bound = 0;
+        for (size_t o = 0; o < nobjs; o++) {
+            const kdc_obj_t *client = &t->objs.v[o];
+            if (client->kind != KDC_OBJ_CLIENT)
+                continue;
+            const kdc_api_t *api = kdc_api_lookup(client->site);
+            kdc_bits_t cc;
+            kdc_bits_init(&cc, nobjs);
+            eval(t, client->func, kdc_api_arg(client->site, api->conf), &cc);
+            int shared = 0;
+            for (size_t w = 0; w < cc.nwords; w++)
+                shared |= (cc.w[w] & confs.w[w]) != 0;
+            kdc_bits_free(&cc);
+            if (shared) {
+                alloc_t a = {loc_for(t, cb->param_usrs[0]), (int)o};
+                KDC_VEC_PUSH(t->allocs, a);
+                bound = 1;
+            }
+        }
+        for (unsigned pi = bound ? 1 : 0; pi < cb->nparams; pi++) {
+            alloc_t a = {loc_for(t, cb->param_usrs[pi]), 0};
+            KDC_VEC_PUSH(t->allocs, a);
+        }
+    }
+    kdc_bits_free(&confs);
+    kdc_bits_free(&cbs);
+}
+
 kdc_pts_t *kdc_pts_build(kdc_program_t *p) {
     kdc_pts_t *t = calloc(1, sizeof *t);
     if (!t)
@@ -374,6 +426,13 @@ kdc_pts_t *kdc_pts_build(kdc_program_t *p) {
                 bind_args(t, call, callees.v[k]);
             free(callees.v);
         }
+    }
+    /* librdkafka calls the callbacks a configuration registers with the client
+     * created from it as first argument: bind it, the rest comes from outside. */
+    for (size_t i = 0; i < nf; i++) {
+        t->cur = kdc_program_func(p, i);
+        for (unsigned c = 0; c < t->cur->ncalls; c++)
+            bind_callback_registration(t, t->cur->calls[c]);
     }
     /* Parameters of functions nobody in the analysed code calls come from outside. */
     for (size_t i = 0; i < nf; i++) {
