@@ -48,3 +48,40 @@ void kdc_rule_report(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_loc_t *
     }
     kdc_findings_add(ctx->out, &fd);
 }
+
+void kdc_rule_for_each_api_call(kdc_rule_ctx_t *ctx, unsigned roles, kdc_api_call_fn fn) {
+    size_t nf = kdc_program_nfuncs(ctx->program);
+    for (size_t i = 0; i < nf; i++) {
+        const kdc_func_t *f = kdc_program_func(ctx->program, i);
+        for (unsigned c = 0; c < f->ncalls; c++) {
+            const kdc_api_t *api = kdc_api_lookup(f->calls[c]);
+            if (api && (api->roles & roles))
+                fn(ctx, f, f->calls[c], api);
+        }
+    }
+}
+
+void kdc_notes_add(kdc_notes_t *notes, const kdc_loc_t *loc, const char *message) {
+    if (notes->n < sizeof notes->v / sizeof notes->v[0]) {
+        notes->v[notes->n].loc = *loc;
+        notes->v[notes->n].message = message;
+        notes->n++;
+    }
+}
+
+void kdc_rule_clients(const kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *handle,
+                      int type, kdc_bits_t *clients, int *unknown) {
+    kdc_facts_clients_of(ctx->facts, f, handle, clients, unknown);
+    size_t kept = 0;
+    for (size_t k = 0; k < clients->nwords * 64; k++) {
+        if (!kdc_bits_get(clients, k))
+            continue;
+        int t = kdc_facts_client_type(ctx->facts, k);
+        if (t >= 0 && t != type)
+            clients->w[k >> 6] &= ~((uint64_t)1 << (k & 63)); /* shares the variable only */
+        else
+            kept++;
+    }
+    if (!kept)
+        *unknown = 1;
+}

@@ -6,6 +6,7 @@
 #ifndef KDC_RULE_H
 #define KDC_RULE_H
 
+#include "api.h"
 #include "facts.h"
 #include "findings.h"
 
@@ -32,6 +33,26 @@ struct kdc_rule {
 extern const kdc_rule_t *const kdc_rules[];
 extern const size_t kdc_nrules;
 const kdc_rule_t *kdc_rule_find(const char *name);
+
+/* Calls fn for every call in the program whose librdkafka/libkdc API entry has
+ * one of `roles` (KDC_API_*). */
+typedef void (*kdc_api_call_fn)(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,
+                                const kdc_api_t *api);
+void kdc_rule_for_each_api_call(kdc_rule_ctx_t *ctx, unsigned roles, kdc_api_call_fn fn);
+
+/* Related locations of a finding (at most 4 are shown). */
+typedef struct kdc_notes {
+    kdc_related_t v[4];
+    size_t n;
+} kdc_notes_t;
+void kdc_notes_add(kdc_notes_t *notes, const kdc_loc_t *loc, const char *message);
+
+/* Clients (KDC_OBJ_CLIENT indices) a handle expression in f may denote, of
+ * the kind a rule cares about (`type`: 0 producers, 1 consumers; clients of
+ * unknown kind are included). *unknown is set when some value cannot be
+ * followed, or no client of that kind is found. Free with kdc_bits_free. */
+void kdc_rule_clients(const kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *handle,
+                      int type, kdc_bits_t *clients, int *unknown);
 
 /* Reports a finding of ctx->rule at `loc` inside f (message printf-style). */
 void kdc_rule_report(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_loc_t *loc,
