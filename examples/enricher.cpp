@@ -52,11 +52,11 @@ int main() {
         std::string out;
         if (!enrich(*m, out))
             continue; /* skipped, yet covered by the next commitSync() */
-        producer->produce("clicks.enriched", RdKafka::Topic::PARTITION_UA,
+        producer->produce("clicks.enriched", RdKafka::Topic::PARTITION_UA, /* ok: produce-without-delivery-callback */
                           RdKafka::Producer::RK_MSG_COPY, const_cast<char *>(out.data()),
                           out.size(), nullptr, 0, 0, nullptr);
         producer->flush(10000);
-        consumer->commitSync();
+        consumer->commitSync(); /* expect: bare-commit */
     }
     consumer->close();
     delete consumer;

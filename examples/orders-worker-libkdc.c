@@ -44,7 +44,7 @@ static int process_batch(rd_kafka_t *producer, kdc_tracker_t *audit, rd_kafka_me
         const rd_kafka_message_t *m = ms[i];
         if (parse_order(m) != 0) {
             /* poison: park it, confirmed, before anything commits past it */
-            if (kdc_produce_confirmed(producer, "orders.dlq", RD_KAFKA_PARTITION_UA, m->key,
+            if (kdc_produce_confirmed(producer, "orders.dlq", RD_KAFKA_PARTITION_UA, m->key, /* ok: unconfirmed-dlq-routing */
                                       m->key_len, m->payload, m->len, 30000, &err) != 0)
                 return i;
             continue;
@@ -93,7 +93,7 @@ int main(int argc, char **argv) {
         int done = process_batch(producer, audit, batch, n);
         /* commit exactly the confirmed prefix, message by message */
         for (int i = 0; i < done; i++)
-            if (kdc_commit_message(consumer, batch[i], i + 1 < done) != 0)
+            if (kdc_commit_message(consumer, batch[i], i + 1 < done) != 0) /* ok: unconfirmed-dlq-routing, bare-commit */
                 failed = 1;
         failed |= done < n; /* transient failure: stop, the rest is redelivered */
         while (n)

@@ -52,7 +52,7 @@ static rd_kafka_t *new_consumer(const char *brokers) {
 }
 
 static void publish_audit(struct worker *w, const rd_kafka_message_t *m) {
-    rd_kafka_resp_err_t e = rd_kafka_producev(w->audit, RD_KAFKA_V_TOPIC("orders.audit"),
+    rd_kafka_resp_err_t e = rd_kafka_producev(w->audit, RD_KAFKA_V_TOPIC("orders.audit"), /* expect: produce-without-delivery-callback */
                                               RD_KAFKA_V_VALUE(m->payload, m->len),
                                               RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
                                               RD_KAFKA_V_END);
@@ -62,13 +62,13 @@ static void publish_audit(struct worker *w, const rd_kafka_message_t *m) {
 }
 
 static void park_in_dlq(struct worker *w, rd_kafka_message_t *m) {
-    if (rd_kafka_producev(w->dlq, RD_KAFKA_V_TOPIC(w->dlq_topic),
+    if (rd_kafka_producev(w->dlq, RD_KAFKA_V_TOPIC(w->dlq_topic), /* expect: produce-without-delivery-callback */
                           RD_KAFKA_V_VALUE(m->payload, m->len),
                           RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END))
         return;
     rd_kafka_poll(w->dlq, 0);
     fprintf(stderr, "parked offset %lld in %s\n", (long long)m->offset, w->dlq_topic);
-    rd_kafka_commit_message(w->consumer, m, 0);
+    rd_kafka_commit_message(w->consumer, m, 0); /* expect: unconfirmed-dlq-routing; ok: bare-commit */
 }
 
 static void run(struct worker *w) {
@@ -84,7 +84,7 @@ static void run(struct worker *w) {
             park_in_dlq(w, m);
         } else if (ledger_write(m->payload, m->len) == 0) {
             publish_audit(w, m);
-            rd_kafka_commit(w->consumer, NULL, 0);
+            rd_kafka_commit(w->consumer, NULL, 0); /* expect: bare-commit */
         }
         rd_kafka_message_destroy(m);
     }
