@@ -331,11 +331,48 @@ static void solve(kdc_pts_t *t) {
     for (size_t i = 0; i < t->allocs.n; i++)
         kdc_bits_set(&t->pts[t->allocs.v[i].dst], (size_t)t->allocs.v[i].obj);
     t->nlocs_solved = t->nlocs;
-    for (int changed = 1; changed;) {
-        changed = 0;
-        for (size_t i = 0; i < t->copies.n; i++)
-            changed |= kdc_bits_or(&t->pts[t->copies.v[i].dst], &t->pts[t->copies.v[i].src]);
+
+    /* Worklist: a location's set flows along its copy edges again only when it
+     * grew. (Sweeping every copy until nothing changes costs a sweep per step of
+     * the longest chain against the sweep order: quadratic on long call chains.) */
+    size_t n = t->nlocs, m = t->copies.n;
+    if (!n || !m)
+        return;
+    size_t *first = calloc(n + 1, sizeof *first); /* copies from src: dst[first[src]..first[src+1]) */
+    int *dst = malloc(m * sizeof *dst);
+    size_t *fill = malloc(n * sizeof *fill), *queue = malloc(n * sizeof *queue);
+    unsigned char *queued = malloc(n);
+    if (!first || !dst || !fill || !queue || !queued)
+        kdc_oom();
+    for (size_t i = 0; i < m; i++)
+        first[t->copies.v[i].src + 1]++;
+    for (size_t i = 0; i < n; i++)
+        first[i + 1] += first[i];
+    memcpy(fill, first, n * sizeof *fill);
+    for (size_t i = 0; i < m; i++)
+        dst[fill[t->copies.v[i].src]++] = t->copies.v[i].dst;
+    for (size_t i = 0; i < n; i++) {
+        queue[i] = i;
+        queued[i] = 1;
     }
+    /* A ring of n slots: a location is queued at most once at a time. */
+    for (size_t head = 0, len = n; len; len--, head = (head + 1) % n) {
+        size_t src = queue[head];
+        queued[src] = 0;
+        for (size_t k = first[src]; k < first[src + 1]; k++) {
+            size_t d = (size_t)dst[k];
+            if (kdc_bits_or(&t->pts[d], &t->pts[src]) && !queued[d]) {
+                queue[(head + len) % n] = d;
+                queued[d] = 1;
+                len++;
+            }
+        }
+    }
+    free(first);
+    free(dst);
+    free(fill);
+    free(queue);
+    free(queued);
 }
 
 static int is_callback_registration(const kdc_expr_t *call) {
