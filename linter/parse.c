@@ -331,8 +331,10 @@ static void fold_unary(kdc_expr_t *e) {
     kdc_expr_t *k = e->kids[0];
     if (!k->has_ival)
         return;
+    /* Wrapping arithmetic (like the hardware) instead of signed overflow,
+     * which is undefined: constants in real code do overflow long long. */
     switch (e->op) {
-    case KDC_OP_NEG: e->ival = -k->ival; break;
+    case KDC_OP_NEG: e->ival = (long long)(0ULL - (unsigned long long)k->ival); break;
     case KDC_OP_PLUS: e->ival = k->ival; break;
     case KDC_OP_NOT: e->ival = !k->ival; break;
     case KDC_OP_BITNOT: e->ival = ~k->ival; break;
@@ -346,14 +348,15 @@ static void fold_binary(kdc_expr_t *e) {
     if (!a->has_ival || !b->has_ival)
         return;
     long long x = a->ival, y = b->ival;
+    unsigned long long ux = (unsigned long long)x, uy = (unsigned long long)y;
     switch (e->op) {
     case KDC_OP_OR: e->ival = x | y; break;
     case KDC_OP_AND: e->ival = x & y; break;
     case KDC_OP_XOR: e->ival = x ^ y; break;
-    case KDC_OP_ADD: e->ival = x + y; break;
-    case KDC_OP_SUB: e->ival = x - y; break;
-    case KDC_OP_MUL: e->ival = x * y; break;
-    case KDC_OP_SHL: e->ival = (y >= 0 && y < 63) ? x << y : 0; break;
+    case KDC_OP_ADD: e->ival = (long long)(ux + uy); break;
+    case KDC_OP_SUB: e->ival = (long long)(ux - uy); break;
+    case KDC_OP_MUL: e->ival = (long long)(ux * uy); break;
+    case KDC_OP_SHL: e->ival = (y >= 0 && y < 63) ? (long long)(ux << y) : 0; break;
     case KDC_OP_SHR: e->ival = (y >= 0 && y < 63) ? x >> y : 0; break;
     default: return;
     }
