@@ -80,6 +80,10 @@ static int is_header(const char *path) {
                    !strcmp(dot, ".hxx") || !strcmp(dot, ".inc"));
 }
 
+static const char header_note[] =
+    "headers are analysed through the translation units that include them; name those units "
+    "(or their directory) to analyse it";
+
 typedef struct argv_b {
     char **v;
     int n, cap;
@@ -114,11 +118,17 @@ static void add_job(kdc_inputs_t *in, const char *file, argv_b *args) {
     in->njobs++;
 }
 
-/* Readable text? Reports why not. */
+/* Readable text? Reports why not. O_NONBLOCK: a FIFO must not hang the run. */
 static int check_source(kdc_inputs_t *in, const char *shown, const char *path) {
-    int fd = open(path, O_RDONLY);
+    int fd = open(path, O_RDONLY | O_NONBLOCK);
     if (fd < 0) {
         kdc_inputs_add_error(in, shown, "cannot read: %s", strerror(errno));
+        return 0;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        kdc_inputs_add_error(in, shown, "not a regular file (device, FIFO or socket): not analysed");
         return 0;
     }
     char buf[8192];
@@ -201,6 +211,10 @@ static void collect_paths(const char *const *paths, size_t npaths, const kdc_inp
                           kdc_inputs_t *in) {
     for (size_t i = 0; i < npaths; i++) {
         struct stat st;
+        if (!*paths[i]) {
+            kdc_inputs_add_error(in, "''", "empty path");
+            continue;
+        }
         if (stat(paths[i], &st) != 0) {
             kdc_inputs_add_error(in, paths[i], "%s", strerror(errno));
             continue;
@@ -220,8 +234,7 @@ static void collect_paths(const char *const *paths, size_t npaths, const kdc_inp
         } else if (kdc_source_language(paths[i])) {
             default_job(in, paths[i], paths[i], o);
         } else if (is_header(paths[i])) {
-            add_note(in, paths[i],
-                     "headers are analysed through the translation units that include them");
+            add_note(in, paths[i], header_note);
         } else {
             kdc_inputs_add_error(in, paths[i], "not a C or C++ source file (.c, .cc, .cpp, .cxx)");
         }
@@ -319,6 +332,20 @@ static int validate_db(kdc_inputs_t *in, const char *db_file) {
                 ok = 0;
                 break;
             }
+            size_t k;
+            json_t *a;
+            json_array_foreach(args, k, a) {
+                if (!json_is_string(a)) {
+                    kdc_inputs_add_error(in, db_file,
+                                         "invalid compilation database: entry %zu: \"arguments\" "
+                                         "item %zu is not a string",
+                                         i + 1, k + 1);
+                    ok = 0;
+                    break;
+                }
+            }
+            if (!ok)
+                break;
         }
         if (ok && json_array_size(root) == 0) {
             kdc_inputs_add_error(in, db_file, "the compilation database has no entries");
@@ -327,6 +354,47 @@ static int validate_db(kdc_inputs_t *in, const char *db_file) {
     }
     json_decref(root);
     return ok;
+}
+
+/* Options whose value is a path, longest first ("-isystem" before "-I"). */
+static const char *const path_opts[] = {"-iwithprefixbefore", "-iwithprefix", "-idirafter",
+                                        "-isysroot", "-isystem", "-imacros", "-include-pch", "-include",
+                                        "-iprefix", "-iquote", "--sysroot=", "--sysroot", "-I",
+                                        NULL};
+
+static char *absolute(const char *cwd, const char *path) {
+    return path[0] == '/' || !cwd ? kdc_xstrdup(path) : kdc_xasprintf("%s/%s", cwd, path);
+}
+
+/* Extra arguments come from the command line: a relative path in them is
+ * relative to where kdc-lint runs, not to an entry's "directory" (which
+ * -working-directory applies to every argument of the unit). */
+static void push_extra_args(argv_b *a, const kdc_input_opts_t *o, const char *cwd) {
+    for (size_t i = 0; i < o->nextra; i++) {
+        const char *arg = o->extra_args[i];
+        const char *opt = NULL;
+        for (size_t k = 0; path_opts[k] && !opt; k++)
+            if (!strncmp(arg, path_opts[k], strlen(path_opts[k])))
+                opt = path_opts[k];
+        if (!opt) {
+            argv_push(a, arg);
+            continue;
+        }
+        size_t n = strlen(opt);
+        char *p = NULL;
+        if (!arg[n] && i + 1 < o->nextra) { /* -I dir */
+            argv_push(a, arg);
+            p = absolute(cwd, o->extra_args[++i]);
+        } else if (arg[n]) { /* -Idir, --sysroot=dir */
+            char *abs = absolute(cwd, arg + n);
+            p = kdc_xasprintf("%s%s", opt, abs);
+            free(abs);
+        } else {
+            p = kdc_xstrdup(arg);
+        }
+        argv_push(a, p);
+        free(p);
+    }
 }
 
 static void collect_db(const char *const *paths, size_t npaths, const kdc_input_opts_t *o,
@@ -355,10 +423,21 @@ static void collect_db(const char *const *paths, size_t npaths, const kdc_input_
     char **roots = npaths ? calloc(npaths, sizeof *roots) : NULL;
     size_t *matched = npaths ? calloc(npaths, sizeof *matched) : NULL;
     for (size_t i = 0; i < npaths; i++) {
+        if (!*paths[i]) {
+            kdc_inputs_add_error(in, "''", "empty path");
+            continue;
+        }
+        struct stat st;
+        if (is_header(paths[i]) && stat(paths[i], &st) == 0 && S_ISREG(st.st_mode)) {
+            add_note(in, paths[i], header_note);
+            continue;
+        }
         roots[i] = realpath(paths[i], NULL);
         if (!roots[i])
             kdc_inputs_add_error(in, paths[i], "%s", strerror(errno));
     }
+    char *cwd = getcwd(NULL, 0);
+    size_t jobs_before = in->njobs, errors_before = in->nerrors;
     CXCompileCommands cmds = clang_CompilationDatabase_getAllCompileCommands(db);
     unsigned n = clang_CompileCommands_getSize(cmds);
     for (unsigned i = 0; i < n; i++) {
@@ -368,14 +447,14 @@ static void collect_db(const char *const *paths, size_t npaths, const kdc_input_
         const char *dir_raw = clang_getCString(dir_s), *file_raw = clang_getCString(file_s);
         char *dir = resolve(db_dir, dir_raw && *dir_raw ? dir_raw : ".");
         char *file = resolve(dir, file_raw ? file_raw : "");
-        int wanted = !npaths;
+        /* Headers (analysed through their units), assembler, ... are not units. */
+        int source = kdc_source_language(file) != 0;
+        int wanted = !npaths && source;
         for (size_t k = 0; k < npaths; k++)
-            if (roots[k] && under(file, roots[k])) {
+            if (source && roots[k] && under(file, roots[k])) {
                 wanted = 1;
                 matched[k]++;
             }
-        if (wanted && !kdc_source_language(file))
-            wanted = 0; /* headers (analysed through their units), assembler, ... */
         if (wanted && check_source(in, file, file)) {
             argv_b a = {0};
             unsigned na = clang_CompileCommand_getNumArgs(cmd);
@@ -399,8 +478,7 @@ static void collect_db(const char *const *paths, size_t npaths, const kdc_input_
             char *wd = kdc_xasprintf("-working-directory=%s", dir);
             argv_push(&a, wd);
             free(wd);
-            for (size_t k = 0; k < o->nextra; k++)
-                argv_push(&a, o->extra_args[k]);
+            push_extra_args(&a, o, cwd);
             add_job(in, file, &a);
         }
         free(dir);
@@ -412,6 +490,11 @@ static void collect_db(const char *const *paths, size_t npaths, const kdc_input_
         if (roots[k] && !matched[k])
             kdc_inputs_add_error(in, paths[k], "no translation unit of %s is in this path",
                                  db_file);
+    if (!npaths && in->njobs == jobs_before && in->nerrors == errors_before)
+        kdc_inputs_add_error(in, db_file,
+                             "no C or C++ translation units (.c, .cc, .cpp, .cxx) in this "
+                             "compilation database");
+    free(cwd);
     clang_CompileCommands_dispose(cmds);
     clang_CompilationDatabase_dispose(db);
     for (size_t k = 0; k < npaths; k++)
