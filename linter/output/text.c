@@ -37,13 +37,29 @@ static char *source_line(const char *file, unsigned line) {
     return buf;
 }
 
+/* Longest source line shown whole; a longer one (generated or minified code)
+ * is cut to this many bytes around the caret, with "..." where it was cut. */
+#define SNIPPET_MAX 160
+
 static void print_snippet(FILE *o, const kdc_loc_t *loc) {
     char *text = source_line(loc->file, loc->line);
     if (!text)
         return;
-    fprintf(o, "  %s\n  ", text);
-    for (unsigned i = 1; i < loc->col && text[i - 1]; i++)
-        fputc(text[i - 1] == '\t' ? '\t' : ' ', o);
+    size_t len = strlen(text), caret = loc->col ? loc->col - 1 : 0, from = 0, to = len;
+    if (caret > len)
+        caret = len;
+    if (len > SNIPPET_MAX) {
+        from = caret > SNIPPET_MAX / 2 ? caret - SNIPPET_MAX / 2 : 0;
+        to = from + SNIPPET_MAX < len ? from + SNIPPET_MAX : len;
+        while (from < caret && ((unsigned char)text[from] & 0xC0) == 0x80)
+            from++; /* never start or end inside a UTF-8 sequence */
+        while (to < len && ((unsigned char)text[to] & 0xC0) == 0x80)
+            to++;
+    }
+    const char *pre = from ? "..." : "", *post = to < len ? "..." : "";
+    fprintf(o, "  %s%.*s%s\n  %s", pre, (int)(to - from), text + from, post, from ? "   " : "");
+    for (size_t i = from; i < caret; i++)
+        fputc(text[i] == '\t' ? '\t' : ' ', o);
     fputs("^\n", o);
     free(text);
 }
