@@ -79,6 +79,8 @@ static int apply_rule_list(const char *list, int value, int *on, const char *opt
     for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         while (*tok == ' ')
             tok++;
+        for (char *end = tok + strlen(tok); end > tok && end[-1] == ' ';)
+            *--end = 0;
         if (!*tok)
             continue;
         const kdc_rule_t *r = kdc_rule_find(tok);
@@ -102,10 +104,28 @@ static double now_seconds(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* The input a report would overwrite: -o naming one of the files to analyse. */
+static const char *output_is_input(const char *out_path, const kdc_inputs_t *in) {
+    char *real = realpath(out_path, NULL);
+    const char *hit = NULL;
+    for (size_t i = 0; real && i < in->njobs && !hit; i++)
+        if (!strcmp(in->jobs[i].file, real))
+            hit = in->jobs[i].file;
+    free(real);
+    return hit;
+}
+
 int main(int argc, char **argv) {
     const char *db_dir = NULL, *format = "text", *out_path = NULL, *profile = "default";
-    strvec_t extra = {0}, enables = {0}, disables = {0};
-    int list_rules = 0, dump_model = 0, fail_incomplete = 0, bad_usage = 0;
+    strvec_t extra = {0}, enables = {0}, disables = {0}, paths = {0};
+    int list_rules = 0, dump_model = 0, fail_incomplete = 0, bad_usage = 0, rc = 2;
+    int *on = NULL;
+    FILE *out = stdout;
+    kdc_inputs_t inputs = {0};
+    kdc_program_t *prog = NULL;
+    kdc_facts_t *facts = NULL;
+    kdc_findings_t findings = {0};
+    char *cwd = NULL;
     double t0 = now_seconds();
 
     /* Everything after the first `--` is compiler arguments, not options or paths. */
@@ -119,7 +139,8 @@ int main(int argc, char **argv) {
         sv_push(&extra, argv[i]);
 
     int c;
-    while ((c = getopt_long(nopt, argv, "p:o:h", long_opts, NULL)) != -1) {
+    opterr = 0; /* our own messages, in our own format */
+    while ((c = getopt_long(nopt, argv, ":p:o:h", long_opts, NULL)) != -1) {
         switch (c) {
         case 'p': db_dir = optarg; break;
         case 'o': out_path = optarg; break;
@@ -131,9 +152,23 @@ int main(int argc, char **argv) {
         case OPT_PROFILE: profile = optarg; break;
         case OPT_FAIL_INCOMPLETE: fail_incomplete = 1; break;
         case OPT_DUMP_MODEL: dump_model = 1; break;
-        case OPT_VERSION: printf("kdc-lint %s\n", KDC_VERSION); return 0;
-        case 'h': usage(stdout); return 0;
-        default: bad_usage = 1; break;
+        case OPT_VERSION: printf("kdc-lint %s\n", KDC_VERSION); rc = 0; goto out;
+        case 'h': usage(stdout); rc = 0; goto out;
+        case ':':
+            if (optopt > 0 && optopt < 256)
+                fprintf(stderr, "kdc-lint: error: option '-%c' needs a value\n", optopt);
+            else
+                fprintf(stderr, "kdc-lint: error: option '%s' needs a value\n", argv[optind - 1]);
+            bad_usage = 1;
+            break;
+        default:
+            if (optopt > 0 && optopt < 256)
+                fprintf(stderr, "kdc-lint: error: unknown option '-%c'\n", optopt);
+            else
+                fprintf(stderr, "kdc-lint: error: unknown or ambiguous option '%s'\n",
+                        argv[optind - 1]);
+            bad_usage = 1;
+            break;
         }
     }
     if (strcmp(format, "text") && strcmp(format, "json")) {
@@ -146,7 +181,7 @@ int main(int argc, char **argv) {
         bad_usage = 1;
     }
     int strict = !strcmp(profile, "strict");
-    int *on = calloc(kdc_nrules, sizeof *on);
+    on = calloc(kdc_nrules, sizeof *on);
     for (size_t i = 0; i < kdc_nrules; i++)
         on[i] = strict || kdc_rules[i]->in_default;
     for (size_t i = 0; i < enables.n; i++)
@@ -157,32 +192,41 @@ int main(int argc, char **argv) {
             bad_usage = 1;
     if (bad_usage) {
         fputs("kdc-lint: see kdc-lint --help\n", stderr);
-        return 2;
+        goto out;
     }
     if (list_rules) {
         for (size_t i = 0; i < kdc_nrules; i++)
             printf("%-36s %s\n", kdc_rules[i]->name, kdc_rules[i]->summary);
-        return 0;
+        rc = 0;
+        goto out;
     }
-    strvec_t paths = {0};
     for (int i = optind; i < nopt; i++)
         sv_push(&paths, argv[i]);
     if (!paths.n && !db_dir) {
         fprintf(stderr, "kdc-lint: error: no input paths (see kdc-lint --help)\n");
-        return 2;
+        goto out;
     }
 
-    FILE *out = stdout;
-    if (out_path && !(out = fopen(out_path, "w"))) {
-        fprintf(stderr, "kdc-lint: error: -o %s: %m\n", out_path);
-        return 2;
-    }
-
-    kdc_inputs_t inputs = {0};
     kdc_input_opts_t io = {db_dir, extra.v, extra.n};
     kdc_inputs_collect(paths.v, paths.n, &io, &inputs);
 
-    kdc_program_t *prog = kdc_program_new();
+    /* Opened once the inputs are known, and never over one of them. */
+    if (out_path) {
+        const char *victim = output_is_input(out_path, &inputs);
+        if (victim) {
+            fprintf(stderr,
+                    "kdc-lint: error: -o %s: is a source file to analyse; not overwriting it\n",
+                    out_path);
+            goto out;
+        }
+        if (!(out = fopen(out_path, "w"))) {
+            fprintf(stderr, "kdc-lint: error: -o %s: %m\n", out_path);
+            out = stdout;
+            goto out;
+        }
+    }
+
+    prog = kdc_program_new();
     kdc_parser_t *parser = kdc_parser_new();
     for (size_t i = 0; i < inputs.njobs; i++) {
         char *err = NULL;
@@ -196,12 +240,12 @@ int main(int argc, char **argv) {
 
     if (dump_model) {
         kdc_dump_program(out, prog);
-        return 0;
+        rc = 0;
+        goto out;
     }
 
     kdc_options_t opts = {strict, NULL, NULL};
-    kdc_facts_t *facts = kdc_facts_build(prog, &opts);
-    kdc_findings_t findings = {0};
+    facts = kdc_facts_build(prog, &opts);
     for (size_t i = 0; i < kdc_nrules; i++) {
         if (!on[i])
             continue;
@@ -210,11 +254,17 @@ int main(int argc, char **argv) {
     }
     kdc_findings_sort(&findings);
 
-    char *cwd = getcwd(NULL, 0);
+    cwd = getcwd(NULL, 0);
     kdc_run_t run = {&findings, &inputs, prog, now_seconds() - t0, cwd};
     int wrc = !strcmp(format, "json") ? kdc_output_json(out, &run) : kdc_output_text(out, &run);
-    if (out != stdout && fclose(out) != 0)
+    /* A full disk or a closed pipe shows at the flush, also on stdout. */
+    if (out != stdout) {
+        if (fclose(out) != 0)
+            wrc = -1;
+        out = stdout;
+    } else if (fflush(out) != 0 || ferror(out)) {
         wrc = -1;
+    }
 
     /* Diagnostics about inputs go to stderr in every format. */
     size_t nincomplete = 0, ntus = kdc_program_ntus(prog);
@@ -226,12 +276,13 @@ int main(int argc, char **argv) {
         if (!tu->incomplete)
             continue;
         nincomplete++;
-        fprintf(stderr,
-                "%s: warning: %u compile error%s; analysed partially (first: %s)\n"
-                "  hint: pass -p BUILD_DIR with the project's compile_commands.json for its exact "
-                "flags, or --extra-arg=-I...\n",
-                kdc_display_path(cwd, tu->file), tu->nerrors, tu->nerrors == 1 ? "" : "s",
-                tu->first_error ? tu->first_error : "?");
+        if (tu->nerrors)
+            fprintf(stderr,
+                    "%s: warning: %u compile error%s; analysed partially (first: %s)\n"
+                    "  hint: pass -p BUILD_DIR with the project's compile_commands.json for its "
+                    "exact flags, or --extra-arg=-I...\n",
+                    kdc_display_path(cwd, tu->file), tu->nerrors, tu->nerrors == 1 ? "" : "s",
+                    tu->first_error ? kdc_display_path(cwd, tu->first_error) : "?");
     }
     for (size_t i = 0; i < inputs.nerrors; i++)
         fprintf(stderr, "kdc-lint: error: %s: %s\n", kdc_display_path(cwd, inputs.errors[i].file),
@@ -241,12 +292,16 @@ int main(int argc, char **argv) {
                 findings.n, findings.n == 1 ? "" : "s", ntus, ntus == 1 ? "" : "s", nincomplete,
                 inputs.nerrors, inputs.nerrors == 1 ? "" : "s");
 
-    int rc = findings.n ? 1 : 0;
+    rc = findings.n ? 1 : 0;
     if (inputs.nerrors || wrc || (fail_incomplete && nincomplete))
         rc = 2;
     if (wrc)
-        fprintf(stderr, "kdc-lint: error: cannot write the report\n");
+        fprintf(stderr, "kdc-lint: error: cannot write the report%s%s\n", out_path ? " to " : "",
+                out_path ? out_path : "");
 
+out:
+    if (out != stdout)
+        fclose(out);
     kdc_findings_free(&findings);
     kdc_facts_free(facts);
     kdc_program_free(prog);
