@@ -13,6 +13,7 @@
 #include "util.h"
 
 #include <getopt.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,7 +116,7 @@ static const char *output_is_input(const char *out_path, const kdc_inputs_t *in)
     return hit;
 }
 
-int main(int argc, char **argv) {
+static int run(int argc, char **argv) {
     const char *db_dir = NULL, *format = "text", *out_path = NULL, *profile = "default";
     strvec_t extra = {0}, enables = {0}, disables = {0}, paths = {0};
     int list_rules = 0, dump_model = 0, fail_incomplete = 0, bad_usage = 0, rc = 2;
@@ -283,6 +284,9 @@ int main(int argc, char **argv) {
                     "exact flags, or --extra-arg=-I...\n",
                     kdc_display_path(cwd, tu->file), tu->nerrors, tu->nerrors == 1 ? "" : "s",
                     tu->first_error ? kdc_display_path(cwd, tu->first_error) : "?");
+        if (tu->too_deep)
+            fprintf(stderr, "%s: warning: analysed partially: %s\n",
+                    kdc_display_path(cwd, tu->file), kdc_display_path(cwd, tu->too_deep));
     }
     for (size_t i = 0; i < inputs.nerrors; i++)
         fprintf(stderr, "kdc-lint: error: %s: %s\n", kdc_display_path(cwd, inputs.errors[i].file),
@@ -313,4 +317,41 @@ out:
     free(disables.v);
     free(paths.v);
     return rc;
+}
+
+/* Deeply nested code (generated else-if chains, huge expressions) recurses as
+ * deep in libclang's parser as in the model. libclang parses on a thread of its
+ * own with 8 MiB of stack, less than gcc gets away with: analyse on a thread
+ * with a large stack instead (only the pages used are ever touched), and let
+ * libclang parse on it (LIBCLANG_NOTHREADS; crash recovery stays on). */
+#define KDC_STACK_SIZE ((size_t)256 << 20)
+
+typedef struct main_args {
+    int argc;
+    char **argv;
+    int rc;
+} main_args_t;
+
+static void *run_thread(void *arg) {
+    main_args_t *a = arg;
+    a->rc = run(a->argc, a->argv);
+    return NULL;
+}
+
+int main(int argc, char **argv) {
+    main_args_t a = {argc, argv, 2};
+    pthread_attr_t attr;
+    pthread_t th;
+    if (pthread_attr_init(&attr) == 0) {
+        int started = pthread_attr_setstacksize(&attr, KDC_STACK_SIZE) == 0 &&
+                      setenv("LIBCLANG_NOTHREADS", "1", 1) == 0 &&
+                      pthread_create(&th, &attr, run_thread, &a) == 0;
+        pthread_attr_destroy(&attr);
+        if (started) {
+            pthread_join(th, NULL);
+            return a.rc;
+        }
+        unsetenv("LIBCLANG_NOTHREADS");
+    }
+    return run(argc, argv); /* no large stack to be had: libclang's own thread, as before */
 }

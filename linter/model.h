@@ -136,9 +136,10 @@ typedef struct kdc_global_init {
 
 typedef struct kdc_tu_info {
     const char *file;
-    unsigned incomplete : 1;   /* compile errors: analysed partially */
+    unsigned incomplete : 1;   /* compile errors or too deep: analysed partially */
     unsigned nerrors;
     const char *first_error;   /* "file:line:col: message" of the first error */
+    const char *too_deep;      /* "file:line:col: message" where the model stopped nesting */
 } kdc_tu_info_t;
 
 typedef struct kdc_program kdc_program_t;

@@ -30,7 +30,17 @@ typedef struct pctx {
     kdc_func_t *func;        /* function being built */
     KDC_VEC(kdc_expr_t *) calls;
     int is_cxx;
+    unsigned depth;          /* expressions and statements being converted */
+    const char *too_deep;    /* where the model first stopped at KDC_MAX_NESTING */
 } pctx_t;
+
+/* Deepest expression/statement nesting the model keeps. Every later pass
+ * (CFG, handle tracking, facts) recurses over the model, so this bounds their
+ * stack use; a deeper subtree becomes an unknown value or an empty statement
+ * and the translation unit is reported as analysed partially. Far deeper than
+ * hand-written code; generated code (long else-if chains, huge constant
+ * expressions) can reach it. */
+#define KDC_MAX_NESTING 10000
 
 kdc_parser_t *kdc_parser_new(void) {
     kdc_parser_t *ps = calloc(1, sizeof *ps);
@@ -556,7 +566,7 @@ static kdc_expr_t *conv_init_list(pctx_t *c, CXCursor cur) {
     return e;
 }
 
-static kdc_expr_t *conv_expr(pctx_t *c, CXCursor cur) {
+static kdc_expr_t *conv_expr_at(pctx_t *c, CXCursor cur) {
     enum CXCursorKind k = clang_getCursorKind(cur);
     switch (k) {
     case CXCursor_InitListExpr:
@@ -900,7 +910,7 @@ static kdc_stmt_t *conv_for(pctx_t *c, CXCursor cur) {
     return s;
 }
 
-static kdc_stmt_t *conv_stmt(pctx_t *c, CXCursor cur) {
+static kdc_stmt_t *conv_stmt_at(pctx_t *c, CXCursor cur) {
     enum CXCursorKind k = clang_getCursorKind(cur);
     cursor_vec_t kv = {0};
     kdc_stmt_t *s = NULL;
@@ -1028,6 +1038,39 @@ static kdc_stmt_t *conv_stmt(pctx_t *c, CXCursor cur) {
         return new_stmt(c, KDC_S_NULL, cur);
     }
     free(kv.v);
+    return s;
+}
+
+static int nesting_ok(pctx_t *c, CXCursor cur) {
+    if (c->depth < KDC_MAX_NESTING)
+        return 1;
+    if (!c->too_deep) {
+        kdc_loc_t l = loc_of(c, cur);
+        char buf[4200];
+        snprintf(buf, sizeof buf,
+                 "%s:%u:%u: nesting deeper than %d expressions and statements; the deeper part "
+                 "is not analysed",
+                 l.file ? l.file : "<unknown>", l.line, l.col, KDC_MAX_NESTING);
+        c->too_deep = kdc_intern(c->p, buf);
+    }
+    return 0;
+}
+
+static kdc_expr_t *conv_expr(pctx_t *c, CXCursor cur) {
+    if (!nesting_ok(c, cur))
+        return new_expr(c, KDC_E_OTHER, cur);
+    c->depth++;
+    kdc_expr_t *e = conv_expr_at(c, cur);
+    c->depth--;
+    return e;
+}
+
+static kdc_stmt_t *conv_stmt(pctx_t *c, CXCursor cur) {
+    if (!nesting_ok(c, cur))
+        return new_stmt(c, KDC_S_NULL, cur);
+    c->depth++;
+    kdc_stmt_t *s = conv_stmt_at(c, cur);
+    c->depth--;
     return s;
 }
 
@@ -1159,9 +1202,11 @@ int kdc_parse_tu(kdc_parser_t *ps, kdc_program_t *p, const char *file, const cha
     info.file = kdc_intern(p, real ? real : file);
     free(real);
     info.first_error = first_error(&c, &info.nerrors);
-    info.incomplete = info.nerrors > 0;
-    c.tu_index = kdc_program_add_tu(p, &info);
+    c.tu_index = (int)kdc_program_ntus(p); /* the index kdc_program_add_tu gives it below */
     clang_visitChildren(clang_getTranslationUnitCursor(c.tu), top_visit, &c);
+    info.too_deep = c.too_deep;
+    info.incomplete = info.nerrors > 0 || info.too_deep;
+    kdc_program_add_tu(p, &info);
     free(c.calls.v);
     kdc_strmap_free(&c.file_names);
     clang_disposeTranslationUnit(c.tu);

@@ -115,6 +115,8 @@ int kdc_output_json(FILE *o, const kdc_run_t *run) {
                                "compile_errors", (json_int_t)tu->nerrors, "first_error",
                                text(tu->first_error ? kdc_display_path(run->cwd, tu->first_error)
                                                     : ""));
+        if (tu->too_deep)
+            json_object_set_new(ji, "too_deep", text(kdc_display_path(run->cwd, tu->too_deep)));
         json_array_append_new(incomplete, ji);
     }
     json_object_set_new(root, "incomplete", incomplete);
