@@ -829,7 +829,7 @@ static void p_at_a_missing_directory_is_a_configuration_error(void **s) {
 static void p_at_a_directory_without_compile_commands_names_the_missing_file(void **s) {
     (void)s;
     char *d = test_dir("db-none");
-    test_dir("db-none/build");
+    free(test_dir("db-none/build"));
     res_t r;
     LINT(&r, d, "-p", "build");
     expect_exit(&r, 2);
