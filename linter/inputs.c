@@ -145,6 +145,14 @@ static int check_source(kdc_inputs_t *in, const char *shown, const char *path) {
     return 1;
 }
 
+/* "" names nothing: say so (stat would say "No such file or directory" about ''). */
+static int empty_path(kdc_inputs_t *in, const char *path) {
+    if (*path)
+        return 0;
+    kdc_inputs_add_error(in, "''", "empty path");
+    return 1;
+}
+
 /* ---------- paths with default flags ---------- */
 
 static void default_job(kdc_inputs_t *in, const char *shown, const char *path,
@@ -211,10 +219,8 @@ static void collect_paths(const char *const *paths, size_t npaths, const kdc_inp
                           kdc_inputs_t *in) {
     for (size_t i = 0; i < npaths; i++) {
         struct stat st;
-        if (!*paths[i]) {
-            kdc_inputs_add_error(in, "''", "empty path");
+        if (empty_path(in, paths[i]))
             continue;
-        }
         if (stat(paths[i], &st) != 0) {
             kdc_inputs_add_error(in, paths[i], "%s", strerror(errno));
             continue;
@@ -362,38 +368,28 @@ static const char *const path_opts[] = {"-iwithprefixbefore", "-iwithprefix", "-
                                         "-iprefix", "-iquote", "--sysroot=", "--sysroot", "-I",
                                         NULL};
 
-static char *absolute(const char *cwd, const char *path) {
-    return path[0] == '/' || !cwd ? kdc_xstrdup(path) : kdc_xasprintf("%s/%s", cwd, path);
-}
-
 /* Extra arguments come from the command line: a relative path in them is
  * relative to where kdc-lint runs, not to an entry's "directory" (which
  * -working-directory applies to every argument of the unit). */
 static void push_extra_args(argv_b *a, const kdc_input_opts_t *o, const char *cwd) {
     for (size_t i = 0; i < o->nextra; i++) {
-        const char *arg = o->extra_args[i];
-        const char *opt = NULL;
+        const char *arg = o->extra_args[i], *opt = NULL;
         for (size_t k = 0; path_opts[k] && !opt; k++)
             if (!strncmp(arg, path_opts[k], strlen(path_opts[k])))
                 opt = path_opts[k];
-        if (!opt) {
+        if (opt && !arg[strlen(opt)] && i + 1 < o->nextra) { /* -I dir */
+            argv_push(a, arg);
+            opt = "";
+            arg = o->extra_args[++i];
+        }
+        if (!opt || !cwd || !arg[strlen(opt)]) {
             argv_push(a, arg);
             continue;
         }
-        size_t n = strlen(opt);
-        char *p = NULL;
-        if (!arg[n] && i + 1 < o->nextra) { /* -I dir */
-            argv_push(a, arg);
-            p = absolute(cwd, o->extra_args[++i]);
-        } else if (arg[n]) { /* -Idir, --sysroot=dir */
-            char *abs = absolute(cwd, arg + n);
-            p = kdc_xasprintf("%s%s", opt, abs);
-            free(abs);
-        } else {
-            p = kdc_xstrdup(arg);
-        }
-        argv_push(a, p);
-        free(p);
+        char *path = resolve(cwd, arg + strlen(opt)), *joined = kdc_xasprintf("%s%s", opt, path);
+        argv_push(a, joined);
+        free(joined);
+        free(path);
     }
 }
 
@@ -423,10 +419,8 @@ static void collect_db(const char *const *paths, size_t npaths, const kdc_input_
     char **roots = npaths ? calloc(npaths, sizeof *roots) : NULL;
     size_t *matched = npaths ? calloc(npaths, sizeof *matched) : NULL;
     for (size_t i = 0; i < npaths; i++) {
-        if (!*paths[i]) {
-            kdc_inputs_add_error(in, "''", "empty path");
+        if (empty_path(in, paths[i]))
             continue;
-        }
         struct stat st;
         if (is_header(paths[i]) && stat(paths[i], &st) == 0 && S_ISREG(st.st_mode)) {
             add_note(in, paths[i], header_note);
