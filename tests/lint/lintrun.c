@@ -5,13 +5,17 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
 #include <jansson.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...) {
@@ -38,7 +42,25 @@ static char *slurp(FILE *f) {
     return buf;
 }
 
-int kdc_run(const char *cwd, char *const argv[], kdc_run_t *r) {
+static void drop_root(void) {
+    if (geteuid() != 0)
+        return;
+    if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534)) {
+        fprintf(stderr, "dropping root: %s\n", strerror(errno));
+        _exit(127);
+    }
+}
+
+static double since(const struct timespec *t0) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+int kdc_run_ex(const char *cwd, char *const argv[], const kdc_run_opts_t *o, kdc_run_t *r) {
+    static const kdc_run_opts_t none = {0};
+    if (!o)
+        o = &none;
     memset(r, 0, sizeof *r);
     FILE *out = tmpfile(), *err = tmpfile();
     if (!out || !err) {
@@ -50,6 +72,8 @@ int kdc_run(const char *cwd, char *const argv[], kdc_run_t *r) {
     }
     fflush(stdout);
     fflush(stderr);
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     pid_t pid = fork();
     if (pid < 0) {
         fclose(out);
@@ -57,24 +81,38 @@ int kdc_run(const char *cwd, char *const argv[], kdc_run_t *r) {
         return -1;
     }
     if (pid == 0) {
-        if (dup2(fileno(out), STDOUT_FILENO) < 0 || dup2(fileno(err), STDERR_FILENO) < 0)
+        int ofd = o->stdout_path ? open(o->stdout_path, O_WRONLY) : fileno(out);
+        if (ofd < 0 || dup2(ofd, STDOUT_FILENO) < 0 || dup2(fileno(err), STDERR_FILENO) < 0)
             _exit(127);
         if (cwd && chdir(cwd) != 0) {
             fprintf(stderr, "chdir %s: %s\n", cwd, strerror(errno));
             _exit(127);
         }
+        if (o->as_nobody)
+            drop_root();
         execv(argv[0], argv);
         fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
         _exit(127);
     }
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0) {
-        if (errno != EINTR) {
+    for (;;) {
+        pid_t w = waitpid(pid, &status, o->timeout ? WNOHANG : 0);
+        if (w == pid)
+            break;
+        if (w < 0 && errno != EINTR) {
             fclose(out);
             fclose(err);
             return -1;
         }
+        if (o->timeout && since(&t0) >= o->timeout) {
+            kill(pid, SIGKILL);
+            r->timed_out = 1;
+        } else if (o->timeout) {
+            struct timespec nap = {0, 10 * 1000 * 1000};
+            nanosleep(&nap, NULL);
+        }
     }
+    r->seconds = since(&t0);
     if (WIFEXITED(status)) {
         r->exit_code = WEXITSTATUS(status);
     } else {
@@ -86,6 +124,10 @@ int kdc_run(const char *cwd, char *const argv[], kdc_run_t *r) {
     fclose(out);
     fclose(err);
     return 0;
+}
+
+int kdc_run(const char *cwd, char *const argv[], kdc_run_t *r) {
+    return kdc_run_ex(cwd, argv, NULL, r);
 }
 
 void kdc_run_free(kdc_run_t *r) {

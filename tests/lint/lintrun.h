@@ -15,15 +15,25 @@
 typedef struct kdc_run {
     int exit_code;   /* exit status, or 128 + signal number when killed */
     int signaled;
+    int timed_out;   /* killed after kdc_run_opts_t.timeout (exit_code 128 + SIGKILL) */
+    double seconds;  /* wall time */
     char *out;       /* captured stdout (NUL-terminated) */
     char *err;       /* captured stderr (NUL-terminated) */
 } kdc_run_t;
+
+typedef struct kdc_run_opts {
+    int timeout;             /* seconds; 0: none */
+    const char *stdout_path; /* stdout goes to this file instead of being captured */
+    int as_nobody;           /* when root, run as uid/gid 65534 (permission tests) */
+} kdc_run_opts_t;
 
 /*
  * Runs argv[0] with argv in cwd (NULL: the current directory). Returns 0 when
  * the program ran (whatever its exit status), -1 when it could not be started.
  */
 int kdc_run(const char *cwd, char *const argv[], kdc_run_t *r);
+/* The same with options (NULL: none). */
+int kdc_run_ex(const char *cwd, char *const argv[], const kdc_run_opts_t *o, kdc_run_t *r);
 void kdc_run_free(kdc_run_t *r);
 
 /* Renders argv as one shell-like line into buf, for failure messages. */

@@ -25,19 +25,16 @@
 #include <cmocka.h>
 
 #include <errno.h>
-#include <fcntl.h>
 #include <ftw.h>
-#include <grp.h>
 #include <jansson.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "lintrun.h"
 
 static struct {
     const char *lint, *inputs;
@@ -99,45 +96,18 @@ static void write_good(const char *dir, const char *rel) { write_text(dir, rel, 
 /* ---------- running kdc-lint ---------- */
 
 typedef struct res {
+    kdc_run_t run; /* out, err, seconds */
     int code;      /* exit status, 128 + signal when killed, -1 when timed out */
-    char *out, *err;
     char *cmd;     /* for failure messages */
-    double seconds; /* wall time */
 } res_t;
 
-typedef struct runopt {
-    int timeout;             /* seconds; 0: 300 */
-    const char *stdout_path; /* stdout goes to this file instead of being captured */
-    int as_nobody;           /* drop root to uid/gid 65534 first (permission tests) */
-} runopt_t;
+typedef kdc_run_opts_t runopt_t;
 
-static char *slurp_fd(int fd) {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&buf, &len);
-    char chunk[65536];
-    ssize_t n;
-    lseek(fd, 0, SEEK_SET);
-    while ((n = read(fd, chunk, sizeof chunk)) > 0)
-        fwrite(chunk, 1, (size_t)n, mem);
-    fclose(mem);
-    return buf;
-}
-
-static void drop_root(void) {
-    if (geteuid() != 0)
-        return;
-    if (setgroups(0, NULL) || setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534)) {
-        perror("dropping root");
-        _exit(126);
-    }
-}
-
-/* Runs kdc-lint in cwd with the NULL-terminated arguments. */
+/* Runs kdc-lint in cwd with the NULL-terminated arguments (default timeout 300 s). */
 static void run_v(res_t *r, const runopt_t *o, const char *cwd, va_list ap) {
-    static const runopt_t defaults = {0};
-    if (!o)
-        o = &defaults;
+    runopt_t opts = o ? *o : (runopt_t){0};
+    if (!opts.timeout)
+        opts.timeout = 300;
     const char *argv[64];
     size_t n = 0;
     argv[n++] = g.lint;
@@ -146,58 +116,17 @@ static void run_v(res_t *r, const runopt_t *o, const char *cwd, va_list ap) {
     argv[n] = NULL;
 
     memset(r, 0, sizeof *r);
-    FILE *cmd = open_memstream(&r->cmd, &(size_t){0});
+    size_t len = 0;
+    FILE *cmd = open_memstream(&r->cmd, &len);
     fprintf(cmd, "(cd %s &&", cwd);
     for (size_t i = 0; i < n; i++)
         fprintf(cmd, " '%s'", argv[i]);
     fprintf(cmd, ")");
     fclose(cmd);
 
-    FILE *out = tmpfile(), *err = tmpfile();
-    assert_non_null(out);
-    assert_non_null(err);
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        int ofd = fileno(out);
-        if (o->stdout_path && (ofd = open(o->stdout_path, O_WRONLY)) < 0)
-            _exit(127);
-        if (dup2(ofd, STDOUT_FILENO) < 0 || dup2(fileno(err), STDERR_FILENO) < 0)
-            _exit(127);
-        if (chdir(cwd) != 0)
-            _exit(127);
-        if (o->as_nobody)
-            drop_root();
-        execv(argv[0], (char *const *)argv);
-        fprintf(stderr, "exec %s: %s\n", argv[0], strerror(errno));
-        _exit(127);
-    }
-    int timeout = o->timeout ? o->timeout : 300, status = 0;
-    struct timespec t0, now, nap = {0, 10 * 1000 * 1000};
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (;;) {
-        pid_t w = waitpid(pid, &status, WNOHANG);
-        if (w == pid)
-            break;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        if (now.tv_sec - t0.tv_sec >= timeout) {
-            kill(pid, SIGKILL);
-            waitpid(pid, &status, 0);
-            r->code = -1;
-            break;
-        }
-        nanosleep(&nap, NULL);
-    }
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    r->seconds = (double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) / 1e9;
-    if (r->code != -1)
-        r->code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    r->out = slurp_fd(fileno(out));
-    r->err = slurp_fd(fileno(err));
-    fclose(out);
-    fclose(err);
+    if (kdc_run_ex(cwd, (char *const *)argv, &opts, &r->run) != 0)
+        fail_msg("cannot run %s", r->cmd);
+    r->code = r->run.timed_out ? -1 : r->run.exit_code;
 }
 
 static void run_in(res_t *r, const runopt_t *o, const char *cwd, ...) {
@@ -211,15 +140,14 @@ static void run_in(res_t *r, const runopt_t *o, const char *cwd, ...) {
 #define LINT_OPT(r, o, cwd, ...) run_in((r), (o), (cwd), __VA_ARGS__, (const char *)NULL)
 
 static void res_free(res_t *r) {
-    free(r->out);
-    free(r->err);
+    kdc_run_free(&r->run);
     free(r->cmd);
 }
 
 static void show(const res_t *r) {
     print_error("command: %s\nexit: %d\n--- stdout (first 4000 bytes)\n%.4000s\n--- stderr (first "
                 "4000 bytes)\n%.4000s\n---\n",
-                r->cmd, r->code, r->out, r->err);
+                r->cmd, r->code, r->run.out, r->run.err);
 }
 
 /* Exit code as expected, and no sanitizer report (asan preset). */
@@ -227,7 +155,7 @@ static void expect_exit(const res_t *r, int code) {
     static const char *const reports[] = {"ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
                                           "runtime error:", NULL};
     for (size_t i = 0; reports[i]; i++)
-        if (strstr(r->err, reports[i])) {
+        if (strstr(r->run.err, reports[i])) {
             show(r);
             fail_msg("sanitizer report (%s)", reports[i]);
         }
@@ -254,10 +182,10 @@ static void expect_not_in(const res_t *r, const char *stream, const char *text,
     }
 }
 
-#define EXPECT_ERR(r, s) expect_in((r), "stderr", (r)->err, (s))
-#define EXPECT_OUT(r, s) expect_in((r), "stdout", (r)->out, (s))
-#define EXPECT_NO_ERR(r, s) expect_not_in((r), "stderr", (r)->err, (s))
-#define EXPECT_NO_OUT(r, s) expect_not_in((r), "stdout", (r)->out, (s))
+#define EXPECT_ERR(r, s) expect_in((r), "stderr", (r)->run.err, (s))
+#define EXPECT_OUT(r, s) expect_in((r), "stdout", (r)->run.out, (s))
+#define EXPECT_NO_ERR(r, s) expect_not_in((r), "stderr", (r)->run.err, (s))
+#define EXPECT_NO_OUT(r, s) expect_not_in((r), "stdout", (r)->run.out, (s))
 
 static size_t count(const char *text, const char *needle) {
     size_t n = 0;
@@ -269,7 +197,7 @@ static size_t count(const char *text, const char *needle) {
 /* The JSON report (stdout): must parse (so also be valid UTF-8). Caller decrefs. */
 static json_t *report(const res_t *r) {
     json_error_t e;
-    json_t *j = json_loads(r->out, 0, &e);
+    json_t *j = json_loads(r->run.out, 0, &e);
     if (!j) {
         show(r);
         fail_msg("stdout is not a JSON document: line %d: %s", e.line, e.text);
@@ -345,7 +273,7 @@ static void an_empty_source_file_is_one_translation_unit_without_findings(void *
     LINT(&r, d, "empty.c");
     expect_exit(&r, 0);
     EXPECT_ERR(&r, "kdc-lint: 0 findings in 1 translation unit (0 incomplete, 0 input errors)");
-    assert_string_equal(r.out, "");
+    assert_string_equal(r.run.out, "");
     res_free(&r);
     free(d);
 }
@@ -503,7 +431,7 @@ static void symlink_loops_in_a_directory_neither_hang_nor_repeat_a_file(void **s
     LINT_OPT(&r, &o, d, "tree", "loop.c");
     expect_exit(&r, 2);
     EXPECT_ERR(&r, "kdc-lint: error: loop.c: Too many levels of symbolic links");
-    assert_int_equal(count(r.out, "warning: rd_kafka_commit"), 1);
+    assert_int_equal(count(r.run.out, "warning: rd_kafka_commit"), 1);
     EXPECT_OUT(&r, "tree/sub/good.c:2:26: warning:");
     res_free(&r);
     free(d);
@@ -600,10 +528,10 @@ static void a_handle_copied_through_80000_variables_is_followed_in_linear_time(v
     /* the note names where the consumer was created, at the far end of the chain */
     EXPECT_OUT(&big, "long.c:160004:");
     EXPECT_OUT(&big, "consumer created here");
-    print_message("10000 links: %.2f s, 80000 links: %.2f s\n", small.seconds, big.seconds);
-    if (big.seconds > 20 * small.seconds + 1.0)
-        fail_msg("80000 links took %.2f s, 10000 took %.2f s: not linear", big.seconds,
-                 small.seconds);
+    print_message("10000 links: %.2f s, 80000 links: %.2f s\n", small.run.seconds, big.run.seconds);
+    if (big.run.seconds > 20 * small.run.seconds + 1.0)
+        fail_msg("80000 links took %.2f s, 10000 took %.2f s: not linear", big.run.seconds,
+                 small.run.seconds);
     res_free(&small);
     res_free(&big);
     free(d);
@@ -758,9 +686,9 @@ static void a_two_megabyte_source_line_is_shown_cut_around_the_caret(void **s) {
     expect_exit(&r, 1);
     EXPECT_OUT(&r, "long.c:2:2000036: warning: rd_kafka_commit");
     /* a window of the line, marked as cut, with the caret under the call */
-    assert_true(strlen(r.out) < 1500);
+    assert_true(strlen(r.run.out) < 1500);
     EXPECT_OUT(&r, "\n  ...");
-    const char *line = strstr(r.out, "\n  ...") + 1, *caret_line = strchr(line, '\n') + 1;
+    const char *line = strstr(r.run.out, "\n  ...") + 1, *caret_line = strchr(line, '\n') + 1;
     size_t call = (size_t)(strstr(line, "rd_kafka_commit") - line);
     assert_int_equal(strchr(caret_line, '^') - caret_line, call);
     res_free(&r);
@@ -858,7 +786,7 @@ static void expect_db_error(const char *name, const char *json, const char *mess
     EXPECT_ERR(&r, message);
     /* one message, in kdc-lint's words: no libclang noise */
     EXPECT_NO_ERR(&r, "LIBCLANG");
-    assert_int_equal(count(r.err, "error:"), 1);
+    assert_int_equal(count(r.run.err, "error:"), 1);
     res_free(&r);
     free(d);
 }
@@ -1044,7 +972,7 @@ static void c_goto_fallthrough_computed_goto_setjmp_and_knr_code_is_analysed(voi
                                      "c-control-flow.c:77:9: warning: rd_kafka_commit"};
     for (size_t i = 0; i < sizeof at / sizeof at[0]; i++)
         EXPECT_OUT(&r, at[i]);
-    assert_int_equal(count(r.out, "[bare-commit]"), 5);
+    assert_int_equal(count(r.run.out, "[bare-commit]"), 5);
     EXPECT_ERR(&r, "5 findings in 1 translation unit (0 incomplete, 0 input errors)");
     res_free(&r);
 }
@@ -1104,7 +1032,7 @@ static void o_writes_the_report_to_the_file_and_nothing_to_stdout(void **s) {
     res_t r;
     LINT(&r, d, "--format=json", "-o", "report.json", "good.c");
     expect_exit(&r, 1);
-    assert_string_equal(r.out, "");
+    assert_string_equal(r.run.out, "");
     res_free(&r);
     char *p = path_in(d, "report.json");
     json_error_t e;
@@ -1150,7 +1078,7 @@ static void unknown_options_are_usage_errors_in_kdc_lint_words(void **s) {
         expect_exit(&r, 2);
         EXPECT_ERR(&r, cases[i][1]);
         EXPECT_ERR(&r, "kdc-lint: see kdc-lint --help");
-        assert_string_equal(r.out, "");
+        assert_string_equal(r.run.out, "");
         res_free(&r);
     }
     free(d);
@@ -1182,7 +1110,7 @@ static void bad_format_and_profile_values_are_usage_errors_naming_the_choices(vo
     LINT(&r, d, "--format=xml", "good.c");
     expect_exit(&r, 2);
     EXPECT_ERR(&r, "kdc-lint: error: --format: 'xml' is not one of text, json");
-    assert_string_equal(r.out, "");
+    assert_string_equal(r.run.out, "");
     res_free(&r);
     LINT(&r, d, "--format=", "good.c");
     expect_exit(&r, 2);
@@ -1203,7 +1131,7 @@ static void unknown_rule_names_in_enable_and_disable_are_usage_errors(void **s) 
     LINT(&r, d, "--enable=nope,bare-commit", "good.c");
     expect_exit(&r, 2);
     EXPECT_ERR(&r, "kdc-lint: error: --enable: unknown rule 'nope' (see --list-rules)");
-    assert_string_equal(r.out, "");
+    assert_string_equal(r.run.out, "");
     res_free(&r);
     LINT(&r, d, "--disable=bare-commit,BARE-COMMIT", "good.c");
     expect_exit(&r, 2);
