@@ -217,6 +217,8 @@ static const char *qualified_name(pctx_t *c, CXCursor cur) {
 
 static kdc_expr_t *conv_expr(pctx_t *c, CXCursor cur);
 static kdc_stmt_t *conv_stmt(pctx_t *c, CXCursor cur);
+static kdc_stmt_t *conv_child_stmt(pctx_t *c, CXCursor cur);
+static void build_lambda(pctx_t *c, CXCursor lambda);
 
 static kdc_expr_t *new_expr(pctx_t *c, kdc_expr_kind_t kind, CXCursor cur) {
     kdc_expr_t *e = kdc_alloc(c->p, sizeof *e);
@@ -480,19 +482,54 @@ static kdc_expr_t *conv_call(pctx_t *c, CXCursor cur) {
     return e;
 }
 
-/* Value of a GNU statement expression: its last expression statement. Kept
- * simple: libkafka's RD_KAFKA_V_* type-check macros expand to these. */
+typedef struct flat_ctx {
+    KDC_VEC(kdc_expr_t *) exprs;
+} flat_ctx_t;
+
+static void flatten_stmt(const kdc_stmt_t *s, void *arg) {
+    flat_ctx_t *fc = arg;
+    if (s->expr)
+        KDC_VEC_PUSH(fc->exprs, s->expr);
+    if (s->inc)
+        KDC_VEC_PUSH(fc->exprs, s->inc);
+}
+
+/* A GNU statement expression ({ s1; s2; value; }) as the comma chain
+ * s1, s2, value: every call in it is seen, in order; control flow inside it
+ * (rare in such macros) is flattened. librdkafka's RD_KAFKA_V_* type-check
+ * macros expand to these. */
 static kdc_expr_t *conv_stmt_expr(pctx_t *c, CXCursor cur) {
     cursor_vec_t kv = children(cur);
-    kdc_expr_t *r = NULL;
+    kdc_expr_t *value = NULL;
+    flat_ctx_t fc = {{0}};
     if (kv.n && clang_getCursorKind(kv.v[kv.n - 1]) == CXCursor_CompoundStmt) {
         cursor_vec_t sv = children(kv.v[kv.n - 1]);
-        if (sv.n && is_expr_kind(clang_getCursorKind(sv.v[sv.n - 1])))
-            r = conv_expr(c, sv.v[sv.n - 1]);
+        for (size_t i = 0; i < sv.n; i++) {
+            if (i + 1 == sv.n && is_expr_kind(clang_getCursorKind(sv.v[i]))) {
+                value = conv_expr(c, sv.v[i]);
+                break;
+            }
+            kdc_stmt_t *st = conv_child_stmt(c, sv.v[i]);
+            if (st->kind == KDC_S_IF && st->expr && st->expr->has_ival && !st->expr->ival &&
+                !st->els)
+                continue; /* if (0) { type check } of librdkafka's _LRK_TYPECHECK */
+            kdc_stmt_walk(st, flatten_stmt, &fc);
+        }
         free(sv.v);
     }
     free(kv.v);
-    return r ? r : new_expr(c, KDC_E_OTHER, cur);
+    kdc_expr_t *chain = value ? value : new_expr(c, KDC_E_OTHER, cur);
+    for (size_t i = fc.exprs.n; i-- > 0;) {
+        kdc_expr_t *comma = new_expr(c, KDC_E_BINARY, cur);
+        comma->op = KDC_OP_COMMA;
+        kdc_expr_t *kids[2] = {fc.exprs.v[i], chain};
+        set_kids(c, comma, kids, 2);
+        comma->has_ival = chain->has_ival;
+        comma->ival = chain->ival;
+        chain = comma;
+    }
+    free(fc.exprs.v);
+    return chain;
 }
 
 /* Contents of a string literal from its tokens: adjacent literals are joined,
@@ -694,8 +731,10 @@ static kdc_expr_t *conv_expr_at(pctx_t *c, CXCursor cur) {
             e->kind = KDC_E_INDEX;
         return e;
     }
-    case CXCursor_UnaryExpr: /* sizeof / alignof: operand not evaluated */
     case CXCursor_LambdaExpr:
+        build_lambda(c, cur);
+        return new_expr(c, KDC_E_OTHER, cur);
+    case CXCursor_UnaryExpr: /* sizeof / alignof: operand not evaluated */
     case CXCursor_BlockExpr: {
         kdc_expr_t *e = new_expr(c, KDC_E_OTHER, cur);
         long long v;
@@ -1076,6 +1115,72 @@ static kdc_stmt_t *conv_stmt(pctx_t *c, CXCursor cur) {
 
 /* ---------- functions and translation units ---------- */
 
+/* Converts a body into f and adds f to the program. Nests: a lambda found
+ * while converting a function becomes a function of its own. */
+static void finish_function(pctx_t *c, kdc_func_t *f, CXCursor body) {
+    kdc_func_t *outer = c->func;
+    kdc_expr_t **outer_v = c->calls.v;
+    size_t outer_n = c->calls.n, outer_cap = c->calls.cap;
+    memset(&c->calls, 0, sizeof c->calls);
+    c->func = f;
+    f->body = conv_stmt(c, body);
+    f->ncalls = (unsigned)c->calls.n;
+    f->calls = f->ncalls ? kdc_alloc(c->p, f->ncalls * sizeof *f->calls) : NULL;
+    for (unsigned i = 0; i < f->ncalls; i++)
+        f->calls[i] = c->calls.v[i];
+    free(c->calls.v);
+    c->calls.v = outer_v;
+    c->calls.n = outer_n;
+    c->calls.cap = outer_cap;
+    c->func = outer;
+    kdc_program_add_func(c->p, f);
+}
+
+/* A C++ lambda's body is analysed as a function of its own (named after the
+ * function it appears in); captured variables keep their identity, so handles
+ * flow in through captures. The lambda expression itself is an unknown value. */
+static void build_lambda(pctx_t *c, CXCursor lambda) {
+    cursor_vec_t kv = children(lambda);
+    CXCursor body = clang_getNullCursor();
+    size_t nparams = 0;
+    for (size_t i = 0; i < kv.n; i++) {
+        enum CXCursorKind k = clang_getCursorKind(kv.v[i]);
+        if (k == CXCursor_CompoundStmt)
+            body = kv.v[i];
+        else if (k == CXCursor_ParmDecl)
+            nparams++;
+    }
+    if (clang_Cursor_isNull(body)) {
+        free(kv.v);
+        return;
+    }
+    kdc_func_t *f = kdc_alloc(c->p, sizeof *f);
+    f->loc = loc_of(c, lambda);
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s@lambda:%s:%u:%u", c->func ? c->func->usr : "", f->loc.file,
+             f->loc.line, f->loc.col);
+    f->usr = kdc_intern(c->p, buf);
+    snprintf(buf, sizeof buf, "%s::<lambda at line %u>", c->func ? c->func->name : "", f->loc.line);
+    f->name = kdc_intern(c->p, buf);
+    f->is_static = 1;
+    f->tu = c->tu_index;
+    f->nparams = (unsigned)nparams;
+    if (nparams) {
+        f->param_usrs = kdc_alloc(c->p, nparams * sizeof *f->param_usrs);
+        f->param_names = kdc_alloc(c->p, nparams * sizeof *f->param_names);
+        f->param_types = kdc_alloc(c->p, nparams * sizeof *f->param_types);
+        for (size_t i = 0, k = 0; i < kv.n; i++)
+            if (clang_getCursorKind(kv.v[i]) == CXCursor_ParmDecl) {
+                f->param_usrs[k] = intern_cx(c, clang_getCursorUSR(kv.v[i]));
+                f->param_names[k] = intern_cx(c, clang_getCursorSpelling(kv.v[i]));
+                f->param_types[k] = type_spelling(c, kv.v[i]);
+                k++;
+            }
+    }
+    free(kv.v);
+    finish_function(c, f, body);
+}
+
 static void build_function(pctx_t *c, CXCursor cur) {
     kdc_func_t *f = kdc_alloc(c->p, sizeof *f);
     f->usr = intern_cx(c, clang_getCursorUSR(cur));
@@ -1114,17 +1219,8 @@ static void build_function(pctx_t *c, CXCursor cur) {
             body = kv.v[i];
     }
     free(kv.v);
-    if (clang_Cursor_isNull(body))
-        return;
-    c->func = f;
-    c->calls.n = 0;
-    f->body = conv_stmt(c, body);
-    f->ncalls = (unsigned)c->calls.n;
-    f->calls = f->ncalls ? kdc_alloc(c->p, f->ncalls * sizeof *f->calls) : NULL;
-    for (unsigned i = 0; i < f->ncalls; i++)
-        f->calls[i] = c->calls.v[i];
-    c->func = NULL;
-    kdc_program_add_func(c->p, f);
+    if (!clang_Cursor_isNull(body))
+        finish_function(c, f, body);
 }
 
 static enum CXChildVisitResult top_visit(CXCursor cur, CXCursor parent, CXClientData d) {

@@ -64,8 +64,8 @@ int guarded(rd_kafka_t *rk) {
     return 0;
 }
 
-/* Only the value of a statement expression is modelled: a commit in its
- * other statements is not seen (a known limit, not a crash). */
+/* Every statement of a statement expression is modelled: the commit in the
+ * macro is reported at the macro's use. */
 #define COMMIT_AND(rk, v) ({ rd_kafka_commit(rk, NULL, 0); (v) + 1; })
 int stmt_expr(rd_kafka_t *rk) { return COMMIT_AND(rk, 41); }
 

@@ -1,7 +1,7 @@
 // C++ kdc-lint must get through (test_cli.c): templates, lambdas, exceptions,
-// smart pointers, range-for over std::function. The bare commit in the catch
-// block is reported. Commits inside lambda bodies and inside templates are
-// not seen: known limits (listed in test_cli.c), not crashes.
+// smart pointers, range-for over std::function. The bare commits in the catch
+// block and in the two lambda bodies are reported. The one inside the template
+// (a call on a template parameter) is not seen: a known limit, not a crash.
 // Compiles with c++ -std=gnu++17 -fsyntax-only.
 #include <librdkafka/rdkafkacpp.h>
 #include <functional>
