@@ -5,6 +5,9 @@
 # Usage: install_check.sh BUILD_DIR CONSUMER_SRC WORK_DIR CMAKE CC CXX VERSION
 set -eu
 build_dir=$1 consumer_src=$2 work=$3 cmake=$4 cc=$5 cxx=$6 version=$7
+# The build's own compile/link flags (sanitizer presets): consumers of an
+# instrumented libkdc must be instrumented the same way.
+cflags=${KDC_CONSUMER_CFLAGS:-} cxxflags=${KDC_CONSUMER_CXXFLAGS:-} ldflags=${KDC_CONSUMER_LDFLAGS:-}
 
 rm -rf "$work"
 mkdir -p "$work"
@@ -27,7 +30,8 @@ test ! -e "$prefix/include/kdc/internal.h" || { echo "internal header installed"
 echo "== find_package(kdc $version) consumer"
 "$cmake" -S "$consumer_src" -B "$work/cmake-consumer" \
         -DCMAKE_PREFIX_PATH="$prefix" -DKDC_EXPECTED_VERSION="$version" \
-        -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx"
+        -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" \
+        -DCMAKE_C_FLAGS="$cflags" -DCMAKE_CXX_FLAGS="$cxxflags" -DCMAKE_EXE_LINKER_FLAGS="$ldflags"
 "$cmake" --build "$work/cmake-consumer"
 "$work/cmake-consumer/kdc_consumer_c"
 "$work/cmake-consumer/kdc_consumer_cxx"
@@ -48,6 +52,6 @@ case " $flags " in
 *) echo "no -lrdkafka (Requires: rdkafka)"; exit 1 ;;
 esac
 # shellcheck disable=SC2086 # flags are words by design
-"$cc" "$consumer_src/main.c" $flags -o "$work/pc-consumer"
+"$cc" $cflags "$consumer_src/main.c" $flags $ldflags -o "$work/pc-consumer"
 LD_LIBRARY_PATH=$(pkg-config --variable=libdir kdc) "$work/pc-consumer"
 echo "install check passed"
