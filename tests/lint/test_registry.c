@@ -2,7 +2,8 @@
  * The rule registry stays in step with its siblings: `kdc-lint --list-rules`,
  * the doc pages rules/<name>.md and the fixture folders fixtures/<name>/ name
  * the same set of rules, and every fixture folder exercises its rule both
- * ways (at least one expected finding and one near-miss marked ok).
+ * ways (at least one expected finding and one near-miss marked ok). The
+ * README's rule table lists the same rules too.
  *
  *   test_registry [--kdc-lint PATH] [--rules DIR] [--fixtures DIR]
  *
@@ -27,7 +28,7 @@
 #include "score.h"
 
 static struct {
-    const char *lint, *rules_dir, *fixtures_dir;
+    const char *lint, *rules_dir, *fixtures_dir, *readme;
 } g;
 
 typedef struct nameset {
@@ -154,8 +155,57 @@ static void every_fixture_folder_expects_and_rejects_its_rule(void **state) {
     }
 }
 
+/* Rule names of the README's rule table: rows "| [`name`](rules/name.md) | ...". */
+static int load_readme_rules(nameset_t *s, char *err, size_t errlen) {
+    FILE *f = fopen(g.readme, "r");
+    if (!f) {
+        snprintf(err, errlen, "cannot read %s", g.readme);
+        return -1;
+    }
+    char line[4096];
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "| [`", 4))
+            continue;
+        const char *name = line + 4, *end = strchr(name, '`');
+        char link[512];
+        if (!end || (size_t)(end - name) >= 200)
+            continue;
+        snprintf(link, sizeof link, "](rules/%.*s.md)", (int)(end - name), name);
+        if (!strstr(line, link))
+            continue; /* a table row of another kind */
+        s->v = realloc(s->v, (s->n + 1) * sizeof *s->v);
+        s->v[s->n++] = strndup(name, (size_t)(end - name));
+    }
+    fclose(f);
+    return 0;
+}
+
+static void readme_rule_table_lists_the_same_rules(void **state) {
+    (void)state;
+    char err[1024];
+    nameset_t listed = {0}, readme = {0};
+    long n = kdc_list_rules(g.lint, &listed.v, err, sizeof err);
+    if (n < 0)
+        fail_msg("%s", err);
+    listed.n = (size_t)n;
+    if (load_readme_rules(&readme, err, sizeof err))
+        fail_msg("%s", err);
+    kdc_problems_t p = {0};
+    report_missing(&listed, "listed by --list-rules", &readme, "not in README.md's rule table", &p);
+    report_missing(&readme, "in README.md's rule table", &listed, "not listed by --list-rules", &p);
+    for (size_t i = 0; i < p.n; i++)
+        print_error("  %s\n", p.v[i]);
+    size_t cnt = p.n;
+    kdc_problems_free(&p);
+    nameset_free(&listed);
+    nameset_free(&readme);
+    if (cnt)
+        fail_msg("%zu mismatch(es) between --list-rules and README.md", cnt);
+}
+
 static void usage(void) {
-    fprintf(stderr, "usage: test_registry [--kdc-lint PATH] [--rules DIR] [--fixtures DIR]\n");
+    fprintf(stderr, "usage: test_registry [--kdc-lint PATH] [--rules DIR] [--fixtures DIR] "
+                    "[--readme FILE]\n");
     exit(2);
 }
 
@@ -163,6 +213,7 @@ int main(int argc, char **argv) {
     g.lint = getenv("KDC_LINT");
     g.rules_dir = getenv("KDC_RULES_DIR");
     g.fixtures_dir = getenv("KDC_FIXTURES_DIR");
+    g.readme = getenv("KDC_README");
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--kdc-lint") && i + 1 < argc)
             g.lint = argv[++i];
@@ -170,16 +221,20 @@ int main(int argc, char **argv) {
             g.rules_dir = argv[++i];
         else if (!strcmp(argv[i], "--fixtures") && i + 1 < argc)
             g.fixtures_dir = argv[++i];
+        else if (!strcmp(argv[i], "--readme") && i + 1 < argc)
+            g.readme = argv[++i];
         else
             usage();
     }
-    if (!g.lint || !g.rules_dir || !g.fixtures_dir) {
-        fprintf(stderr, "test_registry: kdc-lint, rules and fixtures paths are all required\n");
+    if (!g.lint || !g.rules_dir || !g.fixtures_dir || !g.readme) {
+        fprintf(stderr, "test_registry: kdc-lint, rules, fixtures and README paths are all "
+                        "required\n");
         usage();
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(list_rules_docs_and_fixture_folders_name_the_same_rules),
         cmocka_unit_test(every_fixture_folder_expects_and_rejects_its_rule),
+        cmocka_unit_test(readme_rule_table_lists_the_same_rules),
     };
     return cmocka_run_group_tests_name("rule registry, docs and fixtures agree", tests, NULL, NULL);
 }
