@@ -93,6 +93,37 @@ static const kdc_summary_t *callee_summary(const kdc_facts_t *fx, const kdc_func
     return merged;
 }
 
+/* What a call does, from the API table or the callee's summary. */
+typedef struct call_effects {
+    unsigned produces : 1;  /* enqueues a message (or returns with one unconfirmed) */
+    unsigned commits : 1;   /* commits or stores offsets */
+    unsigned serves_dr : 1; /* serves delivery reports */
+    unsigned confirms : 1;  /* waits for delivery reports on every path */
+    const kdc_summary_t *callee; /* merged callee summary, when not an API call */
+} call_effects_t;
+
+static call_effects_t effects_of(const kdc_facts_t *fx, const kdc_func_t *f,
+                                 const kdc_expr_t *call, kdc_summary_t *merged) {
+    call_effects_t e = {0};
+    const kdc_api_t *api = kdc_api_lookup(call);
+    if (api) {
+        e.produces = (api->roles & KDC_API_PRODUCE) != 0;
+        e.commits = (api->roles & (KDC_API_COMMIT | KDC_API_STORE)) != 0;
+        e.serves_dr = (api->roles & KDC_API_SERVE_DR) != 0;
+        e.confirms = (api->roles & KDC_API_CONFIRM) != 0;
+        return e;
+    }
+    const kdc_summary_t *s = callee_summary(fx, f, call, merged);
+    if (s) {
+        e.produces = s->pending_produce;
+        e.commits = s->commits;
+        e.serves_dr = s->serves_dr;
+        e.confirms = s->confirms;
+        e.callee = s;
+    }
+    return e;
+}
+
 static const char *lkey(const kdc_facts_t *fx, const kdc_expr_t *e) {
     return kdc_pts_lvalue_key(fx->p, e);
 }
@@ -556,14 +587,6 @@ int kdc_facts_is_dlq_produce(const kdc_facts_t *fx, const kdc_func_t *f, const k
     return s && s->pending_dlq;
 }
 
-int kdc_facts_is_commit(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call) {
-    const kdc_api_t *api = kdc_api_lookup(call);
-    if (api)
-        return (api->roles & (KDC_API_COMMIT | KDC_API_STORE)) != 0;
-    kdc_summary_t m;
-    const kdc_summary_t *s = callee_summary(fx, f, call, &m);
-    return s && s->commits;
-}
 
 typedef struct reads_ctx {
     const kdc_facts_t *fx;
@@ -643,18 +666,23 @@ static int failure_edge(const kdc_facts_t *fx, const kdc_expr_t *cond, const kdc
     return failure_edge_of(cond, is_produce_result, &r);
 }
 
+/* A walk along paths on which a message is not (yet) confirmed: from a
+ * produce to the commits it reaches (rules, pending-at-exit summaries), or
+ * from a function's entry (does every path confirm?). */
 typedef struct walk {
     const kdc_facts_t *fx;
     const kdc_func_t *f;
-    const kdc_expr_t *produce;
+    const kdc_expr_t *produce;  /* NULL when walking from the entry */
     const char *opaque;
     const char *result_var;
-    int prune_failure;
+    int prune_failure;          /* ignore paths where the produce itself failed */
+    int stop_at_commit;
     int exit_reached;
     kdc_reached_fn reached;
     void *ctx;
 } walk_t;
 
+/* Path state bit 0: delivery reports were served since the walk started. */
 static int walk_visit(void *ctx, const kdc_cfg_t *g, int n, int state) {
     walk_t *w = ctx;
     const kdc_node_t *nd = &g->nodes[n];
@@ -663,22 +691,21 @@ static int walk_visit(void *ctx, const kdc_cfg_t *g, int n, int state) {
         return -1;
     }
     if (nd->kind == KDC_N_CALL) {
-        const kdc_expr_t *call = nd->expr;
-        const kdc_api_t *api = kdc_api_lookup(call);
         kdc_summary_t m;
-        const kdc_summary_t *s = api ? NULL : callee_summary(w->fx, w->f, call, &m);
-        if ((api && (api->roles & KDC_API_CONFIRM)) || (s && s->confirms))
+        call_effects_t e = effects_of(w->fx, w->f, nd->expr, &m);
+        if (e.confirms)
             return -1;
-        if ((api && (api->roles & (KDC_API_COMMIT | KDC_API_STORE))) || (s && s->commits)) {
+        if (e.commits && w->stop_at_commit) {
             /* The first commit on the path is where the message is lost; later
              * commits on the same path are the same loss. */
             if (w->reached)
-                w->reached(w->ctx, w->f, call);
+                w->reached(w->ctx, w->f, nd->expr);
             return -1;
         }
-        if ((api && (api->roles & KDC_API_SERVE_DR)) || (s && s->serves_dr))
+        if (e.serves_dr)
             state |= 1;
     } else if (nd->kind == KDC_N_COND) {
+        /* a wait loop on the delivery's state, or a check of it once reports were served */
         if ((nd->loop_cond || (state & 1)) && reads_dr_state(w->fx, nd->expr, w->opaque))
             return -1;
     }
@@ -717,7 +744,7 @@ static int walk_from(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_
         return 0;
     resvar_ctx_t rv = {fx, produce, NULL};
     kdc_func_walk_exprs(f, find_result_var, &rv);
-    walk_t w = {fx, f, produce, opaque_key(fx, produce), rv.key, prune_failure, 0, reached, ctx};
+    walk_t w = {fx, f, produce, opaque_key(fx, produce), rv.key, prune_failure, 1, 0, reached, ctx};
     kdc_search_t s = {walk_visit, walk_edge, &w, 2};
     kdc_cfg_search(g, g->call_node[produce->call_id], 0, &s);
     return w.exit_reached;
@@ -730,34 +757,6 @@ int kdc_facts_walk_unconfirmed(const kdc_facts_t *fx, const kdc_func_t *f,
 
 /* ---------- summaries ---------- */
 
-typedef struct confirm_ctx {
-    const kdc_facts_t *fx;
-    const kdc_func_t *f;
-    int exit_reached;
-} confirm_ctx_t;
-
-static int confirm_visit(void *ctx, const kdc_cfg_t *g, int n, int state) {
-    confirm_ctx_t *c = ctx;
-    const kdc_node_t *nd = &g->nodes[n];
-    if (n == g->exit) {
-        c->exit_reached = 1;
-        return -1;
-    }
-    if (nd->kind == KDC_N_CALL) {
-        const kdc_api_t *api = kdc_api_lookup(nd->expr);
-        kdc_summary_t m;
-        const kdc_summary_t *s = api ? NULL : callee_summary(c->fx, c->f, nd->expr, &m);
-        if ((api && (api->roles & KDC_API_CONFIRM)) || (s && s->confirms))
-            return -1;
-        if ((api && (api->roles & KDC_API_SERVE_DR)) || (s && s->serves_dr))
-            state |= 1;
-    } else if (nd->kind == KDC_N_COND) {
-        if ((nd->loop_cond || (state & 1)) && reads_dr_state(c->fx, nd->expr, NULL))
-            return -1;
-    }
-    return state;
-}
-
 /* Pass 1: may commit, may serve delivery reports (monotone in callees). */
 static int summarize_effects(kdc_facts_t *fx, const kdc_func_t *f) {
     kdc_summary_t *s = &fx->sum[f->index];
@@ -767,13 +766,10 @@ static int summarize_effects(kdc_facts_t *fx, const kdc_func_t *f) {
         const kdc_expr_t *call = f->calls[c];
         if (!g || g->call_node[c] < 0)
             continue;
-        const kdc_api_t *api = kdc_api_lookup(call);
         kdc_summary_t m;
-        const kdc_summary_t *cs = api ? NULL : callee_summary(fx, f, call, &m);
-        if ((api && (api->roles & (KDC_API_COMMIT | KDC_API_STORE))) || (cs && cs->commits))
-            s->commits = 1;
-        if ((api && (api->roles & KDC_API_SERVE_DR)) || (cs && cs->serves_dr))
-            s->serves_dr = 1;
+        call_effects_t e = effects_of(fx, f, call, &m);
+        s->commits |= e.commits;
+        s->serves_dr |= e.serves_dr;
     }
     return memcmp(s, &old, sizeof *s) != 0;
 }
@@ -784,10 +780,10 @@ static int summarize_confirms(kdc_facts_t *fx, const kdc_func_t *f) {
     kdc_summary_t *s = &fx->sum[f->index];
     if (!f->cfg || s->noreturn || s->confirms)
         return 0;
-    confirm_ctx_t cc = {fx, f, 0};
-    kdc_search_t srch = {confirm_visit, NULL, &cc, 2};
+    walk_t w = {fx, f, NULL, NULL, NULL, 0, 0, 0, NULL, NULL};
+    kdc_search_t srch = {walk_visit, NULL, &w, 2};
     kdc_cfg_search(f->cfg, ((const kdc_cfg_t *)f->cfg)->entry, 0, &srch);
-    s->confirms = !cc.exit_reached;
+    s->confirms = !w.exit_reached;
     return s->confirms;
 }
 
@@ -800,11 +796,10 @@ static int summarize_pending(kdc_facts_t *fx, const kdc_func_t *f) {
         const kdc_expr_t *call = f->calls[c];
         if (!g || g->call_node[c] < 0)
             continue;
-        const kdc_api_t *api = kdc_api_lookup(call);
         kdc_summary_t m;
-        const kdc_summary_t *cs = api ? NULL : callee_summary(fx, f, call, &m);
-        int is_produce = (api && (api->roles & KDC_API_PRODUCE)) || (cs && cs->pending_produce);
-        if (!is_produce || !walk_from(fx, f, call, 1, NULL, NULL))
+        call_effects_t e = effects_of(fx, f, call, &m);
+        const kdc_summary_t *cs = e.callee;
+        if (!e.produces || !walk_from(fx, f, call, 1, NULL, NULL))
             continue;
         int dlq = kdc_facts_is_dlq_produce(fx, f, call);
         if (s->pending_produce && !(dlq && !s->pending_dlq))
@@ -913,9 +908,7 @@ void kdc_facts_free(kdc_facts_t *fx) {
     free(fx);
 }
 
-kdc_program_t *kdc_facts_program(const kdc_facts_t *fx) { return fx->p; }
 const kdc_options_t *kdc_facts_options(const kdc_facts_t *fx) { return &fx->opts; }
-const kdc_pts_t *kdc_facts_pts(const kdc_facts_t *fx) { return fx->pts; }
 const kdc_summary_t *kdc_facts_summary(const kdc_facts_t *fx, const kdc_func_t *f) {
     return &fx->sum[f->index];
 }

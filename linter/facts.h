@@ -39,9 +39,7 @@ typedef struct kdc_facts kdc_facts_t;
 kdc_facts_t *kdc_facts_build(kdc_program_t *p, const kdc_options_t *opts);
 void kdc_facts_free(kdc_facts_t *fx);
 
-kdc_program_t *kdc_facts_program(const kdc_facts_t *fx);
 const kdc_options_t *kdc_facts_options(const kdc_facts_t *fx);
-const kdc_pts_t *kdc_facts_pts(const kdc_facts_t *fx);
 const kdc_summary_t *kdc_facts_summary(const kdc_facts_t *fx, const kdc_func_t *f);
 
 /* Client handles (KDC_OBJ_CLIENT indices) an rd_kafka_t, rd_kafka_topic_t or
@@ -69,9 +67,6 @@ const kdc_obj_t *kdc_facts_obj(const kdc_facts_t *fx, size_t i);
 /* Is this call (in f) a produce to a dead-letter destination, directly or
  * through a helper that leaves such a produce unconfirmed? */
 int kdc_facts_is_dlq_produce(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call);
-
-/* Does the call commit or store offsets (directly or through a helper)? */
-int kdc_facts_is_commit(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call);
 
 /*
  * Walks f's CFG from the node of `produce` (a produce call, or a call of a
