@@ -282,60 +282,47 @@ static kdc_op_t op_from(const char *s, int unary) {
 }
 
 /* Operator between the end of `lhs` and the start of `rhs`, from tokens. */
-static kdc_op_t binary_op(pctx_t *c, CXCursor lhs, CXCursor rhs) {
-    spell_t a = spelling(clang_getRangeEnd(clang_getCursorExtent(lhs)));
-    spell_t b = spelling(clang_getRangeStart(clang_getCursorExtent(rhs)));
+/* The first operator token in [a, b) of one file (parentheses skipped). */
+static kdc_op_t operator_between(pctx_t *c, spell_t a, spell_t b, int unary) {
     CXToken *toks;
     unsigned n = tokens_between(c, a, b, &toks);
     kdc_op_t op = KDC_OP_UNKNOWN;
-    for (unsigned i = 0; i < n; i++) {
-        if (clang_getTokenKind(toks[i]) != CXToken_Punctuation &&
-            clang_getTokenKind(toks[i]) != CXToken_Keyword)
-            continue;
-        if (tok_off(c->tu, toks[i]) < a.off || tok_off(c->tu, toks[i]) >= b.off)
+    for (unsigned i = 0; i < n && op == KDC_OP_UNKNOWN; i++) {
+        CXTokenKind k = clang_getTokenKind(toks[i]);
+        unsigned off = tok_off(c->tu, toks[i]);
+        if ((k != CXToken_Punctuation && k != CXToken_Keyword) || off < a.off || off >= b.off)
             continue;
         CXString sp = clang_getTokenSpelling(c->tu, toks[i]);
         const char *s = clang_getCString(sp);
         if (strcmp(s, "(") && strcmp(s, ")")) {
-            op = op_from(s, 0);
-            clang_disposeString(sp);
-            break;
+            op = op_from(s, unary);
+            if (op == KDC_OP_UNKNOWN)
+                op = KDC_OP_NONE; /* a token, but no operator we know: stop here */
         }
         clang_disposeString(sp);
     }
     if (n)
         clang_disposeTokens(c->tu, toks, n);
-    return op;
+    return op == KDC_OP_NONE ? KDC_OP_UNKNOWN : op;
+}
+
+/* Operator between the end of `lhs` and the start of `rhs`, from tokens. */
+static kdc_op_t binary_op(pctx_t *c, CXCursor lhs, CXCursor rhs) {
+    return operator_between(c, spelling(clang_getRangeEnd(clang_getCursorExtent(lhs))),
+                            spelling(clang_getRangeStart(clang_getCursorExtent(rhs))), 0);
 }
 
 static kdc_op_t unary_op(pctx_t *c, CXCursor un, CXCursor operand) {
     CXSourceRange ur = clang_getCursorExtent(un), orr = clang_getCursorExtent(operand);
     spell_t us = spelling(clang_getRangeStart(ur)), os = spelling(clang_getRangeStart(orr));
     int prefix = us.file == os.file && us.off < os.off;
-    spell_t a = prefix ? us : spelling(clang_getRangeEnd(orr));
-    spell_t b = prefix ? os : spelling(clang_getRangeEnd(ur));
-    CXToken *toks;
-    unsigned n = tokens_between(c, a, b, &toks);
-    kdc_op_t op = KDC_OP_UNKNOWN;
-    for (unsigned i = 0; i < n; i++) {
-        unsigned off = tok_off(c->tu, toks[i]);
-        if (off < a.off || off >= b.off)
-            continue;
-        CXString sp = clang_getTokenSpelling(c->tu, toks[i]);
-        const char *s = clang_getCString(sp);
-        if (strcmp(s, "(") && strcmp(s, ")")) {
-            op = op_from(s, 1);
-            if (!prefix && op == KDC_OP_PREINC)
-                op = KDC_OP_POSTINC;
-            if (!prefix && op == KDC_OP_PREDEC)
-                op = KDC_OP_POSTDEC;
-            clang_disposeString(sp);
-            break;
-        }
-        clang_disposeString(sp);
-    }
-    if (n)
-        clang_disposeTokens(c->tu, toks, n);
+    kdc_op_t op = prefix ? operator_between(c, us, os, 1)
+                         : operator_between(c, spelling(clang_getRangeEnd(orr)),
+                                            spelling(clang_getRangeEnd(ur)), 1);
+    if (!prefix && op == KDC_OP_PREINC)
+        op = KDC_OP_POSTINC;
+    if (!prefix && op == KDC_OP_PREDEC)
+        op = KDC_OP_POSTDEC;
     return op;
 }
 
