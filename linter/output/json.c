@@ -123,7 +123,7 @@ int kdc_output_json(FILE *o, const kdc_run_t *run) {
     json_object_set_new(root, "stats",
                         json_pack("{s:I, s:I, s:f}", "translation_units", (json_int_t)ntus,
                                   "incomplete", (json_int_t)nincomplete, "seconds", run->seconds));
-    int rc = json_dumpf(root, o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    int rc = json_dumpf(root, o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
     fputc('\n', o);
     json_decref(root);
     return rc == 0 && !ferror(o) ? 0 : -1;
