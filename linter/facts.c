@@ -55,6 +55,10 @@ static int match_any(const char *const *pats, const char *s) {
     return 0;
 }
 
+int kdc_options_has_role(const kdc_options_t *o, const kdc_expr_t *call, kdc_role_t role) {
+    return call->kind == KDC_E_CALL && match_any(o->functions[role], call->name);
+}
+
 static const kdc_func_t *callee_func(const kdc_facts_t *fx, const kdc_func_t *caller,
                                      const kdc_expr_t *call) {
     return kdc_program_find_callee(fx->p, call->usr, caller ? caller->tu : -1);
@@ -105,6 +109,13 @@ typedef struct call_effects {
 static call_effects_t effects_of(const kdc_facts_t *fx, const kdc_func_t *f,
                                  const kdc_expr_t *call, kdc_summary_t *merged) {
     call_effects_t e = {0};
+    const kdc_options_t *o = &fx->opts;
+    /* Roles given in the configuration win over what the code shows. */
+    e.produces = (unsigned)kdc_options_has_role(o, call, KDC_ROLE_PRODUCE);
+    e.commits = (unsigned)kdc_options_has_role(o, call, KDC_ROLE_COMMIT);
+    e.confirms = (unsigned)kdc_options_has_role(o, call, KDC_ROLE_CONFIRM);
+    if (e.produces || e.commits || e.confirms)
+        return e;
     const kdc_api_t *api = kdc_api_lookup(call);
     if (api) {
         e.produces = (api->roles & KDC_API_PRODUCE) != 0;
@@ -579,6 +590,13 @@ static int direct_dlq_produce(const kdc_facts_t *fx, const kdc_func_t *f, const 
 }
 
 int kdc_facts_is_dlq_produce(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call) {
+    if (kdc_options_has_role(&fx->opts, call, KDC_ROLE_PRODUCE)) {
+        /* a configured produce wrapper: any argument naming a dead-letter destination */
+        for (unsigned i = 0; i < call->nkids; i++)
+            if (strings_dlq(fx, f, call->kids[i]) || name_is_dlq(fx, call->kids[i]))
+                return 1;
+        return 0;
+    }
     const kdc_api_t *api = kdc_api_lookup(call);
     if (api)
         return (api->roles & KDC_API_PRODUCE) && direct_dlq_produce(fx, f, call, api);

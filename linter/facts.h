@@ -11,11 +11,28 @@
 #include "model.h"
 #include "pts.h"
 
+/* Roles a service's own functions can be given in the configuration. */
+typedef enum {
+    KDC_ROLE_PRODUCE,    /* produces a message (its delivery needs confirming) */
+    KDC_ROLE_COMMIT,     /* commits or stores the input's offset */
+    KDC_ROLE_CONFIRM,    /* waits for delivery reports and reports their outcome */
+    KDC_ROLE_ACK,        /* acknowledges upstream (counts as a checkpoint) */
+    KDC_ROLE_EFFECT,     /* performs a side effect (database write, HTTP call, ...) */
+    KDC_ROLE_CLASSIFIER, /* classifies a failure (poison or transient) */
+    KDC_NROLES
+} kdc_role_t;
+
 typedef struct kdc_options {
     int strict;                       /* --profile=strict */
     const char *const *dlq_topic_patterns; /* fnmatch, case-insensitive; NULL-terminated */
     const char *const *dlq_name_patterns;  /* variable/field names; NULL-terminated */
+    /* Per role, fnmatch patterns on a callee's qualified name ("svc_commit",
+     * "app::Sink::write*"); NULL-terminated; NULL for none. */
+    const char *const *functions[KDC_NROLES];
 } kdc_options_t;
+
+/* Does the call's callee have `role` in the configuration? */
+int kdc_options_has_role(const kdc_options_t *o, const kdc_expr_t *call, kdc_role_t role);
 
 extern const char *const kdc_default_dlq_topic_patterns[];
 extern const char *const kdc_default_dlq_name_patterns[];

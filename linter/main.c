@@ -245,7 +245,8 @@ static int run(int argc, char **argv) {
         goto out;
     }
 
-    kdc_options_t opts = {strict, NULL, NULL};
+    kdc_options_t opts = {0};
+    opts.strict = strict;
     facts = kdc_facts_build(prog, &opts);
     for (size_t i = 0; i < kdc_nrules; i++) {
         if (!on[i])
