@@ -20,7 +20,11 @@ enum {
     KDC_API_EVENTS_SET = 1u << 9,  /* rd_kafka_conf_set_events(conf, flags) */
     KDC_API_CLIENT_NEW = 1u << 10, /* creates a client handle from a conf */
     KDC_API_TOPIC_NEW = 1u << 11,  /* creates a topic handle: (handle, name, tconf) */
-    KDC_API_CONFIRM = 1u << 12     /* waits for delivery reports and reports their outcome */
+    KDC_API_CONFIRM = 1u << 12,    /* waits for delivery reports and reports their outcome */
+    KDC_API_CONF_LINK = 1u << 13,  /* attaches a topic configuration (value) to a conf */
+    KDC_API_SUBSCRIBE = 1u << 14,  /* subscribes a consumer (handle) to a topic list (list) */
+    KDC_API_LIST_ADD = 1u << 15,   /* adds a topic (topic) to a partition list (list) */
+    KDC_API_CONSUME = 1u << 16     /* hands a consumed message to the application */
 };
 
 #define KDC_ARG_NONE (-1)
