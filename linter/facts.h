@@ -11,6 +11,8 @@
 #include "model.h"
 #include "pts.h"
 
+#include <stdio.h>
+
 /* Roles a service's own functions can be given in the configuration. */
 typedef enum {
     KDC_ROLE_PRODUCE,    /* produces a message (its delivery needs confirming) */
@@ -51,6 +53,19 @@ typedef struct kdc_summary {
 
 typedef enum { KDC_TRI_NO = 0, KDC_TRI_YES = 1, KDC_TRI_UNKNOWN = 2 } kdc_tri_t;
 
+/* One property setting of a configuration, as the code shows it. A setting
+ * made through helpers is seen at each call site of the helper (up to three
+ * calls deep); a table of key/value pairs applied in a loop gives one setting
+ * per row. */
+typedef struct kdc_setting {
+    const char *key;        /* NULL: a property whose name is not a literal */
+    const char *value;      /* NULL: a value that is not a literal (getenv, a buffer, ...) */
+    int conditional;        /* set on some paths only */
+    const kdc_func_t *func; /* where the value is written: the conf_set call, or the
+                               outermost helper call that passes the value */
+    kdc_loc_t loc;
+} kdc_setting_t;
+
 typedef struct kdc_facts kdc_facts_t;
 
 kdc_facts_t *kdc_facts_build(kdc_program_t *p, const kdc_options_t *opts);
@@ -77,6 +92,28 @@ kdc_tri_t kdc_facts_client_has_dr(const kdc_facts_t *fx, size_t client);
  * configuration sets it to a literal with that value, or none sets it and the
  * librdkafka default `dflt` applies; UNKNOWN otherwise. */
 kdc_tri_t kdc_facts_client_bool(const kdc_facts_t *fx, size_t client, const char *key, int dflt);
+
+/* Calls fn (may be NULL) for each setting of `key` (every setting when NULL)
+ * on the configurations the client may be created with, default topic
+ * configurations included; returns how many. *unknown is set when the
+ * client's configuration cannot be fully seen (it comes from outside, was
+ * handed to code outside the analysis, or a property is set by a name that is
+ * not a literal). */
+size_t kdc_facts_client_settings(const kdc_facts_t *fx, size_t client, const char *key,
+                                 void (*fn)(const kdc_setting_t *s, void *arg), void *arg,
+                                 int *unknown);
+
+/* Does some produce use the client (*dlq: to a dead-letter destination)? */
+int kdc_facts_client_produces(const kdc_facts_t *fx, size_t client, int *dlq);
+
+/* Does the program consume messages anywhere (consumer poll, consume calls)? */
+int kdc_facts_program_consumes(const kdc_facts_t *fx);
+
+/* Prints what kdc-lint believes about the clients created at file:line (their
+ * configurations, each setting and where it comes from, callbacks);
+ * returns how many clients were described. */
+size_t kdc_facts_explain(const kdc_facts_t *fx, const char *file, unsigned line, FILE *out,
+                         const char *cwd);
 
 /* The creating call of a client/conf object and its function (for notes). */
 const kdc_obj_t *kdc_facts_obj(const kdc_facts_t *fx, size_t i);

@@ -23,7 +23,10 @@
 enum { OPT_EXTRA_ARG = 256, OPT_FORMAT, OPT_LIST_RULES, OPT_ENABLE, OPT_DISABLE, OPT_PROFILE,
        OPT_VERSION, OPT_DUMP_MODEL, OPT_FAIL_INCOMPLETE };
 
+enum { OPT_EXPLAIN_CONFIG = 400 };
+
 static const struct option long_opts[] = {
+    {"explain-config", required_argument, NULL, OPT_EXPLAIN_CONFIG},
     {"extra-arg", required_argument, NULL, OPT_EXTRA_ARG},
     {"format", required_argument, NULL, OPT_FORMAT},
     {"output", required_argument, NULL, 'o'},
@@ -54,6 +57,9 @@ static void usage(FILE *o) {
           "  --disable=a,b        disable these rules\n"
           "  --profile=NAME       default (precise) or strict (the decision record, literally)\n"
           "  --fail-on-incomplete exit 2 when a translation unit has compile errors\n"
+          "  --explain-config=FILE:LINE\n"
+          "                       print the configuration kdc-lint believes the client created\n"
+          "                       at FILE:LINE has, and where each value comes from\n"
           "  --version            print the version\n"
           "\n"
           "Exit status: 0 no findings, 1 findings, 2 usage, input or configuration error.\n",
@@ -116,10 +122,35 @@ static const char *output_is_input(const char *out_path, const kdc_inputs_t *in)
     return hit;
 }
 
+/* --explain-config=FILE:LINE: 0 when a client is created there, 2 otherwise. */
+static int explain(const kdc_facts_t *facts, const char *where, FILE *out) {
+    char *file = kdc_xstrdup(where), *colon = strrchr(file, ':'), *end = NULL;
+    unsigned long line = colon ? strtoul(colon + 1, &end, 10) : 0;
+    int rc = 2;
+    if (!colon || !line || !end || *end) {
+        fprintf(stderr, "kdc-lint: error: --explain-config: '%s' is not FILE:LINE\n", where);
+    } else {
+        *colon = 0;
+        char *cwd = getcwd(NULL, 0);
+        if (kdc_facts_explain(facts, file, (unsigned)line, out, cwd))
+            rc = 0;
+        else
+            fprintf(stderr,
+                    "kdc-lint: error: --explain-config: no client (rd_kafka_new, "
+                    "Producer::create, KafkaConsumer::create) is created at %s:%lu in the "
+                    "analysed files\n",
+                    file, line);
+        free(cwd);
+    }
+    free(file);
+    return rc;
+}
+
 static int run(int argc, char **argv) {
     const char *db_dir = NULL, *format = "text", *out_path = NULL, *profile = "default";
     strvec_t extra = {0}, enables = {0}, disables = {0}, paths = {0};
     int list_rules = 0, dump_model = 0, fail_incomplete = 0, bad_usage = 0, rc = 2;
+    const char *explain_config = NULL;
     int *on = NULL;
     FILE *out = stdout;
     kdc_inputs_t inputs = {0};
@@ -153,6 +184,7 @@ static int run(int argc, char **argv) {
         case OPT_PROFILE: profile = optarg; break;
         case OPT_FAIL_INCOMPLETE: fail_incomplete = 1; break;
         case OPT_DUMP_MODEL: dump_model = 1; break;
+        case OPT_EXPLAIN_CONFIG: explain_config = optarg; break;
         case OPT_VERSION: printf("kdc-lint %s\n", KDC_VERSION); rc = 0; goto out;
         case 'h': usage(stdout); rc = 0; goto out;
         case ':':
@@ -248,6 +280,10 @@ static int run(int argc, char **argv) {
     kdc_options_t opts = {0};
     opts.strict = strict;
     facts = kdc_facts_build(prog, &opts);
+    if (explain_config) {
+        rc = explain(facts, explain_config, out);
+        goto out;
+    }
     for (size_t i = 0; i < kdc_nrules; i++) {
         if (!on[i])
             continue;

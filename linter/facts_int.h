@@ -1,0 +1,72 @@
+/* Internals shared by facts.c (summaries, delivery paths) and clientconf.c
+ * (configurations, clients, topics). Not for rules: they use facts.h. */
+#ifndef KDC_FACTS_INT_H
+#define KDC_FACTS_INT_H
+
+#include "facts.h"
+#include "util.h"
+
+typedef KDC_VEC(kdc_setting_t) setting_vec_t;
+
+typedef struct frame {
+    const kdc_func_t *f;    /* the calling function */
+    const kdc_expr_t *call; /* its call of the function we came from */
+} frame_t;
+
+typedef KDC_VEC(frame_t) frame_vec_t;
+
+typedef struct objinfo {
+    /* CONF (global or topic configuration) */
+    unsigned dr : 1, escaped : 1;
+    setting_vec_t settings;
+    kdc_bits_t linked;             /* topic configurations attached as default topic conf */
+    kdc_loc_t dr_loc, escaped_loc; /* first registration / first hand-over to unseen code */
+    /* CLIENT */
+    int type; /* 0 producer, 1 consumer, -1 unknown */
+    unsigned null_conf : 1, unknown_conf : 1;
+    unsigned produces : 1, produces_dlq : 1; /* used by a produce / a dead-letter produce */
+    kdc_bits_t confs;
+    /* TOPIC */
+    kdc_bits_t clients;
+    unsigned unknown_client : 1;
+    const kdc_expr_t *name_expr;
+    const kdc_func_t *name_func;
+    kdc_bits_t tconfs;             /* topic configuration it was created with */
+} objinfo_t;
+
+struct kdc_facts {
+    kdc_program_t *p;
+    kdc_options_t opts;
+    kdc_pts_t *pts;
+    objinfo_t *info;            /* per object */
+    kdc_summary_t *sum;         /* per function index */
+    frame_vec_t *callers;       /* per function index: the call sites that may reach it */
+    unsigned consumes : 1;      /* the program consumes messages somewhere */
+    kdc_strmap_t dr_state;      /* keys written by delivery-report callbacks → (void*)1 */
+    kdc_strmap_t dr_funcs;      /* id → function, delivery-report callbacks and their callees */
+    const kdc_func_t *building; /* function whose CFG is being built */
+};
+
+int kdc__match_any(const char *const *pats, const char *s);
+const kdc_func_t *kdc__callee_func(const kdc_facts_t *fx, const kdc_func_t *caller,
+                                   const kdc_expr_t *call);
+const char *kdc__lkey(const kdc_facts_t *fx, const kdc_expr_t *e);
+/* A string literal, seen through std::string construction; NULL otherwise. */
+const kdc_expr_t *kdc__literal(const kdc_expr_t *e);
+/* The one string e may hold (literal or constant through variables), or NULL. */
+const char *kdc__single_string(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *e);
+/* Calls fn for each object of `kind` e may denote; *unknown (optional) is set
+ * when a value comes from outside or nothing of that kind is found. */
+void kdc__for_each_obj(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *e,
+                       kdc_obj_kind_t kind, void (*fn)(kdc_facts_t *, size_t, void *), void *arg,
+                       int *unknown);
+void kdc__add_dr_func(kdc_facts_t *fx, const kdc_func_t *f);
+int kdc__failure_edge_of(const kdc_expr_t *cond,
+                         int (*is_result)(const kdc_expr_t *side, void *arg), void *arg);
+int kdc__strings_dlq(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *e);
+
+/* clientconf.c: configurations, clients and topics (after handle tracking). */
+void kdc__describe_clients(kdc_facts_t *fx);
+void kdc__free_clients(kdc_facts_t *fx);
+
+#endif
