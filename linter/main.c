@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 enum { OPT_EXTRA_ARG = 256, OPT_FORMAT, OPT_LIST_RULES, OPT_ENABLE, OPT_DISABLE, OPT_PROFILE,
-       OPT_VERSION, OPT_DUMP_MODEL, OPT_FAIL_INCOMPLETE };
+       OPT_VERSION, OPT_DUMP_MODEL, OPT_FAIL_INCOMPLETE, OPT_COLOR };
 
 enum { OPT_EXPLAIN_CONFIG = 400 };
 
@@ -35,6 +35,7 @@ static const struct option long_opts[] = {
     {"disable", required_argument, NULL, OPT_DISABLE},
     {"profile", required_argument, NULL, OPT_PROFILE},
     {"fail-on-incomplete", no_argument, NULL, OPT_FAIL_INCOMPLETE},
+    {"color", required_argument, NULL, OPT_COLOR},
     {"version", no_argument, NULL, OPT_VERSION},
     {"dump-model", no_argument, NULL, OPT_DUMP_MODEL},
     {"help", no_argument, NULL, 'h'},
@@ -50,7 +51,10 @@ static void usage(FILE *o) {
           "  -p DIR               use DIR/compile_commands.json for translation units and\n"
           "                       their flags; PATHs then select units below them\n"
           "  --extra-arg=ARG      add a compiler argument (repeatable); also -- ARGS\n"
-          "  --format=text|json   output format (default text)\n"
+          "  --format=FORMAT      text (default), json, sarif (SARIF 2.1.0 for code scanning)\n"
+          "                       or github (GitHub Actions annotations)\n"
+          "  --color=WHEN         colour text output: auto (default: on a terminal, unless\n"
+          "                       NO_COLOR is set), always or never\n"
           "  -o, --output=FILE    write the report to FILE instead of standard output\n"
           "  --list-rules         list the rules with a one-line summary\n"
           "  --enable=a,b         enable these rules (in addition to the profile's)\n"
@@ -105,6 +109,33 @@ static int apply_rule_list(const char *list, int value, int *on, const char *opt
     return rc;
 }
 
+typedef int (*output_fn)(FILE *, const kdc_run_t *);
+
+/* The writer of --format=name, or NULL. */
+static output_fn output_format(const char *name) {
+    static const struct {
+        const char *name;
+        output_fn fn;
+    } formats[] = {{"text", kdc_output_text},
+                   {"json", kdc_output_json},
+                   {"sarif", kdc_output_sarif},
+                   {"github", kdc_output_github}};
+    for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
+        if (!strcmp(formats[i].name, name))
+            return formats[i].fn;
+    return NULL;
+}
+
+/* --color: always, never, or auto: on a terminal unless NO_COLOR is set (no-color.org). */
+static int use_color(const char *when, FILE *out) {
+    if (!strcmp(when, "always"))
+        return 1;
+    if (!strcmp(when, "never"))
+        return 0;
+    const char *no_color = getenv("NO_COLOR");
+    return !(no_color && *no_color) && isatty(fileno(out));
+}
+
 static double now_seconds(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -148,6 +179,7 @@ static int explain(const kdc_facts_t *facts, const char *where, FILE *out) {
 
 static int run(int argc, char **argv) {
     const char *db_dir = NULL, *format = "text", *out_path = NULL, *profile = "default";
+    const char *color_when = "auto";
     strvec_t extra = {0}, enables = {0}, disables = {0}, paths = {0};
     int list_rules = 0, dump_model = 0, fail_incomplete = 0, bad_usage = 0, rc = 2;
     const char *explain_config = NULL;
@@ -183,6 +215,7 @@ static int run(int argc, char **argv) {
         case OPT_DISABLE: sv_push(&disables, optarg); break;
         case OPT_PROFILE: profile = optarg; break;
         case OPT_FAIL_INCOMPLETE: fail_incomplete = 1; break;
+        case OPT_COLOR: color_when = optarg; break;
         case OPT_DUMP_MODEL: dump_model = 1; break;
         case OPT_EXPLAIN_CONFIG: explain_config = optarg; break;
         case OPT_VERSION: printf("kdc-lint %s\n", KDC_VERSION); rc = 0; goto out;
@@ -204,8 +237,14 @@ static int run(int argc, char **argv) {
             break;
         }
     }
-    if (strcmp(format, "text") && strcmp(format, "json")) {
-        fprintf(stderr, "kdc-lint: error: --format: '%s' is not one of text, json\n", format);
+    if (!output_format(format)) {
+        fprintf(stderr, "kdc-lint: error: --format: '%s' is not one of text, json, sarif, github\n",
+                format);
+        bad_usage = 1;
+    }
+    if (strcmp(color_when, "auto") && strcmp(color_when, "always") && strcmp(color_when, "never")) {
+        fprintf(stderr, "kdc-lint: error: --color: '%s' is not one of auto, always, never\n",
+                color_when);
         bad_usage = 1;
     }
     if (strcmp(profile, "default") && strcmp(profile, "strict")) {
@@ -293,8 +332,9 @@ static int run(int argc, char **argv) {
     kdc_findings_sort(&findings);
 
     cwd = getcwd(NULL, 0);
-    kdc_run_t run = {&findings, &inputs, prog, now_seconds() - t0, cwd};
-    int wrc = !strcmp(format, "json") ? kdc_output_json(out, &run) : kdc_output_text(out, &run);
+    kdc_run_t run = {&findings, &inputs, prog, now_seconds() - t0, cwd, 0};
+    run.color = use_color(color_when, out);
+    int wrc = output_format(format)(out, &run);
     /* A full disk or a closed pipe shows at the flush, also on stdout. */
     if (out != stdout) {
         if (fclose(out) != 0)

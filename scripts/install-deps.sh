@@ -9,6 +9,7 @@ packages=(
   librdkafka-dev               # librdkafka 2.0.2 with rdkafka_mock.h
   libjansson-dev libxxhash-dev # JSON output/compile databases, hashing
   libcmocka-dev                # unit tests
+  git pre-commit               # --changed-since; the pre-commit hook test (lint.precommit)
 )
 
 missing=()
@@ -17,18 +18,34 @@ for p in "${packages[@]}"; do
     missing+=("$p")
   fi
 done
+# npm, for the tests' npm tools: Debian's, unless one is on PATH already (a nodejs from
+# elsewhere that bundles npm conflicts with Debian's npm package).
+command -v npm >/dev/null || missing+=(npm)
+
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all packages present"
-  exit 0
+else
+  SUDO=
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "install-deps: need root to install: ${missing[*]}" >&2; exit 2; }
+    SUDO=sudo
+  fi
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  # Package lists can be stale or empty on a new machine.
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-SUDO=
-if [ "$(id -u)" -ne 0 ]; then
-  command -v sudo >/dev/null || { echo "install-deps: need root to install: ${missing[*]}" >&2; exit 2; }
-  SUDO=sudo
+# The tests' npm tools (the SARIF Multitool that validates kdc-lint's SARIF), pinned in
+# tests/lint/npm/package-lock.json and installed there (project-local, never global), again
+# whenever the lock file changes.
+npm_dir="$(cd "$(dirname "$0")/.." && pwd)/tests/lint/npm"
+if [ -x "$npm_dir/node_modules/.bin/sarif-multitool" ] &&
+   cmp -s "$npm_dir/package-lock.json" "$npm_dir/node_modules/.kdc-installed-lock.json"; then
+  echo "install-deps: npm tools present"
+else
+  echo "install-deps: npm ci in tests/lint/npm"
+  (cd "$npm_dir" && npm ci --no-audit --no-fund --loglevel=error)
+  cp "$npm_dir/package-lock.json" "$npm_dir/node_modules/.kdc-installed-lock.json"
 fi
-echo "install-deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-# Package lists can be stale or empty on a new machine.
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

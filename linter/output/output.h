@@ -14,12 +14,20 @@ typedef struct kdc_run {
     const kdc_program_t *program;  /* translation units (incomplete ones) */
     double seconds;
     const char *cwd;
+    int color;                     /* text: ANSI colours (the driver decides: --color) */
 } kdc_run_t;
 
 /* Path as shown to the user: relative to the working directory when below it. */
 const char *kdc_display_path(const char *cwd, const char *path);
 
+/* The repository root findings are reported against (SARIF %SRCROOT%, GitHub
+ * annotations): the nearest directory at or above cwd holding .git, else cwd.
+ * malloc'd. */
+char *kdc_source_root(const char *cwd);
+
 int kdc_output_text(FILE *o, const kdc_run_t *run);
 int kdc_output_json(FILE *o, const kdc_run_t *run);
+int kdc_output_sarif(FILE *o, const kdc_run_t *run);  /* SARIF 2.1.0 */
+int kdc_output_github(FILE *o, const kdc_run_t *run); /* GitHub Actions workflow commands */
 
 #endif

@@ -1,5 +1,7 @@
 /* clang-style text: file:line:col: warning: message [rule], the source line
- * with a caret, and note: lines for related locations. */
+ * with a caret, and note: lines for related locations. With run->color, the
+ * colours of gcc/clang diagnostics (ANSI SGR): bold location and message,
+ * magenta warning, red error, cyan note, green caret. */
 #include "output.h"
 #include "util.h"
 
@@ -41,7 +43,20 @@ static char *source_line(const char *file, unsigned line) {
  * is cut to this many bytes around the caret, with "..." where it was cut. */
 #define SNIPPET_MAX 160
 
-static void print_snippet(FILE *o, const kdc_loc_t *loc) {
+/* SGR sequences, or "" without colour */
+typedef struct palette {
+    const char *bold, *warning, *error, *note, *caret, *reset;
+} palette_t;
+
+static const palette_t colours = {"\033[1m", "\033[1;35m", "\033[1;31m",
+                                  "\033[1;36m", "\033[1;32m", "\033[0m"};
+static const palette_t plain = {"", "", "", "", "", ""};
+
+static const char *severity_colour(const palette_t *c, kdc_severity_t s) {
+    return s == KDC_SEV_ERROR ? c->error : s == KDC_SEV_WARNING ? c->warning : c->note;
+}
+
+static void print_snippet(FILE *o, const kdc_loc_t *loc, const palette_t *c) {
     char *text = source_line(loc->file, loc->line);
     if (!text)
         return;
@@ -60,21 +75,25 @@ static void print_snippet(FILE *o, const kdc_loc_t *loc) {
     fprintf(o, "  %s%.*s%s\n  %s", pre, (int)(to - from), text + from, post, from ? "   " : "");
     for (size_t i = from; i < caret; i++)
         fputc(text[i] == '\t' ? '\t' : ' ', o);
-    fputs("^\n", o);
+    fprintf(o, "%s^%s\n", c->caret, c->reset);
     free(text);
 }
 
 int kdc_output_text(FILE *o, const kdc_run_t *run) {
+    const palette_t *c = run->color ? &colours : &plain;
     for (size_t i = 0; i < run->findings->n; i++) {
         const kdc_finding_t *f = &run->findings->v[i];
-        fprintf(o, "%s:%u:%u: %s: %s [%s]\n", kdc_display_path(run->cwd, f->loc.file), f->loc.line,
-                f->loc.col, kdc_severity_name(f->severity), f->message, f->rule);
-        print_snippet(o, &f->loc);
+        fprintf(o, "%s%s:%u:%u: %s%s:%s%s %s [%s]%s\n", c->bold,
+                kdc_display_path(run->cwd, f->loc.file), f->loc.line, f->loc.col,
+                severity_colour(c, f->severity), kdc_severity_name(f->severity), c->reset,
+                c->bold, f->message, f->rule, c->reset);
+        print_snippet(o, &f->loc, c);
         for (size_t k = 0; k < f->nrelated; k++) {
             const kdc_related_t *r = &f->related[k];
-            fprintf(o, "%s:%u:%u: note: %s\n", kdc_display_path(run->cwd, r->loc.file), r->loc.line,
-                    r->loc.col, r->message);
-            print_snippet(o, &r->loc);
+            fprintf(o, "%s%s:%u:%u: %snote:%s %s\n", c->bold,
+                    kdc_display_path(run->cwd, r->loc.file), r->loc.line, r->loc.col, c->note,
+                    c->reset, r->message);
+            print_snippet(o, &r->loc, c);
         }
     }
     return ferror(o) ? -1 : 0;
