@@ -257,7 +257,10 @@ static void apply_set_in_context(kdc_facts_t *fx, const frame_t *chain, int n, v
     const kdc_expr_t *conf = kdc_api_arg(sc->call, sc->api->conf);
     const kdc_expr_t *key = kdc_api_arg(sc->call, sc->api->key);
     const kdc_expr_t *value = kdc_api_arg(sc->call, sc->api->value);
-    resolve(&cf, &conf, chain, n);
+    int conf_level = resolve(&cf, &conf, chain, n);
+    /* the factory instance the conf lives in: chosen by the call into its function */
+    const char *cctx = conf_level < n ? kdc_pts_context_of_call(fx->pts, cf, chain[conf_level].call)
+                                      : NULL;
     resolve(&kf, &key, chain, n);
     int used = resolve(&vf, &value, chain, n);
 
@@ -283,11 +286,11 @@ static void apply_set_in_context(kdc_facts_t *fx, const frame_t *chain, int n, v
             link_ctx_t lc;
             kdc_bits_init(&lc.tconfs, kdc_pts_nobjs(fx->pts));
             kdc__for_each_obj(fx, vf, value, KDC_OBJ_CONF, add_bit, &lc.tconfs, NULL);
-            kdc__for_each_obj(fx, cf, conf, KDC_OBJ_CONF, link_conf, &lc, NULL);
+            kdc__for_each_obj_ctx(fx, cf, cctx, conf, KDC_OBJ_CONF, link_conf, &lc, NULL);
             kdc_bits_free(&lc.tconfs);
             continue;
         }
-        kdc__for_each_obj(fx, cf, conf, KDC_OBJ_CONF, apply, &a, NULL);
+        kdc__for_each_obj_ctx(fx, cf, cctx, conf, KDC_OBJ_CONF, apply, &a, NULL);
     }
     free(pairs.v);
 }
@@ -371,20 +374,22 @@ static void describe_objects(kdc_facts_t *fx) {
                 oi->null_conf = 1;
             } else {
                 int unknown = 0;
-                kdc__for_each_obj(fx, o->func, conf, KDC_OBJ_CONF, add_bit, &oi->confs, &unknown);
+                kdc__for_each_obj_ctx(fx, o->func, o->ctx, conf, KDC_OBJ_CONF, add_bit, &oi->confs,
+                                      &unknown);
                 oi->unknown_conf = (unsigned)unknown;
             }
         } else if (o->kind == KDC_OBJ_TOPIC) {
             const kdc_api_t *api = kdc_api_lookup(o->site);
             int unknown = 0;
-            kdc__for_each_obj(fx, o->func, kdc_api_arg(o->site, api->handle), KDC_OBJ_CLIENT,
-                              add_bit, &oi->clients, &unknown);
+            kdc__for_each_obj_ctx(fx, o->func, o->ctx, kdc_api_arg(o->site, api->handle),
+                                  KDC_OBJ_CLIENT, add_bit, &oi->clients, &unknown);
             oi->unknown_client = (unsigned)unknown;
             oi->name_expr = kdc_api_arg(o->site, api->topic);
             oi->name_func = o->func;
             const kdc_expr_t *tconf = kdc_api_arg(o->site, api->conf);
             if (tconf && !kdc_expr_is_null(tconf))
-                kdc__for_each_obj(fx, o->func, tconf, KDC_OBJ_CONF, add_bit, &oi->tconfs, NULL);
+                kdc__for_each_obj_ctx(fx, o->func, o->ctx, tconf, KDC_OBJ_CONF, add_bit, &oi->tconfs,
+                                      NULL);
         }
     }
 }
@@ -474,6 +479,11 @@ void kdc_facts_clients_of(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_
 }
 
 int kdc_facts_client_type(const kdc_facts_t *fx, size_t client) { return fx->info[client].type; }
+
+const kdc_loc_t *kdc_facts_client_loc(const kdc_facts_t *fx, size_t client) {
+    const kdc_obj_t *o = kdc_pts_obj(fx->pts, client);
+    return o->via ? &o->via->loc : &o->site->loc;
+}
 
 int kdc_facts_client_produces(const kdc_facts_t *fx, size_t client, int *dlq) {
     if (dlq)
@@ -637,10 +647,14 @@ size_t kdc_facts_explain(const kdc_facts_t *fx, const char *file, unsigned line,
             continue;
         const objinfo_t *ci = &fx->info[i];
         found++;
-        fprintf(out, "%s:%u:%u: %s created by %s, in %s\n", kdc_display_path(cwd, o->site->loc.file),
+        fprintf(out, "%s:%u:%u: %s created by %s, in %s", kdc_display_path(cwd, o->site->loc.file),
                 o->site->loc.line, o->site->loc.col,
                 ci->type == 0 ? "producer" : ci->type == 1 ? "consumer" : "client", o->site->name,
                 o->func ? o->func->name : "?");
+        if (o->via)
+            fprintf(out, " called at %s:%u:%u", kdc_display_path(cwd, o->via->loc.file),
+                    o->via->loc.line, o->via->loc.col);
+        fputc('\n', out);
         if (ci->null_conf)
             fprintf(out, "  default configuration (no conf passed)\n");
         if (ci->unknown_conf)

@@ -110,8 +110,14 @@ const char *kdc__lkey(const kdc_facts_t *fx, const kdc_expr_t *e) {
 void kdc__for_each_obj(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *e,
                        kdc_obj_kind_t kind, void (*fn)(kdc_facts_t *, size_t, void *), void *arg,
                        int *unknown) {
+    kdc__for_each_obj_ctx(fx, f, NULL, e, kind, fn, arg, unknown);
+}
+
+void kdc__for_each_obj_ctx(const kdc_facts_t *fx, const kdc_func_t *f, const char *ctx,
+                           const kdc_expr_t *e, kdc_obj_kind_t kind,
+                           void (*fn)(kdc_facts_t *, size_t, void *), void *arg, int *unknown) {
     kdc_bits_t b;
-    kdc_pts_expr(fx->pts, f, e, &b);
+    kdc_pts_expr_ctx(fx->pts, f, ctx, e, &b);
     size_t n = kdc_pts_nobjs(fx->pts), hits = 0;
     for (size_t i = 0; i < n; i++) {
         if (!kdc_bits_get(&b, i))
@@ -291,6 +297,52 @@ static int direct_dlq_produce(const kdc_facts_t *fx, const kdc_func_t *f, const 
     const kdc_expr_t *handle = kdc_api_arg(call, api->handle);
     return kdc__strings_dlq(fx, f, topic) || kdc__strings_dlq(fx, f, rkt) || name_is_dlq(fx, topic) ||
            name_is_dlq(fx, rkt) || name_is_dlq(fx, handle);
+}
+
+size_t kdc_facts_strings(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *e,
+                         void (*fn)(const char *s, void *arg), void *arg, int *unknown) {
+    if (!e) {
+        if (unknown)
+            *unknown = 1;
+        return 0;
+    }
+    const kdc_expr_t *lit = kdc__literal(e);
+    if (lit) {
+        fn(lit->str, arg);
+        return 1;
+    }
+    kdc_bits_t b;
+    kdc_pts_expr(fx->pts, f, e, &b);
+    size_t n = kdc_pts_nobjs(fx->pts), count = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!kdc_bits_get(&b, i))
+            continue;
+        const kdc_obj_t *o = kdc_pts_obj(fx->pts, i);
+        if (o->kind == KDC_OBJ_STRING) {
+            fn(o->str, arg);
+            count++;
+        } else if (o->kind == KDC_OBJ_TOPIC && fx->info[i].name_expr) {
+            count += kdc_facts_strings(fx, fx->info[i].name_func, fx->info[i].name_expr, fn, arg,
+                                       unknown);
+        } else if (o->kind == KDC_OBJ_UNKNOWN && unknown) {
+            *unknown = 1;
+        }
+    }
+    kdc_bits_free(&b);
+    if (!count && unknown)
+        *unknown = 1;
+    return count;
+}
+
+const kdc_expr_t *kdc_facts_produce_topic(const kdc_expr_t *call) {
+    const kdc_api_t *api = kdc_api_lookup(call);
+    if (!api || !(api->roles & KDC_API_PRODUCE))
+        return NULL;
+    if (api->varargs) {
+        const kdc_expr_t *t = kdc_api_producev_arg(call, 1 /* RD_KAFKA_VTYPE_TOPIC */);
+        return t ? t : kdc_api_producev_arg(call, 2 /* RD_KAFKA_VTYPE_RKT */);
+    }
+    return kdc_api_arg(call, api->topic);
 }
 
 int kdc_facts_is_dlq_produce(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call) {
@@ -654,6 +706,7 @@ void kdc_facts_free(kdc_facts_t *fx) {
 }
 
 const kdc_options_t *kdc_facts_options(const kdc_facts_t *fx) { return &fx->opts; }
+const kdc_pts_t *kdc_facts_pts_of(const kdc_facts_t *fx) { return fx->pts; }
 const kdc_summary_t *kdc_facts_summary(const kdc_facts_t *fx, const kdc_func_t *f) {
     return &fx->sum[f->index];
 }

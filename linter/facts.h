@@ -106,6 +106,15 @@ size_t kdc_facts_client_settings(const kdc_facts_t *fx, size_t client, const cha
 /* Does some produce use the client (*dlq: to a dead-letter destination)? */
 int kdc_facts_client_produces(const kdc_facts_t *fx, size_t client, int *dlq);
 
+/* Calls fn for each string e may hold: a literal, constants reaching it
+ * through variables, the name a topic handle was created with. Returns how
+ * many; *unknown (optional) is set when some value cannot be followed. */
+size_t kdc_facts_strings(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *e,
+                         void (*fn)(const char *s, void *arg), void *arg, int *unknown);
+
+/* The topic expression of a produce call (topic name or topic handle), or NULL. */
+const kdc_expr_t *kdc_facts_produce_topic(const kdc_expr_t *call);
+
 /* Does the program consume messages anywhere (consumer poll, consume calls)? */
 int kdc_facts_program_consumes(const kdc_facts_t *fx);
 
@@ -114,6 +123,13 @@ int kdc_facts_program_consumes(const kdc_facts_t *fx);
  * returns how many clients were described. */
 size_t kdc_facts_explain(const kdc_facts_t *fx, const char *file, unsigned line, FILE *out,
                          const char *cwd);
+
+/* The objects handle tracking found (clients, configurations, topics, ...). */
+const kdc_pts_t *kdc_facts_pts_of(const kdc_facts_t *fx);
+
+/* Where a client is created, as a user sees it: the factory call for a
+ * client made by a factory function, else the creating call. */
+const kdc_loc_t *kdc_facts_client_loc(const kdc_facts_t *fx, size_t client);
 
 /* The creating call of a client/conf object and its function (for notes). */
 const kdc_obj_t *kdc_facts_obj(const kdc_facts_t *fx, size_t i);

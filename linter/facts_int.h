@@ -60,6 +60,10 @@ const char *kdc__single_string(const kdc_facts_t *fx, const kdc_func_t *f, const
 void kdc__for_each_obj(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *e,
                        kdc_obj_kind_t kind, void (*fn)(kdc_facts_t *, size_t, void *), void *arg,
                        int *unknown);
+/* The same in one instance of a factory (ctx from kdc_obj_t.ctx); NULL: all. */
+void kdc__for_each_obj_ctx(const kdc_facts_t *fx, const kdc_func_t *f, const char *ctx,
+                           const kdc_expr_t *e, kdc_obj_kind_t kind,
+                           void (*fn)(kdc_facts_t *, size_t, void *), void *arg, int *unknown);
 void kdc__add_dr_func(kdc_facts_t *fx, const kdc_func_t *f);
 int kdc__failure_edge_of(const kdc_expr_t *cond,
                          int (*is_result)(const kdc_expr_t *side, void *arg), void *arg);

@@ -31,10 +31,110 @@ struct kdc_pts {
     KDC_VEC(copy_t) copies;
     KDC_VEC(alloc_t) allocs;
     kdc_strmap_t ncallers;    /* function USR → count (as pointer-sized int) */
+    kdc_strmap_t factories;   /* function id → callsite_vec_t*: analysed once per call site */
     const kdc_func_t *cur;    /* function whose constraints are being generated */
+    const char *ctx;          /* ... and its instance (NULL: not a factory) */
 };
 
+typedef KDC_VEC(const kdc_expr_t *) callsite_vec_t;
+
 /* ---------- objects and locations ---------- */
+
+static int obj_for(kdc_pts_t *t, kdc_obj_kind_t kind, const void *key, const kdc_func_t *f,
+                   const kdc_expr_t *site, const char *str);
+
+/* ---------- factory instances ---------- */
+
+static const char *ctx_of_site(kdc_pts_t *t, const kdc_expr_t *call) {
+    char buf[64];
+    snprintf(buf, sizeof buf, "#%p", (const void *)call);
+    return kdc_intern(t->p, buf);
+}
+
+static const callsite_vec_t *factory_sites(const kdc_pts_t *t, const kdc_func_t *f) {
+    return f ? kdc_strmap_get(&t->factories, f->id) : NULL;
+}
+
+/* The instance of callee a call selects (NULL when callee is not a factory). */
+static const char *callee_ctx(kdc_pts_t *t, const kdc_func_t *callee, const kdc_expr_t *call) {
+    return factory_sites(t, callee) ? ctx_of_site(t, call) : NULL;
+}
+
+static const char *with_ctx(kdc_pts_t *t, const char *key, const char *ctx) {
+    if (!key || !ctx)
+        return key;
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s%s", key, ctx);
+    return kdc_intern(t->p, buf);
+}
+
+static int has_alloc_site(const kdc_func_t *f) {
+    for (unsigned c = 0; c < f->ncalls; c++) {
+        const kdc_api_t *api = kdc_api_lookup(f->calls[c]);
+        if (api && (api->roles & (KDC_API_CONF_NEW | KDC_API_CLIENT_NEW | KDC_API_TOPIC_NEW)))
+            return 1;
+    }
+    return 0;
+}
+
+static int note_address_taken(const kdc_expr_t *e, void *arg) {
+    kdc_strmap_t *taken = arg;
+    if (e->kind == KDC_E_REF && e->ref == KDC_REF_FUNCTION && e->usr)
+        kdc_strmap_put(taken, e->usr, (void *)1);
+    return 0;
+}
+
+/* Factories: functions with an allocation site, called directly from 2 to 16
+ * places, never through a pointer. */
+static void choose_factories(kdc_pts_t *t) {
+    size_t nf = kdc_program_nfuncs(t->p);
+    kdc_strmap_t taken;
+    kdc_strmap_init(&taken);
+    for (size_t i = 0; i < nf; i++)
+        kdc_func_walk_exprs(kdc_program_func(t->p, i), note_address_taken, &taken);
+    kdc_strmap_t sites;
+    kdc_strmap_init(&sites);
+    KDC_VEC(callsite_vec_t *) all = {0};
+    for (size_t i = 0; i < nf; i++) {
+        const kdc_func_t *f = kdc_program_func(t->p, i);
+        for (unsigned c = 0; c < f->ncalls; c++) {
+            const kdc_expr_t *call = f->calls[c];
+            if (call->callee_expr)
+                continue;
+            const kdc_func_t *callee = kdc_program_find_callee(t->p, call->usr, f->tu);
+            if (!callee || kdc_strmap_get(&taken, callee->usr) || !has_alloc_site(callee))
+                continue;
+            callsite_vec_t *v = kdc_strmap_get(&sites, callee->id);
+            if (!v) {
+                v = calloc(1, sizeof *v);
+                if (!v)
+                    kdc_oom();
+                kdc_strmap_put(&sites, callee->id, v);
+                KDC_VEC_PUSH(all, v);
+            }
+            KDC_VEC_PUSH(*v, call);
+        }
+    }
+    for (size_t i = 0; i < nf; i++) {
+        const kdc_func_t *f = kdc_program_func(t->p, i);
+        callsite_vec_t *v = kdc_strmap_get(&sites, f->id);
+        if (v && v->n >= 2 && v->n <= 16)
+            kdc_strmap_put(&t->factories, f->id, v);
+    }
+    /* the vectors of functions that did not qualify are dropped */
+    for (size_t i = 0; i < all.n; i++) {
+        int kept = 0;
+        for (size_t k = 0; k < nf && !kept; k++)
+            kept = kdc_strmap_get(&t->factories, kdc_program_func(t->p, k)->id) == all.v[i];
+        if (!kept) {
+            free(all.v[i]->v);
+            free(all.v[i]);
+        }
+    }
+    free(all.v);
+    kdc_strmap_free(&sites);
+    kdc_strmap_free(&taken);
+}
 
 static int obj_for(kdc_pts_t *t, kdc_obj_kind_t kind, const void *key, const kdc_func_t *f,
                    const kdc_expr_t *site, const char *str) {
@@ -45,7 +145,14 @@ static int obj_for(kdc_pts_t *t, kdc_obj_kind_t kind, const void *key, const kdc
     }
     if (t->frozen)
         return -1;
-    kdc_obj_t o = {kind, f, site, str};
+    kdc_obj_t o = {kind, f, site, str, NULL, NULL};
+    if (site && t->ctx) {
+        o.ctx = t->ctx;
+        const callsite_vec_t *v = factory_sites(t, f);
+        for (size_t i = 0; v && i < v->n; i++)
+            if (ctx_of_site(t, v->v[i]) == t->ctx)
+                o.via = v->v[i];
+    }
     KDC_VEC_PUSH(t->objs, o);
     int idx = (int)t->objs.n - 1;
     if (key)
@@ -96,8 +203,35 @@ const char *kdc_pts_lvalue_key(kdc_program_t *p, const kdc_expr_t *e) {
     }
 }
 
-static const char *ret_key(kdc_program_t *p, const kdc_func_t *f) {
-    return prefixed(p, "R:", f->id);
+static const char *ret_key(kdc_pts_t *t, const kdc_func_t *f, const char *ctx) {
+    return with_ctx(t, prefixed(t->p, "R:", f->id), ctx);
+}
+
+/* The lvalue key, qualified by the current instance when it names a local or
+ * parameter of a factory being analysed per call site. */
+static const char *lkey(kdc_pts_t *t, const kdc_expr_t *e) {
+    e = kdc_expr_strip(e);
+    if (!e)
+        return NULL;
+    if (t->ctx && e->kind == KDC_E_REF && (e->ref == KDC_REF_LOCAL || e->ref == KDC_REF_PARAM) &&
+        e->usr)
+        return with_ctx(t, e->usr, t->ctx);
+    if (e->kind == KDC_E_UNARY && e->op == KDC_OP_DEREF && e->nkids == 1) {
+        const char *k = lkey(t, e->kids[0]);
+        return k ? prefixed(t->p, "D:", k) : NULL;
+    }
+    if (e->kind == KDC_E_INDEX)
+        return lkey(t, e->kids[0]);
+    return kdc_pts_lvalue_key(t->p, e);
+}
+
+/* Allocation objects of a factory instance are keyed by site and instance. */
+static const void *site_key(kdc_pts_t *t, const kdc_expr_t *site) {
+    if (!t->ctx)
+        return site;
+    char buf[128];
+    snprintf(buf, sizeof buf, "O:%p%s", (const void *)site, t->ctx);
+    return kdc_intern(t->p, buf);
 }
 
 /* ---------- value sources ---------- */
@@ -132,11 +266,11 @@ static void call_srcs(kdc_pts_t *t, const kdc_expr_t *e, srcvec_t *out) {
     const kdc_api_t *api = kdc_api_lookup(e);
     if (api) {
         if (api->roles & KDC_API_CONF_NEW)
-            push_obj(obj_for(t, KDC_OBJ_CONF, e, t->cur, e, NULL), out);
+            push_obj(obj_for(t, KDC_OBJ_CONF, site_key(t, e), t->cur, e, NULL), out);
         else if (api->roles & KDC_API_CLIENT_NEW)
-            push_obj(obj_for(t, KDC_OBJ_CLIENT, e, t->cur, e, NULL), out);
+            push_obj(obj_for(t, KDC_OBJ_CLIENT, site_key(t, e), t->cur, e, NULL), out);
         else if (api->roles & KDC_API_TOPIC_NEW)
-            push_obj(obj_for(t, KDC_OBJ_TOPIC, e, t->cur, e, NULL), out);
+            push_obj(obj_for(t, KDC_OBJ_TOPIC, site_key(t, e), t->cur, e, NULL), out);
         else if (api->roles & KDC_API_CONF_DUP)
             srcs(t, kdc_api_arg(e, api->conf), out);
         else
@@ -145,7 +279,12 @@ static void call_srcs(kdc_pts_t *t, const kdc_expr_t *e, srcvec_t *out) {
     }
     kdc_func_t *f = kdc_program_find_callee(t->p, e->usr, t->cur ? t->cur->tu : -1);
     if (f) {
-        push_loc(t, ret_key(t->p, f), out);
+        const callsite_vec_t *sites = factory_sites(t, f);
+        if (sites && t->frozen && !kdc_strmap_get(&t->loc_index, ret_key(t, f, callee_ctx(t, f, e))))
+            for (size_t i = 0; i < sites->n; i++) /* a query outside the call's own instance */
+                push_loc(t, ret_key(t, f, ctx_of_site(t, sites->v[i])), out);
+        else
+            push_loc(t, ret_key(t, f, callee_ctx(t, f, e)), out);
         return;
     }
     if (is_smart_pointer_access(e)) {
@@ -160,7 +299,7 @@ static void call_srcs(kdc_pts_t *t, const kdc_expr_t *e, srcvec_t *out) {
         kdc_funcvec_t callees = {0};
         kdc_pts_callees(t, t->cur, e, &callees);
         for (size_t i = 0; i < callees.n; i++)
-            push_loc(t, ret_key(t->p, callees.v[i]), out);
+            push_loc(t, ret_key(t, callees.v[i], NULL), out);
         free(callees.v);
     }
     push_obj(0, out);
@@ -178,10 +317,10 @@ static void srcs(kdc_pts_t *t, const kdc_expr_t *e, srcvec_t *out) {
             push_obj(obj_for(t, KDC_OBJ_FUNC, id, NULL, NULL, id), out);
         }
         else if (e->ref != KDC_REF_ENUMERATOR)
-            push_loc(t, kdc_pts_lvalue_key(t->p, e), out);
+            push_loc(t, lkey(t, e), out);
         return;
     case KDC_E_MEMBER:
-        push_loc(t, kdc_pts_lvalue_key(t->p, e), out);
+        push_loc(t, lkey(t, e), out);
         return;
     case KDC_E_STRING:
         push_obj(obj_for(t, KDC_OBJ_STRING, e->str, NULL, NULL, e->str), out);
@@ -191,7 +330,7 @@ static void srcs(kdc_pts_t *t, const kdc_expr_t *e, srcvec_t *out) {
         return;
     case KDC_E_UNARY:
         if (e->op == KDC_OP_DEREF || e->op == KDC_OP_UNKNOWN)
-            push_loc(t, kdc_pts_lvalue_key(t->p, e), out);
+            push_loc(t, lkey(t, e), out);
         if (e->op == KDC_OP_ADDR && e->nkids == 1) {
             const kdc_expr_t *k = kdc_expr_strip(e->kids[0]);
             if (k && k->kind == KDC_E_REF && k->ref == KDC_REF_FUNCTION)
@@ -263,12 +402,13 @@ static void count_caller(kdc_pts_t *t, const kdc_func_t *f) {
 
 static void bind_args(kdc_pts_t *t, const kdc_expr_t *call, const kdc_func_t *callee) {
     count_caller(t, callee);
+    const char *cctx = callee_ctx(t, callee, call);
     for (unsigned i = 0; i < call->nkids && i < callee->nparams; i++) {
-        const char *param = callee->param_usrs[i];
+        const char *param = with_ctx(t, callee->param_usrs[i], cctx);
         flow(t, param, call->kids[i]);
         const kdc_expr_t *a = kdc_expr_strip(call->kids[i]);
         if (a && a->kind == KDC_E_UNARY && a->op == KDC_OP_ADDR && a->nkids == 1) {
-            const char *k = kdc_pts_lvalue_key(t->p, a->kids[0]);
+            const char *k = lkey(t, a->kids[0]);
             if (k)
                 flow_both(t, prefixed(t->p, "D:", param), k);
         }
@@ -279,7 +419,7 @@ static void out_params_unknown(kdc_pts_t *t, const kdc_expr_t *call) {
     for (unsigned i = 0; i < call->nkids; i++) {
         const kdc_expr_t *a = kdc_expr_strip(call->kids[i]);
         if (a && a->kind == KDC_E_UNARY && a->op == KDC_OP_ADDR && a->nkids == 1) {
-            const char *k = kdc_pts_lvalue_key(t->p, a->kids[0]);
+            const char *k = lkey(t, a->kids[0]);
             if (k) {
                 alloc_t al = {loc_for(t, k), 0};
                 KDC_VEC_PUSH(t->allocs, al);
@@ -298,7 +438,7 @@ static int gen_expr(const kdc_expr_t *e, void *arg) {
         free(v.v);
     }
     if (e->kind == KDC_E_BINARY && e->op == KDC_OP_ASSIGN && e->nkids == 2) {
-        flow(t, kdc_pts_lvalue_key(t->p, e->kids[0]), e->kids[1]);
+        flow(t, lkey(t, e->kids[0]), e->kids[1]);
     } else if (e->kind == KDC_E_CALL && !e->callee_expr) {
         kdc_func_t *callee = kdc_program_find_callee(t->p, e->usr, t->cur->tu);
         if (callee)
@@ -312,7 +452,7 @@ static int gen_expr(const kdc_expr_t *e, void *arg) {
 static void gen_returns(const kdc_stmt_t *s, void *arg) {
     kdc_pts_t *t = arg;
     if (s->kind == KDC_S_RETURN && s->expr)
-        flow(t, ret_key(t->p, t->cur), s->expr);
+        flow(t, ret_key(t, t->cur, t->ctx), s->expr);
 }
 
 /* ---------- solving ---------- */
@@ -382,6 +522,8 @@ static int is_callback_registration(const kdc_expr_t *call) {
 }
 
 static void eval(const kdc_pts_t *t, const kdc_func_t *f, const kdc_expr_t *e, kdc_bits_t *out);
+static void eval_ctx(const kdc_pts_t *t, const kdc_func_t *f, const char *ctx, const kdc_expr_t *e,
+                     kdc_bits_t *out);
 
 static void bind_callback_registration(kdc_pts_t *t, const kdc_expr_t *call) {
     if (!is_callback_registration(call))
@@ -407,7 +549,7 @@ static void bind_callback_registration(kdc_pts_t *t, const kdc_expr_t *call) {
             const kdc_api_t *api = kdc_api_lookup(client->site);
             kdc_bits_t cc;
             kdc_bits_init(&cc, nobjs);
-            eval(t, client->func, kdc_api_arg(client->site, api->conf), &cc);
+            eval_ctx(t, client->func, client->ctx, kdc_api_arg(client->site, api->conf), &cc);
             int shared = 0;
             for (size_t w = 0; w < cc.nwords; w++)
                 shared |= (cc.w[w] & confs.w[w]) != 0;
@@ -435,15 +577,22 @@ kdc_pts_t *kdc_pts_build(kdc_program_t *p) {
     kdc_strmap_init(&t->obj_by_site);
     kdc_strmap_init(&t->loc_index);
     kdc_strmap_init(&t->ncallers);
+    kdc_strmap_init(&t->factories);
     obj_for(t, KDC_OBJ_UNKNOWN, NULL, NULL, NULL, NULL); /* index 0 */
 
+    choose_factories(t);
     size_t nf = kdc_program_nfuncs(p);
     for (size_t i = 0; i < nf; i++) {
         t->cur = kdc_program_func(p, i);
-        kdc_func_walk_exprs(t->cur, gen_expr, t);
-        kdc_stmt_walk(t->cur->body, gen_returns, t);
+        const callsite_vec_t *sites = factory_sites(t, t->cur);
+        for (size_t k = 0; k < (sites ? sites->n : 1); k++) {
+            t->ctx = sites ? ctx_of_site(t, sites->v[k]) : NULL;
+            kdc_func_walk_exprs(t->cur, gen_expr, t);
+            kdc_stmt_walk(t->cur->body, gen_returns, t);
+        }
     }
     t->cur = NULL;
+    t->ctx = NULL;
     for (size_t i = 0; i < kdc_program_nglobal_inits(p); i++) {
         const kdc_global_init_t *g = kdc_program_global_init(p, i);
         flow(t, g->usr, g->init);
@@ -499,6 +648,14 @@ void kdc_pts_free(kdc_pts_t *t) {
     kdc_strmap_free(&t->obj_by_site);
     kdc_strmap_free(&t->loc_index);
     kdc_strmap_free(&t->ncallers);
+    for (size_t i = 0; i < kdc_program_nfuncs(t->p); i++) {
+        callsite_vec_t *v = kdc_strmap_get(&t->factories, kdc_program_func(t->p, i)->id);
+        if (v) {
+            free(v->v);
+            free(v);
+        }
+    }
+    kdc_strmap_free(&t->factories);
     free(t);
 }
 
@@ -509,11 +666,15 @@ unsigned kdc_pts_ncallers(const kdc_pts_t *t, const kdc_func_t *f) {
     return (unsigned)(uintptr_t)kdc_strmap_get(&t->ncallers, f->id);
 }
 
-/* Evaluate sources without creating anything new (queries run after solving). */
-static void eval(const kdc_pts_t *t, const kdc_func_t *f, const kdc_expr_t *e, kdc_bits_t *out) {
+/* Evaluate sources without creating anything new (queries run after solving),
+ * in one instance of f (ctx) or, for a factory with ctx NULL, in all of them. */
+static void eval_one(const kdc_pts_t *t, const kdc_func_t *f, const char *ctx, const kdc_expr_t *e,
+                     kdc_bits_t *out) {
     kdc_pts_t *mt = (kdc_pts_t *)t;
     const kdc_func_t *saved = mt->cur;
+    const char *saved_ctx = mt->ctx;
     mt->cur = f;
+    mt->ctx = ctx;
     size_t nobjs_before = t->objs.n;
     srcvec_t v = {0};
     srcs(mt, e, &v);
@@ -529,11 +690,42 @@ static void eval(const kdc_pts_t *t, const kdc_func_t *f, const kdc_expr_t *e, k
     }
     free(v.v);
     mt->cur = saved;
+    mt->ctx = saved_ctx;
+}
+
+static void eval_ctx(const kdc_pts_t *t, const kdc_func_t *f, const char *ctx, const kdc_expr_t *e,
+                     kdc_bits_t *out) {
+    const callsite_vec_t *sites = factory_sites(t, f);
+    if (ctx || !sites) {
+        eval_one(t, f, ctx, e, out);
+        return;
+    }
+    for (size_t i = 0; i < sites->n; i++)
+        eval_one(t, f, ctx_of_site((kdc_pts_t *)t, sites->v[i]), e, out);
+}
+
+static void eval(const kdc_pts_t *t, const kdc_func_t *f, const kdc_expr_t *e, kdc_bits_t *out) {
+    eval_ctx(t, f, NULL, e, out);
 }
 
 void kdc_pts_expr(const kdc_pts_t *t, const kdc_func_t *f, const kdc_expr_t *e, kdc_bits_t *out) {
     kdc_bits_init(out, t->objs.n);
     eval(t, f, e, out);
+}
+
+void kdc_pts_expr_ctx(const kdc_pts_t *t, const kdc_func_t *f, const char *ctx,
+                      const kdc_expr_t *e, kdc_bits_t *out) {
+    kdc_bits_init(out, t->objs.n);
+    eval_ctx(t, f, ctx, e, out);
+}
+
+const char *kdc_pts_context_of_call(const kdc_pts_t *t, const kdc_func_t *f,
+                                    const kdc_expr_t *call) {
+    const callsite_vec_t *sites = factory_sites(t, f);
+    for (size_t i = 0; sites && i < sites->n; i++)
+        if (sites->v[i] == call)
+            return ctx_of_site((kdc_pts_t *)t, call);
+    return NULL;
 }
 
 void kdc_pts_callees(const kdc_pts_t *t, const kdc_func_t *f, const kdc_expr_t *call,

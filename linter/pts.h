@@ -9,6 +9,11 @@
  * and C++ constructors of library types (std::string, smart pointers).
  * Allocation sites are the calls that create objects: rd_kafka_conf_new(),
  * rd_kafka_new(), rd_kafka_topic_new() and their C++ counterparts.
+ *
+ * Factories (functions that create such objects and are called from several
+ * places, e.g. `new_producer(brokers, acks)`) are analysed once per call site,
+ * so each call gets objects of its own; their locals and parameters are
+ * context-qualified ("#<site>"). Everything else is context-insensitive.
  */
 #ifndef KDC_PTS_H
 #define KDC_PTS_H
@@ -30,6 +35,8 @@ typedef struct kdc_obj {
     const kdc_func_t *func;  /* function containing the site */
     const kdc_expr_t *site;  /* creating call (CONF/CLIENT/TOPIC) */
     const char *str;
+    const char *ctx;          /* the factory instance it belongs to, or NULL */
+    const kdc_expr_t *via;    /* ... that is, the call of the factory, or NULL */
 } kdc_obj_t;
 
 typedef struct kdc_pts kdc_pts_t;
@@ -40,8 +47,19 @@ void kdc_pts_free(kdc_pts_t *t);
 size_t kdc_pts_nobjs(const kdc_pts_t *t);
 const kdc_obj_t *kdc_pts_obj(const kdc_pts_t *t, size_t i);
 
-/* Objects e (evaluated in f) may denote; `out` is initialised here and owned by the caller. */
+/* Objects e (evaluated in f, every instance of f) may denote; `out` is
+ * initialised here and owned by the caller. */
 void kdc_pts_expr(const kdc_pts_t *t, const kdc_func_t *f, const kdc_expr_t *e, kdc_bits_t *out);
+
+/* The same in one instance of a factory (ctx from an object or from
+ * kdc_pts_context_of_call); ctx NULL means every instance. */
+void kdc_pts_expr_ctx(const kdc_pts_t *t, const kdc_func_t *f, const char *ctx,
+                      const kdc_expr_t *e, kdc_bits_t *out);
+
+/* The instance of f that `call` (a call of f) selects, or NULL when f is not
+ * analysed per call site. */
+const char *kdc_pts_context_of_call(const kdc_pts_t *t, const kdc_func_t *f,
+                                    const kdc_expr_t *call);
 
 /* Functions a call may reach: the direct callee, or function pointers' targets. */
 typedef KDC_VEC(kdc_func_t *) kdc_funcvec_t;

@@ -41,7 +41,7 @@ static void check_commit(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_exp
     for (size_t k = 0; k < clients.nwords * 64; k++) {
         if (!kdc_bits_get(&clients, k))
             continue;
-        const kdc_loc_t *site = &kdc_facts_obj(ctx->facts, k)->site->loc;
+        const kdc_loc_t *site = kdc_facts_client_loc(ctx->facts, k);
         switch (kdc_facts_client_bool(ctx->facts, k, "enable.auto.offset.store", 1)) {
         case KDC_TRI_YES:
             report = 1;

@@ -29,7 +29,7 @@ static void check_produce(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_ex
         if (kdc_facts_client_has_dr(ctx->facts, k) != KDC_TRI_NO)
             report = 0;
         else
-            kdc_notes_add(&notes, &kdc_facts_obj(ctx->facts, k)->site->loc,
+            kdc_notes_add(&notes, kdc_facts_client_loc(ctx->facts, k),
                           "producer created here; its configuration registers no delivery-report "
                           "callback");
     }

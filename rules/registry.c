@@ -11,11 +11,19 @@
 extern const kdc_rule_t kdc_rule_bare_commit;
 extern const kdc_rule_t kdc_rule_produce_without_delivery_callback;
 extern const kdc_rule_t kdc_rule_unconfirmed_dlq_routing;
+extern const kdc_rule_t kdc_rule_producer_acks_weakened;
+extern const kdc_rule_t kdc_rule_idempotence_disabled;
+extern const kdc_rule_t kdc_rule_shared_transactional_id;
+extern const kdc_rule_t kdc_rule_read_uncommitted_input;
 
 const kdc_rule_t *const kdc_rules[] = {
     &kdc_rule_bare_commit,
     &kdc_rule_produce_without_delivery_callback,
     &kdc_rule_unconfirmed_dlq_routing,
+    &kdc_rule_producer_acks_weakened,
+    &kdc_rule_idempotence_disabled,
+    &kdc_rule_shared_transactional_id,
+    &kdc_rule_read_uncommitted_input,
 };
 const size_t kdc_nrules = sizeof kdc_rules / sizeof kdc_rules[0];
 
@@ -26,16 +34,14 @@ const kdc_rule_t *kdc_rule_find(const char *name) {
     return NULL;
 }
 
-void kdc_rule_report(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_loc_t *loc,
-                     const kdc_related_t *related, size_t nrelated, const char *fmt, ...) {
+static void vreport(kdc_rule_ctx_t *ctx, kdc_severity_t sev, const kdc_func_t *f,
+                    const kdc_loc_t *loc, const kdc_related_t *related, size_t nrelated,
+                    const char *fmt, va_list ap) {
     kdc_finding_t fd = {0};
-    va_list ap;
-    va_start(ap, fmt);
     if (vasprintf(&fd.message, fmt, ap) < 0)
         kdc_oom();
-    va_end(ap);
     fd.rule = ctx->rule->name;
-    fd.severity = ctx->rule->severity;
+    fd.severity = sev;
     fd.loc = *loc;
     fd.function = f ? f->name : NULL;
     if (nrelated) {
@@ -47,6 +53,22 @@ void kdc_rule_report(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_loc_t *
         fd.nrelated = nrelated;
     }
     kdc_findings_add(ctx->out, &fd);
+}
+
+void kdc_rule_report(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_loc_t *loc,
+                     const kdc_related_t *related, size_t nrelated, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vreport(ctx, ctx->rule->severity, f, loc, related, nrelated, fmt, ap);
+    va_end(ap);
+}
+
+void kdc_rule_note(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_loc_t *loc,
+                   const kdc_related_t *related, size_t nrelated, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vreport(ctx, KDC_SEV_NOTE, f, loc, related, nrelated, fmt, ap);
+    va_end(ap);
 }
 
 void kdc_rule_for_each_api_call(kdc_rule_ctx_t *ctx, unsigned roles, kdc_api_call_fn fn) {

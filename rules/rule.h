@@ -59,4 +59,10 @@ void kdc_rule_report(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_loc_t *
                      const kdc_related_t *related, size_t nrelated, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
 
+/* The same at note level: what the strict profile reports when a value
+ * cannot be verified. */
+void kdc_rule_note(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_loc_t *loc,
+                   const kdc_related_t *related, size_t nrelated, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+
 #endif

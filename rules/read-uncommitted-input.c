@@ -1,0 +1,140 @@
+/*
+ * read-uncommitted-input: a consumer with isolation.level=read_uncommitted
+ * that reads topics the same codebase produces transactionally. It sees the
+ * records of transactions that are later aborted (and of open ones), so it
+ * acts on output that never officially happened.
+ *
+ * Confidence: medium. Reported on the subscribe call. Topics are matched by
+ * name (literals and constants reaching the subscription list and the produce
+ * calls); subscriptions whose topics cannot be read are not reported.
+ */
+#include "config_common.h"
+
+#include <string.h>
+
+typedef struct names {
+    const char *v[64];
+    size_t n;
+} names_t;
+
+static void add_name(const char *s, void *arg) {
+    names_t *n = arg;
+    for (size_t i = 0; i < n->n; i++)
+        if (!strcmp(n->v[i], s))
+            return;
+    if (n->n < sizeof n->v / sizeof n->v[0])
+        n->v[n->n++] = s;
+}
+
+typedef struct txn_topics {
+    names_t names;
+    const kdc_expr_t *site[64]; /* a produce to each name */
+} txn_topics_t;
+
+static int is_transactional(kdc_rule_ctx_t *ctx, size_t client) {
+    kdc_config_values_t v;
+    kdc_config_values(ctx, client, "transactional.id", &v);
+    return v.n > 0;
+}
+
+/* Topics produced by transactional producers, with one produce site each. */
+static void txn_topics(kdc_rule_ctx_t *ctx, txn_topics_t *out) {
+    size_t nf = kdc_program_nfuncs(ctx->program);
+    for (size_t i = 0; i < nf; i++) {
+        const kdc_func_t *f = kdc_program_func(ctx->program, i);
+        for (unsigned c = 0; c < f->ncalls; c++) {
+            const kdc_expr_t *call = f->calls[c];
+            const kdc_api_t *api = kdc_api_lookup(call);
+            if (!api || !(api->roles & KDC_API_PRODUCE))
+                continue;
+            const kdc_expr_t *handle = api->handle != KDC_ARG_NONE ? kdc_api_arg(call, api->handle)
+                                                                   : kdc_api_arg(call, api->topic);
+            kdc_bits_t clients;
+            int unknown = 0, txn = 0;
+            kdc_rule_clients(ctx, f, handle, 0, &clients, &unknown);
+            for (size_t k = 0; k < clients.nwords * 64 && !txn; k++)
+                txn = kdc_bits_get(&clients, k) && is_transactional(ctx, k);
+            kdc_bits_free(&clients);
+            if (!txn)
+                continue;
+            size_t before = out->names.n;
+            kdc_facts_strings(ctx->facts, f, kdc_facts_produce_topic(call), add_name, &out->names,
+                              NULL);
+            for (size_t k = before; k < out->names.n; k++)
+                out->site[k] = call;
+        }
+    }
+}
+
+/* Topics added to the subscription list (same variable, same function). */
+static void subscribed_topics(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *list,
+                              names_t *out) {
+    const char *key = kdc_pts_lvalue_key(ctx->program, list);
+    if (!key)
+        return;
+    for (unsigned c = 0; c < f->ncalls; c++) {
+        const kdc_api_t *api = kdc_api_lookup(f->calls[c]);
+        if (!api || !(api->roles & KDC_API_LIST_ADD))
+            continue;
+        if (kdc_pts_lvalue_key(ctx->program, kdc_api_arg(f->calls[c], api->list)) != key)
+            continue;
+        kdc_facts_strings(ctx->facts, f, kdc_api_arg(f->calls[c], api->topic), add_name, out, NULL);
+    }
+}
+
+static const kdc_setting_t *read_uncommitted(kdc_rule_ctx_t *ctx, size_t client) {
+    kdc_config_values_t v;
+    kdc_config_values(ctx, client, "isolation.level", &v);
+    for (size_t i = 0; i < v.n; i++)
+        if (v.v[i]->value && !strcmp(v.v[i]->value, "read_uncommitted"))
+            return v.v[i];
+    return NULL;
+}
+
+static void check_subscribe(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,
+                            const kdc_api_t *api) {
+    kdc_bits_t clients;
+    int unknown = 0;
+    kdc_rule_clients(ctx, f, kdc_api_arg(call, api->handle), 1, &clients, &unknown);
+    const kdc_setting_t *setting = NULL;
+    size_t consumer = 0;
+    for (size_t k = 0; k < clients.nwords * 64 && !setting; k++)
+        if (kdc_bits_get(&clients, k) && (setting = read_uncommitted(ctx, k)))
+            consumer = k;
+    kdc_bits_free(&clients);
+    if (!setting)
+        return;
+    names_t subscribed = {{0}, 0};
+    subscribed_topics(ctx, f, kdc_api_arg(call, api->list), &subscribed);
+    txn_topics_t txn = {{{0}, 0}, {0}};
+    txn_topics(ctx, &txn);
+    for (size_t i = 0; i < subscribed.n; i++)
+        for (size_t k = 0; k < txn.names.n; k++) {
+            if (strcmp(subscribed.v[i], txn.names.v[k]))
+                continue;
+            kdc_notes_t notes = {0};
+            kdc_notes_add(&notes, kdc_config_client_loc(ctx, consumer), "consumer created here");
+            kdc_notes_add(&notes, &setting->loc, "isolation.level=read_uncommitted set here");
+            kdc_notes_add(&notes, &txn.site[k]->loc,
+                          "the same topic is produced transactionally here");
+            kdc_rule_report(ctx, f, &call->loc, notes.v, notes.n,
+                            "consumer with isolation.level=read_uncommitted reads \"%s\", which "
+                            "this codebase produces in transactions: it sees records of aborted "
+                            "and open transactions; keep read_committed (the default)",
+                            subscribed.v[i]);
+            return;
+        }
+}
+
+static void check(kdc_rule_ctx_t *ctx) {
+    kdc_rule_for_each_api_call(ctx, KDC_API_SUBSCRIBE, check_subscribe);
+}
+
+const kdc_rule_t kdc_rule_read_uncommitted_input = {
+    "read-uncommitted-input",
+    "consumer with isolation.level=read_uncommitted reading topics produced transactionally here",
+    KDC_SEV_WARNING,
+    "medium",
+    1,
+    check,
+};

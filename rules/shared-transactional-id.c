@@ -1,0 +1,39 @@
+/*
+ * shared-transactional-id: transactional.id set from a string literal or a
+ * constant alone. Every instance of the service then uses the same id; each
+ * new instance fences the previous one (its transactions abort with
+ * PRODUCER_FENCED), so instances kill each other's work instead of sharing it.
+ *
+ * Confidence: high. Ids built from an instance, host, partition or
+ * configuration value (snprintf into a buffer, getenv, a config field) are
+ * not reported.
+ */
+#include "config_common.h"
+
+static void check_client(kdc_rule_ctx_t *ctx, size_t client, void *arg) {
+    (void)arg;
+    kdc_config_values_t vals;
+    kdc_config_values(ctx, client, "transactional.id", &vals);
+    kdc_notes_t notes = {0};
+    kdc_notes_add(&notes, kdc_config_client_loc(ctx, client), "transactional producer created here");
+    for (size_t i = 0; i < vals.n; i++) {
+        const kdc_setting_t *s = vals.v[i];
+        if (s->value)
+            kdc_rule_report(ctx, s->func, &s->loc, notes.v, notes.n,
+                            "transactional.id is the constant \"%s\": every instance of the "
+                            "service shares it and each new one fences the others; build it "
+                            "from the instance, host or partition it serves",
+                            s->value);
+    }
+}
+
+static void check(kdc_rule_ctx_t *ctx) { kdc_config_each_client(ctx, -1, check_client, NULL); }
+
+const kdc_rule_t kdc_rule_shared_transactional_id = {
+    "shared-transactional-id",
+    "transactional.id set from a constant, shared by every instance of the service",
+    KDC_SEV_WARNING,
+    "high",
+    1,
+    check,
+};
