@@ -4,6 +4,7 @@
  * and sets the exit code (0 no findings, 1 findings, 2 usage/input error).
  */
 #define _GNU_SOURCE
+#include "changed.h"
 #include "dump.h"
 #include "facts.h"
 #include "inputs.h"
@@ -21,7 +22,7 @@
 #include <unistd.h>
 
 enum { OPT_EXTRA_ARG = 256, OPT_FORMAT, OPT_LIST_RULES, OPT_ENABLE, OPT_DISABLE, OPT_PROFILE,
-       OPT_VERSION, OPT_DUMP_MODEL, OPT_FAIL_INCOMPLETE, OPT_COLOR };
+       OPT_VERSION, OPT_DUMP_MODEL, OPT_FAIL_INCOMPLETE, OPT_COLOR, OPT_CHANGED_SINCE };
 
 enum { OPT_EXPLAIN_CONFIG = 400 };
 
@@ -36,6 +37,7 @@ static const struct option long_opts[] = {
     {"profile", required_argument, NULL, OPT_PROFILE},
     {"fail-on-incomplete", no_argument, NULL, OPT_FAIL_INCOMPLETE},
     {"color", required_argument, NULL, OPT_COLOR},
+    {"changed-since", required_argument, NULL, OPT_CHANGED_SINCE},
     {"version", no_argument, NULL, OPT_VERSION},
     {"dump-model", no_argument, NULL, OPT_DUMP_MODEL},
     {"help", no_argument, NULL, 'h'},
@@ -55,6 +57,9 @@ static void usage(FILE *o) {
           "                       or github (GitHub Actions annotations)\n"
           "  --color=WHEN         colour text output: auto (default: on a terminal, unless\n"
           "                       NO_COLOR is set), always or never\n"
+          "  --changed-since=REV  report only findings in files changed since the git\n"
+          "                       revision REV (committed, staged, unstaged or untracked);\n"
+          "                       every unit is still analysed\n"
           "  -o, --output=FILE    write the report to FILE instead of standard output\n"
           "  --list-rules         list the rules with a one-line summary\n"
           "  --enable=a,b         enable these rules (in addition to the profile's)\n"
@@ -179,7 +184,9 @@ static int explain(const kdc_facts_t *facts, const char *where, FILE *out) {
 
 static int run(int argc, char **argv) {
     const char *db_dir = NULL, *format = "text", *out_path = NULL, *profile = "default";
-    const char *color_when = "auto";
+    const char *color_when = "auto", *changed_since = NULL;
+    kdc_changed_t changed = {0};
+    size_t unchanged_findings = 0;
     strvec_t extra = {0}, enables = {0}, disables = {0}, paths = {0};
     int list_rules = 0, dump_model = 0, fail_incomplete = 0, bad_usage = 0, rc = 2;
     const char *explain_config = NULL;
@@ -216,6 +223,7 @@ static int run(int argc, char **argv) {
         case OPT_PROFILE: profile = optarg; break;
         case OPT_FAIL_INCOMPLETE: fail_incomplete = 1; break;
         case OPT_COLOR: color_when = optarg; break;
+        case OPT_CHANGED_SINCE: changed_since = optarg; break;
         case OPT_DUMP_MODEL: dump_model = 1; break;
         case OPT_EXPLAIN_CONFIG: explain_config = optarg; break;
         case OPT_VERSION: printf("kdc-lint %s\n", KDC_VERSION); rc = 0; goto out;
@@ -279,6 +287,14 @@ static int run(int argc, char **argv) {
         goto out;
     }
 
+    if (changed_since) {
+        char *cerr = NULL;
+        if (kdc_changed_collect(changed_since, ".", &changed, &cerr)) {
+            fprintf(stderr, "kdc-lint: error: --changed-since: %s\n", cerr);
+            free(cerr);
+            goto out;
+        }
+    }
     kdc_input_opts_t io = {db_dir, extra.v, extra.n};
     kdc_inputs_collect(paths.v, paths.n, &io, &inputs);
 
@@ -331,6 +347,10 @@ static int run(int argc, char **argv) {
     }
     kdc_findings_sort(&findings);
 
+    /* every unit was analysed; only findings in changed files are reported */
+    if (changed_since)
+        unchanged_findings = kdc_changed_select(&changed, &findings);
+
     cwd = getcwd(NULL, 0);
     kdc_run_t run = {&findings, &inputs, prog, now_seconds() - t0, cwd, 0};
     run.color = use_color(color_when, out);
@@ -372,6 +392,9 @@ static int run(int argc, char **argv) {
         fprintf(stderr, "kdc-lint: %zu finding%s in %zu translation unit%s (%zu incomplete, %zu input error%s)\n",
                 findings.n, findings.n == 1 ? "" : "s", ntus, ntus == 1 ? "" : "s", nincomplete,
                 inputs.nerrors, inputs.nerrors == 1 ? "" : "s");
+    if (changed_since)
+        fprintf(stderr, "kdc-lint: %zu finding%s in files unchanged since %s not shown\n",
+                unchanged_findings, unchanged_findings == 1 ? "" : "s", changed_since);
 
     rc = findings.n ? 1 : 0;
     if (inputs.nerrors || wrc || (fail_incomplete && nincomplete))
@@ -387,6 +410,7 @@ out:
     kdc_facts_free(facts);
     kdc_program_free(prog);
     kdc_inputs_free(&inputs);
+    kdc_changed_free(&changed);
     free(cwd);
     free(on);
     free(extra.v);

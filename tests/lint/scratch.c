@@ -111,30 +111,40 @@ char *scratch_which(const char *prog) {
     return found;
 }
 
-int scratch_run(kdc_run_t *r, const char *cwd, const char *prog, ...) {
-    const char *argv[64];
+int scratch_runv(kdc_run_t *r, const char *cwd, const char *const argv[]) {
+    const char *args[64];
     size_t n = 0;
-    char *exe = scratch_which(prog);
+    char *exe = scratch_which(argv[0]);
     memset(r, 0, sizeof *r);
     if (!exe) {
         r->out = strdup("");
-        if (asprintf(&r->err, "%s: not found on PATH\n", prog) < 0)
+        if (asprintf(&r->err, "%s: not found on PATH\n", argv[0]) < 0)
             die("out of memory");
         return -1;
     }
-    argv[n++] = exe;
+    args[n++] = exe;
+    for (size_t i = 1; argv[i] && n < 63; i++)
+        args[n++] = argv[i];
+    args[n] = NULL;
+    kdc_run_opts_t o = {.timeout = 600};
+    int rc = kdc_run_ex(cwd, (char *const *)args, &o, r);
+    free(exe);
+    if (rc != 0)
+        return -1;
+    return r->timed_out ? -1 : r->exit_code;
+}
+
+int scratch_run(kdc_run_t *r, const char *cwd, const char *prog, ...) {
+    const char *argv[64];
+    size_t n = 0;
+    argv[n++] = prog;
     va_list ap;
     va_start(ap, prog);
     for (const char *a; (a = va_arg(ap, const char *)) && n < 63;)
         argv[n++] = a;
     va_end(ap);
     argv[n] = NULL;
-    kdc_run_opts_t o = {.timeout = 600};
-    int rc = kdc_run_ex(cwd, (char *const *)argv, &o, r);
-    free(exe);
-    if (rc != 0)
-        return -1;
-    return r->timed_out ? -1 : r->exit_code;
+    return scratch_runv(r, cwd, argv);
 }
 
 size_t scratch_count(const char *text, const char *needle) {

@@ -30,6 +30,8 @@ char *scratch_which(const char *prog);
  * timeout of 600 s. Returns the exit code, or -1 when it could not start or
  * timed out; r holds its output (kdc_run_free). */
 int scratch_run(kdc_run_t *r, const char *cwd, const char *prog, ...);
+/* The same with a NULL-terminated argv. */
+int scratch_runv(kdc_run_t *r, const char *cwd, const char *const argv[]);
 
 /* Number of non-overlapping occurrences of needle in text. */
 size_t scratch_count(const char *text, const char *needle);
