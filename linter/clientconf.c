@@ -12,6 +12,7 @@
 #include "api.h"
 #include "facts_int.h"
 #include "output/output.h"
+#include "results.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -74,14 +75,18 @@ static void each_context(kdc_facts_t *fx, const kdc_func_t *f, frame_t *chain, i
 
 /* Is this call on every path through its function, apart from paths where a
  * property failed to set (the configuration is then abandoned)? */
-static int is_conf_set_call(const kdc_expr_t *side, void *arg) {
-    (void)arg;
-    const kdc_api_t *api = kdc_api_lookup(side);
-    return api && (api->roles & KDC_API_CONF_SET);
+static int find_conf_set(const kdc_expr_t *e, void *arg) {
+    const kdc_api_t *api = kdc_api_lookup(e);
+    if (api && (api->roles & KDC_API_CONF_SET)) {
+        *(const kdc_expr_t **)arg = e;
+        return 1;
+    }
+    return 0;
 }
 
 typedef struct must_ctx {
     int avoid, found;
+    kdc_program_t *p;
 } must_ctx_t;
 
 static int must_visit(void *ctx, const kdc_cfg_t *g, int n, int st) {
@@ -94,17 +99,23 @@ static int must_visit(void *ctx, const kdc_cfg_t *g, int n, int st) {
 }
 
 static int must_edge(void *ctx, const kdc_cfg_t *g, int n, unsigned i, int st) {
-    (void)ctx;
     (void)st;
     const kdc_node_t *nd = &g->nodes[n];
-    return nd->kind != KDC_N_COND || kdc__failure_edge_of(nd->expr, is_conf_set_call, NULL) != (int)i;
+    const kdc_expr_t *set = NULL;
+    if (nd->kind != KDC_N_COND || !kdc_expr_walk(nd->expr, find_conf_set, &set))
+        return 1;
+    kdc_outcome_t o = {0};
+    o.p = ((must_ctx_t *)ctx)->p;
+    o.call = set;
+    o.error_truthy = 1; /* rd_kafka_conf_res_t: RD_KAFKA_CONF_OK is 0 */
+    return kdc_outcome_failure_edge(&o, nd->expr) != (int)i;
 }
 
-static int on_every_path(const kdc_func_t *f, const kdc_expr_t *call) {
+static int on_every_path(kdc_program_t *p, const kdc_func_t *f, const kdc_expr_t *call) {
     const kdc_cfg_t *g = f->cfg;
     if (!g || call->call_id < 0 || g->call_node[call->call_id] < 0)
         return 0;
-    must_ctx_t m = {g->call_node[call->call_id], 0};
+    must_ctx_t m = {g->call_node[call->call_id], 0, p};
     kdc_search_t s = {must_visit, must_edge, &m, 1};
     kdc_cfg_search(g, g->entry, 0, &s);
     return !m.found;
@@ -267,9 +278,9 @@ static void apply_set_in_context(kdc_facts_t *fx, const frame_t *chain, int n, v
     apply_ctx_t a = {{0}, 0};
     a.setting.func = used ? chain[used - 1].f : sc->f;
     a.setting.loc = used ? chain[used - 1].call->loc : sc->call->loc;
-    a.setting.conditional = !on_every_path(sc->f, sc->call);
+    a.setting.conditional = !on_every_path(fx->p, sc->f, sc->call);
     for (int i = 0; i < used; i++)
-        a.setting.conditional |= !on_every_path(chain[i].f, chain[i].call);
+        a.setting.conditional |= !on_every_path(fx->p, chain[i].f, chain[i].call);
 
     pair_vec_t pairs = {0};
     if (!table_pairs(fx, vf, key, value, &pairs)) {

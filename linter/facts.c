@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 /* Program-wide facts (see facts.h). */
 #include "facts_int.h"
+#include "results.h"
 #include "api.h"
 #include "util.h"
 
@@ -387,59 +388,6 @@ static int reads_dr_state(const kdc_facts_t *fx, const kdc_expr_t *cond, const c
     return r.hit;
 }
 
-/* Which edge of a condition means "the call whose result it tests failed"?
- * -1: none. `is_result` recognises the call (or a variable holding its
- * result). librdkafka's produce and conf_set calls return 0 on success. */
-int kdc__failure_edge_of(const kdc_expr_t *cond,
-                         int (*is_result)(const kdc_expr_t *side, void *arg), void *arg) {
-    const kdc_expr_t *c = kdc_expr_strip(cond);
-    const kdc_expr_t *side = c, *other = NULL;
-    if (c->kind == KDC_E_BINARY && c->nkids == 2 &&
-        (c->op == KDC_OP_EQ || c->op == KDC_OP_NE || c->op == KDC_OP_LT)) {
-        side = c->kids[0];
-        other = c->kids[1];
-        if (side->has_ival && !other->has_ival) {
-            const kdc_expr_t *t = side;
-            side = other;
-            other = t;
-        }
-        if (!other->has_ival)
-            return -1;
-    }
-    side = kdc_expr_strip(side);
-    if (side->kind == KDC_E_BINARY && side->op == KDC_OP_ASSIGN && side->nkids == 2)
-        side = kdc_expr_strip(side->kids[1]);
-    if (!is_result(side, arg))
-        return -1;
-    if (!other)
-        return 0; /* non-zero result = error: the true edge */
-    long long k = other->ival;
-    switch (c->op) {
-    case KDC_OP_EQ: return k == 0 ? 1 : 0;
-    case KDC_OP_NE: return k == 0 ? 0 : -1;
-    case KDC_OP_LT: return k <= 0 ? 0 : -1;
-    default: return -1;
-    }
-}
-
-typedef struct produce_result {
-    const kdc_facts_t *fx;
-    const kdc_expr_t *produce;
-    const char *result_var;
-} produce_result_t;
-
-static int is_produce_result(const kdc_expr_t *side, void *arg) {
-    produce_result_t *r = arg;
-    return side == r->produce || (r->result_var && kdc__lkey(r->fx, side) == r->result_var);
-}
-
-/* Which edge of a condition means "the produce call failed to enqueue"? -1: none. */
-static int failure_edge(const kdc_facts_t *fx, const kdc_expr_t *cond, const kdc_expr_t *produce,
-                        const char *result_var) {
-    produce_result_t r = {fx, produce, result_var};
-    return kdc__failure_edge_of(cond, is_produce_result, &r);
-}
-
 /* A walk along paths on which a message is not (yet) confirmed: from a
  * produce to the commits it reaches (rules, pending-at-exit summaries), or
  * from a function's entry (does every path confirm?). */
@@ -448,7 +396,7 @@ typedef struct walk {
     const kdc_func_t *f;
     const kdc_expr_t *produce;  /* NULL when walking from the entry */
     const char *opaque;
-    const char *result_var;
+    kdc_outcome_t outcome;      /* what conditions say about the produce's result */
     int prune_failure;          /* ignore paths where the produce itself failed */
     int stop_at_commit;
     int exit_reached;
@@ -492,23 +440,7 @@ static int walk_edge(void *ctx, const kdc_cfg_t *g, int n, unsigned i, int state
     const kdc_node_t *nd = &g->nodes[n];
     if (!w->prune_failure || nd->kind != KDC_N_COND)
         return 1;
-    return failure_edge(w->fx, nd->expr, w->produce, w->result_var) != (int)i;
-}
-
-typedef struct resvar_ctx {
-    const kdc_facts_t *fx;
-    const kdc_expr_t *produce;
-    const char *key;
-} resvar_ctx_t;
-
-static int find_result_var(const kdc_expr_t *e, void *arg) {
-    resvar_ctx_t *r = arg;
-    if (e->kind == KDC_E_BINARY && e->op == KDC_OP_ASSIGN && e->nkids == 2 &&
-        kdc_expr_strip(e->kids[1]) == r->produce) {
-        r->key = kdc__lkey(r->fx, e->kids[0]);
-        return 1;
-    }
-    return 0;
+    return kdc_outcome_failure_edge(&w->outcome, nd->expr) != (int)i;
 }
 
 static int walk_from(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *produce,
@@ -516,9 +448,9 @@ static int walk_from(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_
     const kdc_cfg_t *g = f->cfg;
     if (!g || produce->call_id < 0 || g->call_node[produce->call_id] < 0)
         return 0;
-    resvar_ctx_t rv = {fx, produce, NULL};
-    kdc_func_walk_exprs(f, find_result_var, &rv);
-    walk_t w = {fx, f, produce, opaque_key(fx, produce), rv.key, prune_failure, 1, 0, reached, ctx};
+    walk_t w = {fx, f, produce, opaque_key(fx, produce), {0}, prune_failure, 1, 0, reached, ctx};
+    if (prune_failure)
+        kdc_outcome_init(&w.outcome, fx->p, f, produce);
     kdc_search_t s = {walk_visit, walk_edge, &w, 2};
     kdc_cfg_search(g, g->call_node[produce->call_id], 0, &s);
     return w.exit_reached;
@@ -554,7 +486,7 @@ static int summarize_confirms(kdc_facts_t *fx, const kdc_func_t *f) {
     kdc_summary_t *s = &fx->sum[f->index];
     if (!f->cfg || s->noreturn || s->confirms)
         return 0;
-    walk_t w = {fx, f, NULL, NULL, NULL, 0, 0, 0, NULL, NULL};
+    walk_t w = {fx, f, NULL, NULL, {0}, 0, 0, 0, NULL, NULL};
     kdc_search_t srch = {walk_visit, NULL, &w, 2};
     kdc_cfg_search(f->cfg, ((const kdc_cfg_t *)f->cfg)->entry, 0, &srch);
     s->confirms = !w.exit_reached;

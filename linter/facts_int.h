@@ -65,8 +65,6 @@ void kdc__for_each_obj_ctx(const kdc_facts_t *fx, const kdc_func_t *f, const cha
                            const kdc_expr_t *e, kdc_obj_kind_t kind,
                            void (*fn)(kdc_facts_t *, size_t, void *), void *arg, int *unknown);
 void kdc__add_dr_func(kdc_facts_t *fx, const kdc_func_t *f);
-int kdc__failure_edge_of(const kdc_expr_t *cond,
-                         int (*is_result)(const kdc_expr_t *side, void *arg), void *arg);
 int kdc__strings_dlq(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *e);
 
 /* clientconf.c: configurations, clients and topics (after handle tracking). */
