@@ -7,6 +7,7 @@
 #include "changed.h"
 #include "dump.h"
 #include "facts.h"
+#include "filter.h"
 #include "inputs.h"
 #include "output/output.h"
 #include "parse.h"
@@ -26,8 +27,16 @@ enum { OPT_EXTRA_ARG = 256, OPT_FORMAT, OPT_LIST_RULES, OPT_ENABLE, OPT_DISABLE,
 
 enum { OPT_EXPLAIN_CONFIG = 400 };
 
+/* Configuration, suppressions, baseline. */
+enum { OPT_CONFIG = 500, OPT_DUMP_CONFIG, OPT_REPORT_UNUSED, OPT_BASELINE, OPT_WRITE_BASELINE };
+
 static const struct option long_opts[] = {
     {"explain-config", required_argument, NULL, OPT_EXPLAIN_CONFIG},
+    {"config", required_argument, NULL, OPT_CONFIG},
+    {"dump-config", required_argument, NULL, OPT_DUMP_CONFIG},
+    {"report-unused-suppressions", no_argument, NULL, OPT_REPORT_UNUSED},
+    {"baseline", required_argument, NULL, OPT_BASELINE},
+    {"write-baseline", required_argument, NULL, OPT_WRITE_BASELINE},
     {"extra-arg", required_argument, NULL, OPT_EXTRA_ARG},
     {"format", required_argument, NULL, OPT_FORMAT},
     {"output", required_argument, NULL, 'o'},
@@ -70,6 +79,22 @@ static void usage(FILE *o) {
           "                       print the configuration kdc-lint believes the client created\n"
           "                       at FILE:LINE has, and where each value comes from\n"
           "  --version            print the version\n"
+          "\n"
+          "Configuration, suppressions, baseline (see README.md):\n"
+          "  --config=FILE        use FILE for every analysed file instead of the nearest\n"
+          "                       .kdc-lint.yaml found from each file's directory upward\n"
+          "  --dump-config=PATH   print the effective configuration for PATH (JSON) and exit\n"
+          "  --report-unused-suppressions\n"
+          "                       report kdc-lint: ignore[...] comments that match no finding\n"
+          "                       (on in the strict profile)\n"
+          "  --baseline=FILE      report only findings that are not in FILE\n"
+          "  --write-baseline=FILE\n"
+          "                       write the current findings to FILE as the baseline\n"
+          "Precedence: --profile, --enable, --disable over the configuration file over the\n"
+          "defaults. Suppress a finding with a comment on its line (or on a line of its own\n"
+          "just before it), or a block of lines; a reason is required:\n"
+          "  // kdc-lint: ignore[rule-name, other-rule] reason\n"
+          "  // kdc-lint: ignore-begin[rule-name] reason ... // kdc-lint: ignore-end\n"
           "\n"
           "Exit status: 0 no findings, 1 findings, 2 usage, input or configuration error.\n",
           o);
@@ -183,13 +208,16 @@ static int explain(const kdc_facts_t *facts, const char *where, FILE *out) {
 }
 
 static int run(int argc, char **argv) {
-    const char *db_dir = NULL, *format = "text", *out_path = NULL, *profile = "default";
+    const char *db_dir = NULL, *format = "text", *out_path = NULL, *profile = NULL;
     const char *color_when = "auto", *changed_since = NULL;
     kdc_changed_t changed = {0};
     size_t unchanged_findings = 0;
     strvec_t extra = {0}, enables = {0}, disables = {0}, paths = {0};
     int list_rules = 0, dump_model = 0, fail_incomplete = 0, bad_usage = 0, rc = 2;
     const char *explain_config = NULL;
+    kdc_filter_opts_t fo = {{NULL, -1, NULL, 0}, NULL, NULL};
+    const char *dump_config = NULL;
+    kdc_filter_t *filter = NULL;
     int *on = NULL;
     FILE *out = stdout;
     kdc_inputs_t inputs = {0};
@@ -226,6 +254,11 @@ static int run(int argc, char **argv) {
         case OPT_CHANGED_SINCE: changed_since = optarg; break;
         case OPT_DUMP_MODEL: dump_model = 1; break;
         case OPT_EXPLAIN_CONFIG: explain_config = optarg; break;
+        case OPT_CONFIG: fo.overrides.config_path = optarg; break;
+        case OPT_DUMP_CONFIG: dump_config = optarg; break;
+        case OPT_REPORT_UNUSED: fo.overrides.report_unused = 1; break;
+        case OPT_BASELINE: fo.baseline = optarg; break;
+        case OPT_WRITE_BASELINE: fo.write_baseline = optarg; break;
         case OPT_VERSION: printf("kdc-lint %s\n", KDC_VERSION); rc = 0; goto out;
         case 'h': usage(stdout); rc = 0; goto out;
         case ':':
@@ -255,15 +288,15 @@ static int run(int argc, char **argv) {
                 color_when);
         bad_usage = 1;
     }
-    if (strcmp(profile, "default") && strcmp(profile, "strict")) {
+    if (profile && strcmp(profile, "default") && strcmp(profile, "strict")) {
         fprintf(stderr, "kdc-lint: error: --profile: '%s' is not one of default, strict\n",
                 profile);
         bad_usage = 1;
     }
-    int strict = !strcmp(profile, "strict");
-    on = calloc(kdc_nrules, sizeof *on);
+    /* per rule: -1 as the profile and configuration say, 0 --disable, 1 --enable */
+    on = calloc(kdc_nrules + 1, sizeof *on);
     for (size_t i = 0; i < kdc_nrules; i++)
-        on[i] = strict || kdc_rules[i]->in_default;
+        on[i] = -1;
     for (size_t i = 0; i < enables.n; i++)
         if (apply_rule_list(enables.v[i], 1, on, "--enable"))
             bad_usage = 1;
@@ -278,6 +311,18 @@ static int run(int argc, char **argv) {
         for (size_t i = 0; i < kdc_nrules; i++)
             printf("%-36s %s\n", kdc_rules[i]->name, kdc_rules[i]->summary);
         rc = 0;
+        goto out;
+    }
+    fo.overrides.profile = profile ? !strcmp(profile, "strict") : -1;
+    fo.overrides.rule_on = on;
+    char *ferr = NULL;
+    if (!(filter = kdc_filter_new(&fo, NULL, &ferr))) {
+        fprintf(stderr, "kdc-lint: error: %s\n", ferr);
+        free(ferr);
+        goto out;
+    }
+    if (dump_config) {
+        rc = kdc_filter_dump_config(filter, dump_config, stdout);
         goto out;
     }
     for (int i = optind; i < nopt; i++)
@@ -314,11 +359,21 @@ static int run(int argc, char **argv) {
         }
     }
 
+    if (fo.write_baseline && output_is_input(fo.write_baseline, &inputs)) {
+        fprintf(stderr,
+                "kdc-lint: error: --write-baseline %s: is a source file to analyse; not "
+                "overwriting it\n",
+                fo.write_baseline);
+        goto out;
+    }
+
     prog = kdc_program_new();
     kdc_parser_t *parser = kdc_parser_new();
     for (size_t i = 0; i < inputs.njobs; i++) {
         char *err = NULL;
         const kdc_tu_job_t *j = &inputs.jobs[i];
+        if (kdc_filter_skips(filter, j->file))
+            continue; /* its configuration is broken: named with the errors */
         if (kdc_parse_tu(parser, prog, j->file, (const char *const *)j->argv, j->argc, &err)) {
             kdc_inputs_add_error(&inputs, j->file, "%s", err);
             free(err);
@@ -333,19 +388,14 @@ static int run(int argc, char **argv) {
     }
 
     kdc_options_t opts = {0};
-    opts.strict = strict;
+    kdc_filter_options(filter, prog, &opts);
     facts = kdc_facts_build(prog, &opts);
     if (explain_config) {
         rc = explain(facts, explain_config, out);
         goto out;
     }
-    for (size_t i = 0; i < kdc_nrules; i++) {
-        if (!on[i])
-            continue;
-        kdc_rule_ctx_t ctx = {facts, prog, kdc_facts_options(facts), &findings, kdc_rules[i]};
-        kdc_rules[i]->check(&ctx);
-    }
-    kdc_findings_sort(&findings);
+    /* the rules, then configuration, suppressions and baseline */
+    kdc_filter_run(filter, facts, prog, &inputs, &findings);
 
     /* every unit was analysed; only findings in changed files are reported */
     if (changed_since)
@@ -396,6 +446,8 @@ static int run(int argc, char **argv) {
         fprintf(stderr, "kdc-lint: %zu finding%s in files unchanged since %s not shown\n",
                 unchanged_findings, unchanged_findings == 1 ? "" : "s", changed_since);
 
+    kdc_filter_summary(filter, stderr);
+
     rc = findings.n ? 1 : 0;
     if (inputs.nerrors || wrc || (fail_incomplete && nincomplete))
         rc = 2;
@@ -413,6 +465,7 @@ out:
     kdc_changed_free(&changed);
     free(cwd);
     free(on);
+    kdc_filter_free(filter);
     free(extra.v);
     free(enables.v);
     free(disables.v);

@@ -8,6 +8,7 @@ packages=(
   libclang-dev llvm            # libclang (LLVM 14 on Debian 12; 15-19 also accepted) + llvm-config
   librdkafka-dev               # librdkafka 2.0.2 with rdkafka_mock.h
   libjansson-dev libxxhash-dev # JSON output/compile databases, hashing
+  libyaml-dev                  # .kdc-lint.yaml configuration files
   libcmocka-dev                # unit tests
   git pre-commit               # --changed-since; the pre-commit hook test (lint.precommit)
 )

@@ -1,0 +1,62 @@
+/*
+ * What the driver reports: the rules' findings, filtered through the
+ * configuration of each finding's file (rules on or off, severity, excludes),
+ * suppression comments and the baseline. Rules never see any of this: the
+ * driver runs them here, once per profile in force, and keeps from each run
+ * the findings in files of that profile.
+ */
+#ifndef KDC_FILTER_H
+#define KDC_FILTER_H
+
+#include "config.h"
+#include "facts.h"
+#include "findings.h"
+#include "inputs.h"
+#include "model.h"
+
+#include <stdio.h>
+
+typedef struct kdc_filter_opts {
+    kdc_overrides_t overrides;
+    const char *baseline;       /* --baseline FILE, or NULL */
+    const char *write_baseline; /* --write-baseline FILE, or NULL */
+} kdc_filter_opts_t;
+
+typedef struct kdc_filter kdc_filter_t;
+
+/* Loads --config (if any) and --baseline; `cwd` NULL: the working directory. NULL with *err (malloc'd) when the
+ * baseline cannot be used: the run stops there (exit 2). Errors in
+ * configuration files do not stop the run (kdc_filter_run reports them). */
+kdc_filter_t *kdc_filter_new(const kdc_filter_opts_t *o, const char *cwd, char **err);
+void kdc_filter_free(kdc_filter_t *fl);
+
+/* --dump-config PATH: prints the effective configuration of PATH (a file or
+ * directory) as JSON to `out`. Returns the exit code: 0, or 2 after naming
+ * the configuration's errors on stderr. */
+int kdc_filter_dump_config(kdc_filter_t *fl, const char *path, FILE *out);
+
+/* The configurations of this run (discovery and cache). */
+kdc_configs_t *kdc_filter_configs(kdc_filter_t *fl);
+
+/* Is `file` governed by a configuration with errors? Such files are not
+ * analysed, and nothing is reported about them. */
+int kdc_filter_skips(kdc_filter_t *fl, const char *file);
+
+/* The analysis options of the run: DLQ patterns and function roles are the
+ * union over the configurations governing the translation units and the files
+ * defining functions; strict when every one of those files is strict. */
+void kdc_filter_options(kdc_filter_t *fl, const kdc_program_t *prog, kdc_options_t *opts);
+
+/* Runs the rules on `facts` and puts what is to be reported in `out`, sorted:
+ * findings of rules enabled for their file, not excluded, not suppressed,
+ * not in the baseline, with the file's severity; plus invalid-suppression and
+ * unused-suppression diagnostics. Writes --write-baseline. Configuration
+ * errors and a baseline that cannot be written become errors in `in`. */
+void kdc_filter_run(kdc_filter_t *fl, const kdc_facts_t *facts, kdc_program_t *prog,
+                    kdc_inputs_t *in, kdc_findings_t *out);
+
+/* A line for stderr about findings not shown (suppressed, in the baseline) and
+ * the baseline written, when there is anything to say. */
+void kdc_filter_summary(const kdc_filter_t *fl, FILE *err);
+
+#endif
