@@ -1,9 +1,12 @@
 /*
  * enricher (C++): consumes "clicks", enriches each event and produces it to
- * "clicks.enriched". The producer registers a delivery-report callback; the
- * consumer commits with commitSync() and no offsets while librdkafka stores
- * offsets on hand-over (enable.auto.offset.store defaults to true), so the
- * commit covers events whose enrichment failed: kdc-lint reports bare-commit.
+ * "clicks.enriched". The producer registers a delivery-report callback, but:
+ *   - produce()'s result is dropped (produce-result-ignored);
+ *   - the consumer commits right after flush(), without looking at the
+ *     delivery reports (commit-before-delivery-report);
+ *   - it commits with commitSync() and no offsets while librdkafka stores
+ *     offsets on hand-over (enable.auto.offset.store defaults to true), so the
+ *     commit covers events whose enrichment failed (bare-commit).
  */
 #include <iostream>
 #include <memory>
@@ -52,11 +55,11 @@ int main() {
         std::string out;
         if (!enrich(*m, out))
             continue; /* skipped, yet covered by the next commitSync() */
-        producer->produce("clicks.enriched", RdKafka::Topic::PARTITION_UA, /* ok: produce-without-delivery-callback */
+        producer->produce("clicks.enriched", RdKafka::Topic::PARTITION_UA, /* expect: produce-result-ignored; ok: produce-without-delivery-callback */
                           RdKafka::Producer::RK_MSG_COPY, const_cast<char *>(out.data()),
                           out.size(), nullptr, 0, 0, nullptr);
         producer->flush(10000);
-        consumer->commitSync(); /* expect: bare-commit */
+        consumer->commitSync(); /* expect: bare-commit, commit-before-delivery-report */
     }
     consumer->close();
     delete consumer;

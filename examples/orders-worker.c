@@ -9,7 +9,9 @@
  *     rd_kafka_poll(0) and no wait for the DLQ delivery report
  *     (unconfirmed-dlq-routing),
  *   - the loop commits with a NULL offset list while offsets are stored
- *     automatically on hand-over (bare-commit).
+ *     automatically on hand-over (bare-commit), right after producing the
+ *     audit event without waiting for its delivery report
+ *     (commit-before-delivery-report).
  * examples/orders-worker-fixed.c is the same service done right.
  */
 #include <signal.h>
@@ -84,7 +86,7 @@ static void run(struct worker *w) {
             park_in_dlq(w, m);
         } else if (ledger_write(m->payload, m->len) == 0) {
             publish_audit(w, m);
-            rd_kafka_commit(w->consumer, NULL, 0); /* expect: bare-commit */
+            rd_kafka_commit(w->consumer, NULL, 0); /* expect: bare-commit, commit-before-delivery-report */
         }
         rd_kafka_message_destroy(m);
     }

@@ -24,7 +24,13 @@ enum {
     KDC_API_CONF_LINK = 1u << 13,  /* attaches a topic configuration (value) to a conf */
     KDC_API_SUBSCRIBE = 1u << 14,  /* subscribes a consumer (handle) to a topic list (list) */
     KDC_API_LIST_ADD = 1u << 15,   /* adds a topic (topic) to a partition list (list) */
-    KDC_API_CONSUME = 1u << 16     /* hands a consumed message to the application */
+    KDC_API_CONSUME = 1u << 16,    /* hands a consumed message to the application */
+    KDC_API_TXN = 1u << 17,        /* a transactional step returning rd_kafka_error_t * */
+    KDC_API_TXN_ABORT = 1u << 18,  /* aborts the transaction */
+    KDC_API_OUTQ = 1u << 19,       /* rd_kafka_outq_len: messages not yet delivered */
+    KDC_API_CLOSE = 1u << 20,      /* closes a consumer (waits for its commits) */
+    KDC_API_DESTROY = 1u << 21,    /* destroys a client handle */
+    KDC_API_REBALANCE_CB = 1u << 22 /* registers a rebalance callback (value) on a conf */
 };
 
 #define KDC_ARG_NONE (-1)

@@ -215,12 +215,17 @@ static int table_pairs(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_exp
 
 typedef struct apply_ctx {
     kdc_setting_t setting;
-    int dr;
+    int dr;        /* registers a delivery report */
+    int rebalance; /* registers a rebalance callback */
 } apply_ctx_t;
 
 static void apply(kdc_facts_t *fx, size_t conf, void *arg) {
     apply_ctx_t *a = arg;
     objinfo_t *oi = &fx->info[conf];
+    if (a->rebalance) {
+        oi->rebalance = 1;
+        return;
+    }
     if (a->dr) {
         if (!oi->dr)
             oi->dr_loc = a->setting.loc;
@@ -275,7 +280,7 @@ static void apply_set_in_context(kdc_facts_t *fx, const frame_t *chain, int n, v
     resolve(&kf, &key, chain, n);
     int used = resolve(&vf, &value, chain, n);
 
-    apply_ctx_t a = {{0}, 0};
+    apply_ctx_t a = {{0}, 0, 0};
     a.setting.func = used ? chain[used - 1].f : sc->f;
     a.setting.loc = used ? chain[used - 1].call->loc : sc->call->loc;
     a.setting.conditional = !on_every_path(fx->p, sc->f, sc->call);
@@ -293,6 +298,7 @@ static void apply_set_in_context(kdc_facts_t *fx, const frame_t *chain, int n, v
         a.setting.key = pairs.v[i].key;
         a.setting.value = pairs.v[i].value;
         a.dr = sc->call->is_method && a.setting.key && !strcmp(a.setting.key, "dr_cb");
+        a.rebalance = sc->call->is_method && a.setting.key && !strcmp(a.setting.key, "rebalance_cb");
         if (sc->call->is_method && a.setting.key && !strcmp(a.setting.key, "default_topic_conf")) {
             link_ctx_t lc;
             kdc_bits_init(&lc.tconfs, kdc_pts_nobjs(fx->pts));
@@ -332,12 +338,16 @@ static void scan_config_calls(kdc_facts_t *fx) {
                 const kdc_expr_t *v = kdc_api_arg(call, api->value);
                 if ((api->roles & KDC_API_EVENTS_SET) && v && v->has_ival && !(v->ival & 0x1))
                     continue; /* RD_KAFKA_EVENT_DR not among the flags */
-                apply_ctx_t a = {{0}, 1};
+                apply_ctx_t a = {{0}, 1, 0};
                 a.setting.loc = call->loc;
                 kdc__for_each_obj(fx, f, kdc_api_arg(call, api->conf), KDC_OBJ_CONF, apply, &a,
                                   NULL);
                 if (api->roles & KDC_API_DR_REGISTER)
                     kdc__for_each_obj(fx, f, v, KDC_OBJ_FUNC, collect_dr_callback, NULL, NULL);
+            } else if (api && (api->roles & KDC_API_REBALANCE_CB)) {
+                apply_ctx_t a = {{0}, 0, 1};
+                kdc__for_each_obj(fx, f, kdc_api_arg(call, api->conf), KDC_OBJ_CONF, apply, &a,
+                                  NULL);
             } else if (api && (api->roles & KDC_API_CONF_LINK)) {
                 link_ctx_t lc;
                 kdc_bits_init(&lc.tconfs, kdc_pts_nobjs(fx->pts));
@@ -521,6 +531,22 @@ kdc_tri_t kdc_facts_client_has_dr(const kdc_facts_t *fx, size_t client) {
         if (!kdc_bits_get(&ci->confs, i))
             continue;
         if (fx->info[i].dr)
+            return KDC_TRI_YES;
+        if (fx->info[i].escaped)
+            r = KDC_TRI_UNKNOWN;
+    }
+    return r;
+}
+
+kdc_tri_t kdc_facts_client_has_rebalance_cb(const kdc_facts_t *fx, size_t client) {
+    const objinfo_t *ci = &fx->info[client];
+    if (ci->unknown_conf)
+        return KDC_TRI_UNKNOWN;
+    kdc_tri_t r = KDC_TRI_NO;
+    for (size_t i = 0; i < ci->confs.nwords * 64; i++) {
+        if (!kdc_bits_get(&ci->confs, i))
+            continue;
+        if (fx->info[i].rebalance)
             return KDC_TRI_YES;
         if (fx->info[i].escaped)
             r = KDC_TRI_UNKNOWN;

@@ -81,7 +81,9 @@ static call_effects_t effects_of(const kdc_facts_t *fx, const kdc_func_t *f,
     const kdc_options_t *o = &fx->opts;
     /* Roles given in the configuration win over what the code shows. */
     e.produces = (unsigned)kdc_options_has_role(o, call, KDC_ROLE_PRODUCE);
-    e.commits = (unsigned)kdc_options_has_role(o, call, KDC_ROLE_COMMIT);
+    /* acknowledging upstream is a checkpoint: it counts as a commit */
+    e.commits = (unsigned)(kdc_options_has_role(o, call, KDC_ROLE_COMMIT) ||
+                           kdc_options_has_role(o, call, KDC_ROLE_ACK));
     e.confirms = (unsigned)kdc_options_has_role(o, call, KDC_ROLE_CONFIRM);
     if (e.produces || e.commits || e.confirms)
         return e;
@@ -202,7 +204,27 @@ static int collect_written(const kdc_expr_t *e, void *arg) {
     const char *k = target ? kdc__lkey(fx, target) : NULL;
     if (k)
         kdc_strmap_put(&fx->dr_state, k, (void *)1);
+    /* m->_private (C) / message.msg_opaque() (C++): the per-message opaque */
+    if ((e->kind == KDC_E_MEMBER && e->name && !strcmp(e->name, "_private")) ||
+        (e->kind == KDC_E_CALL && e->name && strstr(e->name, "::msg_opaque")))
+        fx->dr_reads_opaque = 1;
     return 0;
+}
+
+static const char *opaque_key(const kdc_facts_t *fx, const kdc_expr_t *call);
+
+/* A callback that writes through the message opaque writes whatever each
+ * produce passed as its opaque: those places are delivery state too. */
+static void add_opaque_cells(kdc_facts_t *fx) {
+    size_t nf = kdc_program_nfuncs(fx->p);
+    for (size_t i = 0; i < nf; i++) {
+        const kdc_func_t *f = kdc_program_func(fx->p, i);
+        for (unsigned c = 0; c < f->ncalls; c++) {
+            const char *k = opaque_key(fx, f->calls[c]);
+            if (k)
+                kdc_strmap_put(&fx->dr_state, k, (void *)1);
+        }
+    }
 }
 
 static void compute_dr_state(kdc_facts_t *fx) {
@@ -235,6 +257,8 @@ static void compute_dr_state(kdc_facts_t *fx) {
         if (kdc_strmap_get(&fx->dr_funcs, f->id))
             kdc_func_walk_exprs(f, collect_written, fx);
     }
+    if (fx->dr_reads_opaque)
+        add_opaque_cells(fx);
 }
 
 /* ---------- produces, commits, confirmations ---------- */
@@ -386,6 +410,20 @@ static int reads_dr_state(const kdc_facts_t *fx, const kdc_expr_t *cond, const c
     reads_ctx_t r = {fx, opaque, 0};
     kdc_expr_walk(cond, reads_visit, &r);
     return r.hit;
+}
+
+int kdc_facts_reads_delivery_state(const kdc_facts_t *fx, const kdc_expr_t *e) {
+    return reads_dr_state(fx, e, NULL);
+}
+
+int kdc_facts_call_confirms(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call) {
+    kdc_summary_t m;
+    return effects_of(fx, f, call, &m).confirms;
+}
+
+int kdc_facts_call_commits(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call) {
+    kdc_summary_t m;
+    return effects_of(fx, f, call, &m).commits;
 }
 
 /* A walk along paths on which a message is not (yet) confirmed: from a

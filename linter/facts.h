@@ -115,6 +115,20 @@ size_t kdc_facts_strings(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_e
 /* The topic expression of a produce call (topic name or topic handle), or NULL. */
 const kdc_expr_t *kdc_facts_produce_topic(const kdc_expr_t *call);
 
+/* Does the expression read state the delivery-report callbacks write (a
+ * status flag, a tracker counter, a per-message opaque cell)? */
+int kdc_facts_reads_delivery_state(const kdc_facts_t *fx, const kdc_expr_t *e);
+
+/* Does the call wait for delivery reports on every path (API, helper summary,
+ * configured confirm function)? Commit or store offsets, or acknowledge
+ * upstream, on some path? */
+int kdc_facts_call_confirms(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call);
+int kdc_facts_call_commits(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call);
+
+/* Did a configuration of the client register a rebalance callback? UNKNOWN
+ * when its configuration cannot be followed. */
+kdc_tri_t kdc_facts_client_has_rebalance_cb(const kdc_facts_t *fx, size_t client);
+
 /* Does the program consume messages anywhere (consumer poll, consume calls)? */
 int kdc_facts_program_consumes(const kdc_facts_t *fx);
 

@@ -17,7 +17,7 @@ typedef KDC_VEC(frame_t) frame_vec_t;
 
 typedef struct objinfo {
     /* CONF (global or topic configuration) */
-    unsigned dr : 1, escaped : 1;
+    unsigned dr : 1, escaped : 1, rebalance : 1;
     setting_vec_t settings;
     kdc_bits_t linked;             /* topic configurations attached as default topic conf */
     kdc_loc_t dr_loc, escaped_loc; /* first registration / first hand-over to unseen code */
@@ -42,6 +42,7 @@ struct kdc_facts {
     kdc_summary_t *sum;         /* per function index */
     frame_vec_t *callers;       /* per function index: the call sites that may reach it */
     unsigned consumes : 1;      /* the program consumes messages somewhere */
+    unsigned dr_reads_opaque : 1; /* a delivery-report callback reads the message opaque */
     kdc_strmap_t dr_state;      /* keys written by delivery-report callbacks → (void*)1 */
     kdc_strmap_t dr_funcs;      /* id → function, delivery-report callbacks and their callees */
     const kdc_func_t *building; /* function whose CFG is being built */

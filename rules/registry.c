@@ -15,6 +15,11 @@ extern const kdc_rule_t kdc_rule_producer_acks_weakened;
 extern const kdc_rule_t kdc_rule_idempotence_disabled;
 extern const kdc_rule_t kdc_rule_shared_transactional_id;
 extern const kdc_rule_t kdc_rule_read_uncommitted_input;
+extern const kdc_rule_t kdc_rule_produce_result_ignored;
+extern const kdc_rule_t kdc_rule_flush_as_confirmation;
+extern const kdc_rule_t kdc_rule_commit_before_delivery_report;
+extern const kdc_rule_t kdc_rule_commit_offset_off_by_one;
+extern const kdc_rule_t kdc_rule_txn_error_not_aborted;
 
 const kdc_rule_t *const kdc_rules[] = {
     &kdc_rule_bare_commit,
@@ -24,6 +29,11 @@ const kdc_rule_t *const kdc_rules[] = {
     &kdc_rule_idempotence_disabled,
     &kdc_rule_shared_transactional_id,
     &kdc_rule_read_uncommitted_input,
+    &kdc_rule_produce_result_ignored,
+    &kdc_rule_flush_as_confirmation,
+    &kdc_rule_commit_before_delivery_report,
+    &kdc_rule_commit_offset_off_by_one,
+    &kdc_rule_txn_error_not_aborted,
 };
 const size_t kdc_nrules = sizeof kdc_rules / sizeof kdc_rules[0];
 

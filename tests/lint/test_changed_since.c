@@ -8,7 +8,7 @@
  *
  * The repository (made at test time):
  *   src/producer.c  creates the service's producer without a delivery report
- *   src/send.c      produces on it: produce-without-delivery-callback at 7:5,
+ *   src/send.c      produces on it: produce-without-delivery-callback at 7:12,
  *                   with a note at producer.c:6 (found only with producer.c analysed)
  *   src/consumer.c  a bare commit at 4:5
  */
@@ -40,9 +40,9 @@ static const char send_c[] =
     "\n"
     "rd_kafka_t *make_producer(void);\n"
     "\n"
-    "void send_order(const char *payload, size_t len) {\n"
+    "rd_kafka_resp_err_t send_order(const char *payload, size_t len) {\n"
     "    rd_kafka_t *p = make_producer();\n"
-    "    rd_kafka_producev(p, RD_KAFKA_V_TOPIC(\"orders\"), RD_KAFKA_V_VALUE((void *)payload, len),\n"
+    "    return rd_kafka_producev(p, RD_KAFKA_V_TOPIC(\"orders\"), RD_KAFKA_V_VALUE((void *)payload, len),\n"
     "                      RD_KAFKA_V_END);\n"
     "}\n";
 static const char consumer_c[] = "#include <librdkafka/rdkafka.h>\n"
@@ -51,7 +51,7 @@ static const char consumer_c[] = "#include <librdkafka/rdkafka.h>\n"
                                  "    rd_kafka_commit(consumer, NULL, 0);\n"
                                  "}\n";
 
-static const char produce_finding[] = "src/send.c:7:5: warning: rd_kafka_producev on a producer "
+static const char produce_finding[] = "src/send.c:7:12: warning: rd_kafka_producev on a producer "
                                       "without a delivery-report callback";
 static const char commit_finding[] = "src/consumer.c:4:5: warning: rd_kafka_commit without an "
                                      "offset list";
@@ -198,7 +198,7 @@ static void an_unstaged_change_reports_that_file_with_facts_from_unchanged_files
     kdc_run_t r;
     /* the producer is created in producer.c (unchanged): the finding needs its facts */
     LINT(&r, "--changed-since=HEAD", "src");
-    expect(&r, 1, "src/send.c:8:5: warning: rd_kafka_producev on a producer without a "
+    expect(&r, 1, "src/send.c:8:12: warning: rd_kafka_producev on a producer without a "
                   "delivery-report callback",
            "consumer.c", "kdc-lint: 1 finding in files unchanged since HEAD not shown");
     expect(&r, 1, "src/producer.c:6:12: note: producer created here", NULL,

@@ -36,8 +36,8 @@ static const char worker_c[] =
     "#include <librdkafka/rdkafka.h>\n"                                            /*  1 */
     "\n"                                                                           /*  2 */
     "static void to_dlq(rd_kafka_t *producer, rd_kafka_message_t *in) {\n"         /*  3 */
-    "    rd_kafka_producev(producer, RD_KAFKA_V_TOPIC(\"orders.dlq\"),\n"           /*  4 */
-    "                      RD_KAFKA_V_VALUE(in->payload, in->len), RD_KAFKA_V_END);\n" /*  5 */
+    "    if (rd_kafka_producev(producer, RD_KAFKA_V_TOPIC(\"orders.dlq\"),\n"       /*  4 */
+    "        RD_KAFKA_V_VALUE(in->payload, in->len), RD_KAFKA_V_END)) return;\n"      /*  5 */
     "}\n"                                                                          /*  6 */
     "\n"                                                                           /*  7 */
     "void route(rd_kafka_t *consumer, rd_kafka_t *producer, rd_kafka_message_t *in) {\n" /*  8 */
@@ -342,7 +342,7 @@ static void sarif_dlq_result_has_a_code_flow_from_the_dlq_produce_to_the_commit(
     expect_exit(&r, 1);
     json_t *doc = parse(&r);
     json_t *dlq = result_at(doc, "unconfirmed-dlq-routing", 10);
-    /* related: the helper call (9:5), the produce inside the helper (4:5) */
+    /* related: the helper call (9:5), the produce inside the helper (4:9) */
     assert_int_equal(json_array_size(jget(dlq, "relatedLocations")), 2);
     assert_int_equal(jint(dlq, "relatedLocations/0/id"), 1);
     assert_int_equal(jint(dlq, "relatedLocations/0/physicalLocation/region/startLine"), 9);
@@ -468,7 +468,7 @@ static void github_annotations_locate_and_escape(void **state) {
     expect_in(&r, r.run.out,
               "before committing [unconfirmed-dlq-routing]"
               "%0Asvc/worker.c:9:5: note: message routed to the dead-letter queue through this call"
-              "%0Asvc/worker.c:4:5: note: the helper produces to the dead-letter queue here");
+              "%0Asvc/worker.c:4:9: note: the helper produces to the dead-letter queue here");
     res_free(&r);
 }
 

@@ -40,8 +40,8 @@ static struct {
 static const char worker_c[] =
     "#include <librdkafka/rdkafka.h>\n"
     "static void to_dlq(rd_kafka_t *producer, rd_kafka_message_t *in) {\n"
-    "    rd_kafka_producev(producer, RD_KAFKA_V_TOPIC(\"orders.dlq\"),\n"
-    "                      RD_KAFKA_V_VALUE(in->payload, in->len), RD_KAFKA_V_END);\n"
+    "    if (rd_kafka_producev(producer, RD_KAFKA_V_TOPIC(\"orders.dlq\"),\n"
+    "        RD_KAFKA_V_VALUE(in->payload, in->len), RD_KAFKA_V_END)) return;\n"
     "}\n"
     "void route(rd_kafka_t *consumer, rd_kafka_t *producer, rd_kafka_message_t *in) {\n"
     "    to_dlq(producer, in);\n"

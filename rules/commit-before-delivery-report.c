@@ -1,0 +1,68 @@
+/*
+ * commit-before-delivery-report: consume-process-produce where the input's
+ * commit or offset store (or a configured "ack" of the input upstream)
+ * follows the output produce on some path with no confirmation of that
+ * produce in between. If the output's delivery then fails, the input is
+ * already committed: the event is gone from both sides.
+ *
+ * Confidence: high. The same path walk as unconfirmed-dlq-routing, for
+ * produces that are not dead-letter routing. Confirmation: a wait on the
+ * message's delivery report (loop on delivery state or on the produce's
+ * opaque, a check of that state after poll/flush, kdc_tracker_wait, a helper
+ * that confirms on every path). Transactional offsets
+ * (send_offsets_to_transaction + commit_transaction) are not commits here.
+ */
+#include "rule.h"
+
+typedef struct cbd_ctx {
+    kdc_rule_ctx_t *ctx;
+    const kdc_expr_t *produce;
+} cbd_ctx_t;
+
+static void on_commit(void *arg, const kdc_func_t *f, const kdc_expr_t *commit) {
+    cbd_ctx_t *c = arg;
+    kdc_notes_t notes = {0};
+    kdc_notes_add(&notes, &c->produce->loc,
+                  kdc_api_lookup(c->produce) ? "output produced here"
+                                             : "output produced through this call");
+    kdc_rule_report(c->ctx, f, &commit->loc, notes.v, notes.n,
+                    "input committed after producing its output without waiting for that "
+                    "output's delivery report; if the delivery fails the event is lost on both "
+                    "sides: confirm the delivery (per-message status + poll loop, "
+                    "kdc_tracker_wait, kdc_produce_confirmed) before committing");
+}
+
+static void check(kdc_rule_ctx_t *ctx) {
+    if (!kdc_facts_program_consumes(ctx->facts))
+        return;
+    size_t nf = kdc_program_nfuncs(ctx->program);
+    for (size_t i = 0; i < nf; i++) {
+        const kdc_func_t *f = kdc_program_func(ctx->program, i);
+        const kdc_summary_t *s = NULL;
+        for (unsigned c = 0; c < f->ncalls; c++) {
+            const kdc_expr_t *call = f->calls[c];
+            const kdc_api_t *api = kdc_api_lookup(call);
+            int produce = api && (api->roles & KDC_API_PRODUCE);
+            if (!api && !kdc_options_has_role(ctx->opts, call, KDC_ROLE_PRODUCE)) {
+                const kdc_func_t *callee = kdc_program_find_callee(ctx->program, call->usr, f->tu);
+                s = callee ? kdc_facts_summary(ctx->facts, callee) : NULL;
+                produce = s && s->pending_produce;
+            } else if (!api) {
+                produce = 1;
+            }
+            if (!produce || kdc_facts_is_dlq_produce(ctx->facts, f, call))
+                continue; /* dead-letter routing: unconfirmed-dlq-routing's case */
+            cbd_ctx_t cc = {ctx, call};
+            kdc_facts_walk_unconfirmed(ctx->facts, f, call, on_commit, &cc);
+        }
+    }
+}
+
+const kdc_rule_t kdc_rule_commit_before_delivery_report = {
+    "commit-before-delivery-report",
+    "input committed after its output produce with no confirmation of that delivery",
+    KDC_SEV_WARNING,
+    "high",
+    1,
+    check,
+};
