@@ -647,10 +647,6 @@ kdc_facts_t *kdc_facts_build(kdc_program_t *p, const kdc_options_t *opts) {
 
     build_cfgs(fx);
     fx->pts = kdc_pts_build(p);
-    size_t nobjs = kdc_pts_nobjs(fx->pts);
-    fx->info = calloc(nobjs ? nobjs : 1, sizeof *fx->info);
-    if (!fx->info)
-        kdc_oom();
     index_callers(fx);
     kdc__describe_clients(fx);
     compute_dr_state(fx);
