@@ -243,6 +243,62 @@ static void the_ci_options_are_in_the_readme_option_table(void **state) {
     free(readme);
 }
 
+/* Whether `word` occurs in text as a whole word (package names: [a-z0-9+.-]). */
+static int has_word(const char *text, const char *word) {
+    size_t n = strlen(word);
+    for (const char *p = text; (p = strstr(p, word)); p++) {
+        char before = p > text ? p[-1] : ' ', after = p[n];
+        if (!strchr("abcdefghijklmnopqrstuvwxyz0123456789+.-", before ? before : ' ') &&
+            !(after && strchr("abcdefghijklmnopqrstuvwxyz0123456789+.-", after)))
+            return 1;
+    }
+    return 0;
+}
+
+/* The packages kdc builds from (scripts/install-deps.sh) are the ones the CI
+ * setups install: a package added there fails here until they have it too. */
+static void the_ci_setups_install_the_packages_kdc_builds_from(void **state) {
+    (void)state;
+    static const char *const test_only[] = {"libcmocka-dev", "pre-commit", NULL};
+    static const char *const setups[] = {"examples/ci/github-actions.yml",
+                                         "examples/ci/gitlab-ci.yml", "docs/ci.md"};
+    char *deps = scratch_read(g.src, "scripts/install-deps.sh");
+    assert_non_null(deps);
+    const char *list = strstr(deps, "packages=(");
+    assert_non_null(list);
+    list += strlen("packages=(");
+    const char *close = strstr(list, "\n)"); /* the list ends with ")" on a line of its own */
+    assert_non_null(close);
+    char *body = strndup(list, (size_t)(close - list));
+    size_t checked = 0;
+    char *save_line = NULL;
+    for (char *line = strtok_r(body, "\n", &save_line); line;
+         line = strtok_r(NULL, "\n", &save_line)) {
+        line[strcspn(line, "#")] = 0; /* comments */
+        char *save = NULL;
+        for (char *pkg = strtok_r(line, " \t", &save); pkg; pkg = strtok_r(NULL, " \t", &save)) {
+            int skip = 0;
+            for (size_t k = 0; test_only[k]; k++)
+                skip |= !strcmp(pkg, test_only[k]);
+            if (skip)
+                continue;
+            for (size_t k = 0; k < sizeof setups / sizeof *setups; k++) {
+                char *text = scratch_read(g.src, setups[k]);
+                assert_non_null(text);
+                if (!has_word(text, pkg))
+                    fail_msg("%s does not install %s (scripts/install-deps.sh does; add it, or "
+                             "mark it test-only in this test)",
+                             setups[k], pkg);
+                free(text);
+            }
+            checked++;
+        }
+    }
+    assert_true(checked >= 8);
+    free(body);
+    free(deps);
+}
+
 static void the_make_targets_lint_a_cmake_project(void **state) {
     (void)state;
     char *proj = scratch_dir("make");
@@ -314,6 +370,7 @@ int main(void) {
         cmocka_unit_test(the_github_workflow_uploads_sarif_and_annotates_pull_requests),
         cmocka_unit_test(every_kdc_lint_option_used_exists),
         cmocka_unit_test(the_ci_options_are_in_the_readme_option_table),
+        cmocka_unit_test(the_ci_setups_install_the_packages_kdc_builds_from),
         cmocka_unit_test(the_make_targets_lint_a_cmake_project),
     };
     return cmocka_run_group_tests_name("lint.ci_examples", tests, setup, teardown);
