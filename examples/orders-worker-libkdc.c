@@ -93,7 +93,7 @@ int main(int argc, char **argv) {
         int done = process_batch(producer, audit, batch, n);
         /* commit exactly the confirmed prefix, message by message */
         for (int i = 0; i < done; i++)
-            if (kdc_commit_message(consumer, batch[i], i + 1 < done) != 0) /* ok: unconfirmed-dlq-routing, bare-commit */
+            if (kdc_commit_message(consumer, batch[i], NULL, 0, NULL) != 0) /* ok: unconfirmed-dlq-routing, bare-commit */
                 failed = 1;
         failed |= done < n; /* transient failure: stop, the rest is redelivered */
         while (n)

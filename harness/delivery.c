@@ -1,5 +1,5 @@
-/* kdc_dr_msg_cb() and the produce plumbing shared by the tracker and the
- * synchronous confirmed produce. */
+/* kdc_dr_msg_cb(), kdc_dr_msg_record() and the produce plumbing shared by
+ * the tracker, the synchronous confirmed produce and DLQ routing. */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -9,18 +9,49 @@
 
 #include "internal.h"
 
-void kdc_dr_msg_cb(rd_kafka_t *rk, const rd_kafka_message_t *rkmessage,
-                   void *opaque) {
+int kdc_dr_msg_record(rd_kafka_t *rk, const rd_kafka_message_t *rkmessage,
+                      void **opaquep) {
         struct kdc__dr_target *target;
+        struct kdc__report r;
+        void *app = NULL;
 
         (void)rk;
-        (void)opaque;
+        if (opaquep)
+                *opaquep = NULL;
         if (!rkmessage || !rkmessage->_private)
-                return; /* not produced by libkdc */
+                return KDC_ERR_NOENT; /* not produced through libkdc */
         target = rkmessage->_private;
         if (target->magic != KDC__DR_TARGET_MAGIC)
-                return;
-        target->on_report(target, rkmessage);
+                return KDC_ERR_NOENT;
+
+        r.err = rkmessage->err;
+        r.status = rd_kafka_message_status(rkmessage);
+        r.topic = rkmessage->rkt ? rd_kafka_topic_name(rkmessage->rkt) : NULL;
+        r.partition = rkmessage->partition;
+        r.key = rkmessage->key;
+        r.key_len = rkmessage->key ? rkmessage->key_len : 0;
+        r.opaque = NULL;
+
+        switch (target->kind) {
+        case KDC__DR_TRACKER:
+        case KDC__DR_TRACK:
+                app = kdc__tracker_record(target, &r);
+                break;
+        case KDC__DR_CONFIRM:
+                kdc__confirm_record(target, &r);
+                break;
+        default:
+                return KDC_ERR_NOENT;
+        }
+        if (opaquep)
+                *opaquep = app;
+        return 0;
+}
+
+void kdc_dr_msg_cb(rd_kafka_t *rk, const rd_kafka_message_t *rkmessage,
+                   void *opaque) {
+        (void)opaque;
+        (void)kdc_dr_msg_record(rk, rkmessage, NULL);
 }
 
 int64_t kdc__now_ms(void) {
@@ -49,21 +80,20 @@ int kdc__poll_slice(int64_t deadline) {
 
 int kdc__producer_check(rd_kafka_t *rk) {
         const rd_kafka_conf_t *conf;
-        char have[64], want[64];
+        char have[64];
         size_t size;
 
         if (rd_kafka_type(rk) != RD_KAFKA_PRODUCER)
                 return KDC_ERR_INVALID;
         conf = rd_kafka_conf(rk);
 
-        /* librdkafka prints pointer properties with "%p". */
+        /* Unset pointer properties are RD_KAFKA_CONF_UNKNOWN. Which callback
+         * is registered cannot be checked: the application's own must call
+         * kdc_dr_msg_record() (otherwise waits time out, never confirm). */
         size = sizeof(have);
         if (rd_kafka_conf_get(conf, "dr_msg_cb", have, &size) !=
             RD_KAFKA_CONF_OK)
                 return KDC_ERR_CONF; /* no dr_msg_cb registered */
-        snprintf(want, sizeof(want), "%p", (void *)kdc_dr_msg_cb);
-        if (strcmp(have, want) != 0)
-                return KDC_ERR_CONF;
 
         size = sizeof(have);
         if (rd_kafka_conf_get(conf, "delivery.report.only.error", have,

@@ -22,7 +22,15 @@ const char *kdc_strerror(int err) {
         case KDC_ERR_BUSY:
                 return "Messages are still awaiting delivery reports";
         case KDC_ERR_CONF:
-                return "Producer does not deliver reports to kdc_dr_msg_cb";
+                return "Producer has no delivery report callback for libkdc";
+        case KDC_ERR_STALE:
+                return "Assignment epoch was revoked or lost";
+        case KDC_ERR_MALFORMED:
+                return "Malformed input";
+        case KDC_ERR_NOENT:
+                return "No such entry";
+        case KDC_ERR_ASSIGN:
+                return "Partitions could not be (un)assigned";
         }
         return "Unknown kdc error code";
 }

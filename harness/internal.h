@@ -8,19 +8,69 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <kdc/tracker.h>
+
 /* Longest single rd_kafka_poll() inside a libkdc wait, so that reports
  * served by another thread are noticed promptly. */
 #define KDC__POLL_SLICE_MS 100
 
 /* Every per-message opaque libkdc hands to rd_kafka_producev() points to an
- * object that starts with this header; kdc_dr_msg_cb() dispatches on it. */
+ * object that starts with this header; kdc_dr_msg_record() dispatches on
+ * its kind. */
 #define KDC__DR_TARGET_MAGIC 0x6b646364u /* "kdcd" */
+
+enum kdc__dr_kind {
+        KDC__DR_TRACKER = 1, /* a kdc_tracker_t (kdc_tracker_produce) */
+        KDC__DR_TRACK = 2,   /* a per-message handle (kdc_tracker_track) */
+        KDC__DR_CONFIRM = 3  /* a synchronous confirmed produce */
+};
 
 struct kdc__dr_target {
         uint32_t magic;
-        void (*on_report)(struct kdc__dr_target *target,
-                          const rd_kafka_message_t *rkmessage);
+        uint32_t kind; /* enum kdc__dr_kind */
 };
+
+/* One delivery report, reduced to what libkdc keeps. The pointers are only
+ * valid during the call that receives it. */
+struct kdc__report {
+        rd_kafka_resp_err_t err;
+        rd_kafka_msg_status_t status;
+        const char *topic; /* may be NULL */
+        int32_t partition;
+        const void *key;
+        size_t key_len;
+        void *opaque; /* the application's per-message opaque (track) */
+};
+
+/* Confirmed means exactly this: no error AND written to the log. */
+static inline int kdc__report_confirmed(const struct kdc__report *r) {
+        return r->err == RD_KAFKA_RESP_ERR_NO_ERROR &&
+               r->status == RD_KAFKA_MSG_STATUS_PERSISTED;
+}
+
+/* ---- tracker core (tracker.c): no librdkafka call, usable in tests that
+ * must not start librdkafka threads (ThreadSanitizer) ---------------------- */
+
+/* Count one more pending message; allocates a per-message handle when
+ * handlep is not NULL (kdc_tracker_track). 0 or KDC_ERR_NOMEM. */
+int kdc__tracker_add(kdc_tracker_t *t, void *app_opaque, void **handlep);
+
+/* Undo kdc__tracker_add() for a message that was never enqueued. handle may
+ * be NULL (kdc_tracker_produce). */
+void kdc__tracker_sub(kdc_tracker_t *t, void *handle);
+
+/* Record the report of a message counted by kdc__tracker_add(). target is
+ * the tracker itself or a per-message handle; a handle is freed, and a
+ * released tracker may be freed by this call. Returns the application's
+ * per-message opaque (NULL for kdc_tracker_produce messages). */
+void *kdc__tracker_record(struct kdc__dr_target *target,
+                          const struct kdc__report *r);
+
+/* The synchronous confirm record's report (produce.c). */
+void kdc__confirm_record(struct kdc__dr_target *target,
+                         const struct kdc__report *r);
+
+/* ---- time ---------------------------------------------------------------- */
 
 /* Monotonic clock in milliseconds. */
 int64_t kdc__now_ms(void);
@@ -31,9 +81,11 @@ int64_t kdc__deadline(int timeout_ms);
 /* Milliseconds left until deadline (>= 0), capped at KDC__POLL_SLICE_MS. */
 int kdc__poll_slice(int64_t deadline);
 
-/* 0 if rk is a producer whose reports reach kdc_dr_msg_cb (dr_msg_cb is
- * kdc_dr_msg_cb and delivery.report.only.error is false); KDC_ERR_INVALID if
- * rk is not a producer; KDC_ERR_CONF otherwise. */
+/* ---- producing ----------------------------------------------------------- */
+
+/* 0 if rk is a producer with a dr_msg_cb registered and
+ * delivery.report.only.error false; KDC_ERR_INVALID if rk is not a
+ * producer; KDC_ERR_CONF otherwise. */
 int kdc__producer_check(rd_kafka_t *rk);
 
 /* Validate the message arguments shared by the produce functions. */
@@ -50,5 +102,51 @@ int kdc__produce(rd_kafka_t *rk, const char *topic, int32_t partition,
                  size_t value_len, rd_kafka_headers_t *headers,
                  struct kdc__dr_target *target, int64_t deadline,
                  rd_kafka_resp_err_t *errp);
+
+/* kdc_produce_confirmed() with headers (owned by librdkafka once enqueued,
+ * destroyed here when not). Same returns and *delivery_err. */
+int kdc__produce_confirmed(rd_kafka_t *rk, const char *topic,
+                           int32_t partition, const void *key, size_t key_len,
+                           const void *value, size_t value_len,
+                           rd_kafka_headers_t *headers, int timeout_ms,
+                           rd_kafka_resp_err_t *delivery_err);
+
+/* ---- DLQ (identity.c, dlq_decode.c) -------------------------------------- */
+
+/* 64 lower-case hex digits and a NUL. */
+void kdc__identity_hex(const unsigned char identity[32], char hex[65]);
+
+/* Is topic a name Kafka accepts ([A-Za-z0-9._-], 1..249, not "." "..")? */
+int kdc__topic_name_valid(const char *topic, size_t len);
+
+/* ---- (topic, partition) map (partmap.c) ---------------------------------- */
+
+/* Open addressing, linear probing, backward-shift deletion. Keys are
+ * copied; values are the caller's. Not thread-safe: callers lock. */
+struct kdc__partmap_slot {
+        char *topic; /* NULL: empty slot */
+        uint64_t hash;
+        int32_t partition;
+        void *value;
+};
+
+struct kdc__partmap {
+        struct kdc__partmap_slot *slots;
+        size_t cap; /* power of two, or 0 */
+        size_t len;
+};
+
+uint64_t kdc__partmap_hash(const char *topic, int32_t partition);
+/* The value, or NULL. */
+void *kdc__partmap_get(const struct kdc__partmap *m, const char *topic,
+                       int32_t partition, uint64_t hash);
+/* Insert or replace; 0 or KDC_ERR_NOMEM. */
+int kdc__partmap_put(struct kdc__partmap *m, const char *topic,
+                     int32_t partition, uint64_t hash, void *value);
+/* Remove and return the value (NULL if absent). */
+void *kdc__partmap_del(struct kdc__partmap *m, const char *topic,
+                       int32_t partition, uint64_t hash);
+/* Free the slots and key copies (not the values). */
+void kdc__partmap_free(struct kdc__partmap *m);
 
 #endif /* KDC_HARNESS_INTERNAL_H */

@@ -16,8 +16,9 @@
 struct kdc__confirm {
         struct kdc__dr_target target; /* first: the per-message opaque */
         atomic_int refcnt;
-        atomic_int done;         /* release-stored after err */
+        atomic_int done;         /* release-stored after err and status */
         rd_kafka_resp_err_t err; /* the report's error */
+        rd_kafka_msg_status_t status;
 };
 
 static void kdc__confirm_unref(struct kdc__confirm *c) {
@@ -28,12 +29,14 @@ static void kdc__confirm_unref(struct kdc__confirm *c) {
         }
 }
 
-/* Runs inside kdc_dr_msg_cb(), on whichever thread polls the producer. */
-static void kdc__confirm_on_report(struct kdc__dr_target *target,
-                                   const rd_kafka_message_t *rkmessage) {
+/* Runs inside kdc_dr_msg_record(), on whichever thread polls the
+ * producer. */
+void kdc__confirm_record(struct kdc__dr_target *target,
+                         const struct kdc__report *r) {
         struct kdc__confirm *c = (struct kdc__confirm *)target;
 
-        c->err = rkmessage->err;
+        c->err = r->err;
+        c->status = r->status;
         atomic_store_explicit(&c->done, 1, memory_order_release);
         kdc__confirm_unref(c);
 }
@@ -49,10 +52,11 @@ static int kdc__set_err(rd_kafka_resp_err_t *delivery_err,
         return r;
 }
 
-int kdc_produce_confirmed(rd_kafka_t *rk, const char *topic, int32_t partition,
-                          const void *key, size_t key_len, const void *value,
-                          size_t value_len, int timeout_ms,
-                          rd_kafka_resp_err_t *delivery_err) {
+int kdc__produce_confirmed(rd_kafka_t *rk, const char *topic,
+                           int32_t partition, const void *key, size_t key_len,
+                           const void *value, size_t value_len,
+                           rd_kafka_headers_t *headers, int timeout_ms,
+                           rd_kafka_resp_err_t *delivery_err) {
         struct kdc__confirm *c;
         rd_kafka_resp_err_t err;
         int64_t deadline;
@@ -60,32 +64,34 @@ int kdc_produce_confirmed(rd_kafka_t *rk, const char *topic, int32_t partition,
 
         if (!rk ||
             !kdc__message_args_valid(topic, key, key_len, value, value_len,
-                                     timeout_ms))
-                return kdc__set_err(delivery_err,
-                                    RD_KAFKA_RESP_ERR__INVALID_ARG,
-                                    KDC_ERR_INVALID);
-        if ((r = kdc__producer_check(rk)))
-                return kdc__set_err(delivery_err,
-                                    r == KDC_ERR_CONF
-                                        ? RD_KAFKA_RESP_ERR__NOT_CONFIGURED
-                                        : RD_KAFKA_RESP_ERR__INVALID_ARG,
-                                    r);
+                                     timeout_ms)) {
+                r = KDC_ERR_INVALID;
+                err = RD_KAFKA_RESP_ERR__INVALID_ARG;
+                goto refused;
+        }
+        if ((r = kdc__producer_check(rk))) {
+                err = r == KDC_ERR_CONF ? RD_KAFKA_RESP_ERR__NOT_CONFIGURED
+                                        : RD_KAFKA_RESP_ERR__INVALID_ARG;
+                goto refused;
+        }
         deadline = kdc__deadline(timeout_ms);
 
         c = calloc(1, sizeof(*c));
-        if (!c)
-                return kdc__set_err(delivery_err, RD_KAFKA_RESP_ERR__FAIL,
-                                    KDC_ERR_NOMEM);
+        if (!c) {
+                r = KDC_ERR_NOMEM;
+                err = RD_KAFKA_RESP_ERR__FAIL;
+                goto refused;
+        }
         c->target.magic = KDC__DR_TARGET_MAGIC;
-        c->target.on_report = kdc__confirm_on_report;
+        c->target.kind = KDC__DR_CONFIRM;
         atomic_init(&c->refcnt, 2);
         atomic_init(&c->done, 0);
 
         r = kdc__produce(rk, topic, partition, key, key_len, value, value_len,
-                         NULL, &c->target, deadline, &err);
+                         headers, &c->target, deadline, &err);
         if (r) {
                 free(c); /* not enqueued: no report will come */
-                return kdc__set_err(delivery_err, err, r);
+                goto refused;
         }
 
         while (!kdc__confirm_done(c) && kdc__now_ms() < deadline)
@@ -99,9 +105,25 @@ int kdc_produce_confirmed(rd_kafka_t *rk, const char *topic, int32_t partition,
                                     KDC_ERR_TIMEOUT);
         }
         err = c->err;
+        r = err == RD_KAFKA_RESP_ERR_NO_ERROR &&
+                    c->status == RD_KAFKA_MSG_STATUS_PERSISTED
+                ? 0
+                : KDC_ERR_DELIVERY;
         kdc__confirm_unref(c);
-        return kdc__set_err(delivery_err, err,
-                            err == RD_KAFKA_RESP_ERR_NO_ERROR
-                                ? 0
-                                : KDC_ERR_DELIVERY);
+        return kdc__set_err(delivery_err, err, r);
+
+refused:
+        /* Not enqueued: the headers are still ours (producev semantics). */
+        if (headers)
+                rd_kafka_headers_destroy(headers);
+        return kdc__set_err(delivery_err, err, r);
+}
+
+int kdc_produce_confirmed(rd_kafka_t *rk, const char *topic, int32_t partition,
+                          const void *key, size_t key_len, const void *value,
+                          size_t value_len, int timeout_ms,
+                          rd_kafka_resp_err_t *delivery_err) {
+        return kdc__produce_confirmed(rk, topic, partition, key, key_len,
+                                      value, value_len, NULL, timeout_ms,
+                                      delivery_err);
 }

@@ -10,6 +10,7 @@ packages=(
   libjansson-dev libxxhash-dev # JSON output/compile databases, hashing
   libyaml-dev                  # .kdc-lint.yaml configuration files
   libcmocka-dev                # unit tests
+  libssl-dev                   # libkdc: SHA-256 DLQ event identity (OpenSSL EVP)
   git pre-commit               # --changed-since; the pre-commit hook test (lint.precommit)
 )
 

@@ -1,40 +1,65 @@
 /**
  * @file kdc/delivery.h
- * @brief The delivery report callback that libkdc's producer helpers need.
+ * @brief How delivery reports reach libkdc: its own callback, or a call from
+ *        the application's callback.
  *
- * A producer used with kdc_tracker_produce() or kdc_produce_confirmed() must
- * be created from a conf on which the application registered
+ * A producer used with libkdc (kdc_tracker_produce(), kdc_tracker_track(),
+ * kdc_produce_confirmed(), kdc_dlq_route()) must be created from a conf on
+ * which the application registered, before rd_kafka_new(), EITHER
  *
  * @code
  *   rd_kafka_conf_set_dr_msg_cb(conf, kdc_dr_msg_cb);
  * @endcode
  *
- * before rd_kafka_new(). The registration is written out by the application
- * (rather than hidden in a kdc_ function) so that it is visible to readers and
- * to kdc-lint's produce-without-delivery-callback rule.
+ * OR its own dr_msg_cb that hands every report to kdc_dr_msg_record():
+ *
+ * @code
+ *   static void my_dr_msg_cb(rd_kafka_t *rk, const rd_kafka_message_t *m,
+ *                            void *conf_opaque) {
+ *           void *mine;
+ *           if (kdc_dr_msg_record(rk, m, &mine) == 0) {
+ *                   // libkdc's message; `mine` is the opaque given to
+ *                   // kdc_tracker_track() (NULL for libkdc's own produces)
+ *           } else {
+ *                   // not produced through libkdc: m->_private is yours
+ *           }
+ *   }
+ *   rd_kafka_conf_set_dr_msg_cb(conf, my_dr_msg_cb);
+ * @endcode
+ *
+ * The registration is written out by the application (rather than hidden in
+ * a kdc_ function) so that it is visible to readers and to kdc-lint's
+ * produce-without-delivery-callback rule. libkdc checks, with rd_kafka_conf()
+ * + rd_kafka_conf_get(), that SOME dr_msg_cb is registered and that
+ * delivery.report.only.error is false (KDC_ERR_CONF otherwise). It cannot
+ * check that an application callback calls kdc_dr_msg_record(); if it does
+ * not, libkdc's waits time out (KDC_ERR_TIMEOUT): they never confirm
+ * anything that was not reported.
  *
  * @par What the application must leave to libkdc on such a producer
- *  - The dr_msg_cb slot: do not replace kdc_dr_msg_cb, do not use the legacy
- *    rd_kafka_conf_set_dr_cb(), and do not route delivery reports to an event
- *    queue with rd_kafka_conf_set_events(conf, RD_KAFKA_EVENT_DR).
+ *  - Do not use the legacy rd_kafka_conf_set_dr_cb() or route delivery
+ *    reports to an event queue (rd_kafka_conf_set_events(conf,
+ *    RD_KAFKA_EVENT_DR)): only dr_msg_cb reports carry what libkdc needs.
  *  - delivery.report.only.error must stay false (the default): libkdc counts
  *    successful reports too.
- *  - The per-message opaque (RD_KAFKA_V_OPAQUE / rkmessage->_private): libkdc
- *    stores its own bookkeeping pointer there for every message it produces.
- *    Messages the application produces itself on the same producer must use a
- *    NULL per-message opaque; kdc_dr_msg_cb() ignores their reports. (A
- *    non-NULL foreign opaque would be read as libkdc bookkeeping: undefined
- *    behaviour.)
+ *  - The per-message opaque (RD_KAFKA_V_OPAQUE / rkmessage->_private) of a
+ *    message libkdc tracks is libkdc's: kdc_tracker_track() gives the handle
+ *    to pass and keeps the application's own opaque inside it. Messages the
+ *    application produces without libkdc must use a NULL opaque or one that
+ *    points to at least 4 readable bytes that do not start with libkdc's
+ *    marker 0x6b646364 (libkdc reads those 4 bytes to tell its records from
+ *    foreign ones).
  *
  * @par What stays the application's
  *  The conf opaque (rd_kafka_conf_set_opaque(), rd_kafka_opaque()) is never
- *  used by libkdc, so error_cb, stats_cb and the like keep their context.
+ *  used by these functions, so error_cb, stats_cb and the like keep their
+ *  context.
  *
  * @par Which thread runs the callback
  *  librdkafka runs dr_msg_cb only from rd_kafka_poll() or rd_kafka_flush()
- *  (and their internal use by kdc_tracker_wait(), kdc_tracker_produce() and
- *  kdc_produce_confirmed()), on the thread that makes that call. Any thread
- *  may poll; libkdc's bookkeeping is thread-safe.
+ *  (and their internal use by libkdc's waits and produce retries), on the
+ *  thread that makes that call. Any thread may poll; libkdc's bookkeeping is
+ *  thread-safe.
  *
  * @par Teardown
  *  rd_kafka_destroy() does not serve delivery reports that are still
@@ -57,14 +82,13 @@ extern "C" {
 
 /**
  * @brief Delivery report callback: routes each report to the libkdc object
- *        (tracker or synchronous produce) that produced the message.
+ *        (tracker, tracked message or synchronous produce) that produced the
+ *        message.
  *
  * Register with rd_kafka_conf_set_dr_msg_cb(conf, kdc_dr_msg_cb); do not call
- * it directly. It reads rkmessage->err (NO_ERROR means the broker acked the
- * message under the producer's acks setting) and rkmessage->_private (the
- * per-message opaque set by libkdc). Reports of messages with a NULL
- * per-message opaque are ignored. The @p opaque argument (the conf opaque) is
- * not used.
+ * it directly. Equivalent to kdc_dr_msg_record(rk, rkmessage, NULL); reports
+ * of messages not produced through libkdc are ignored. The @p opaque argument
+ * (the conf opaque) is not used.
  *
  * Runs on the thread calling rd_kafka_poll()/rd_kafka_flush(); never blocks
  * beyond a short internal mutex; never calls back into librdkafka.
@@ -73,6 +97,36 @@ extern "C" {
 KDC_EXPORT void kdc_dr_msg_cb(rd_kafka_t *rk,
                               const rd_kafka_message_t *rkmessage,
                               void *opaque);
+
+/**
+ * @brief Record one delivery report with libkdc; call it from the
+ *        application's own dr_msg_cb, once per report.
+ *
+ * If rkmessage->_private is a libkdc record (a tracker, a kdc_tracker_track()
+ * handle, a synchronous produce), the report is recorded there: confirmed
+ * when rkmessage->err is RD_KAFKA_RESP_ERR_NO_ERROR AND
+ * rd_kafka_message_status() is RD_KAFKA_MSG_STATUS_PERSISTED; otherwise
+ * failed. A kdc_tracker_track() handle is freed by this call: do not use
+ * rkmessage->_private afterwards.
+ *
+ * @param rk        the producer (not used; for symmetry with dr_msg_cb).
+ * @param rkmessage the report, as passed to dr_msg_cb. Only read.
+ * @param opaquep   if not NULL, receives the application's opaque given to
+ *                  kdc_tracker_track() for this message; NULL for messages
+ *                  libkdc produced itself, and when 0 is not returned.
+ *
+ * @returns 0: the report was libkdc's and is recorded.
+ *          KDC_ERR_NOENT: rkmessage is NULL or its per-message opaque is not
+ *          a libkdc record (NULL, or not starting with libkdc's marker);
+ *          nothing was recorded and the opaque is the application's.
+ *
+ * Thread: the thread running dr_msg_cb (inside rd_kafka_poll() or
+ * rd_kafka_flush()). Relies on: rd_kafka_message_status(),
+ * rd_kafka_topic_name(), rd_kafka_message_t._private.
+ */
+KDC_EXPORT int kdc_dr_msg_record(rd_kafka_t *rk,
+                                 const rd_kafka_message_t *rkmessage,
+                                 void **opaquep);
 
 #ifdef __cplusplus
 }

@@ -54,10 +54,30 @@ typedef enum kdc_err_e {
         KDC_ERR_COMMIT = -7,
         /** The object still has messages awaiting delivery reports. */
         KDC_ERR_BUSY = -8,
-        /** The producer was not configured the way libkdc needs: its
-         *  dr_msg_cb is not kdc_dr_msg_cb(), or delivery.report.only.error is
-         *  true. Delivery could never be confirmed; nothing was produced. */
-        KDC_ERR_CONF = -9
+        /** The producer was not configured the way libkdc needs: no
+         *  dr_msg_cb is registered (kdc_dr_msg_cb(), or the application's
+         *  own callback calling kdc_dr_msg_record()), or
+         *  delivery.report.only.error is true. Delivery could never be
+         *  confirmed; nothing was produced. */
+        KDC_ERR_CONF = -9,
+        /** The work belongs to an assignment epoch that was revoked or lost
+         *  (kdc/assignment.h): the partition was taken away since the
+         *  message was polled, so committing its offset could overwrite the
+         *  new owner's progress. Nothing was committed or recorded; the
+         *  message will be redelivered to the partition's current owner. */
+        KDC_ERR_STALE = -10,
+        /** Input that libkdc decodes (untrusted DLQ headers, kdc/dlq.h) is
+         *  malformed: a value out of range, too long, of the wrong syntax, or
+         *  a header that appears twice. */
+        KDC_ERR_MALFORMED = -11,
+        /** The thing asked for is not there: no libkdc bookkeeping behind a
+         *  delivery report's opaque, no kdc DLQ header on a message, no state
+         *  for a partition. */
+        KDC_ERR_NOENT = -12,
+        /** librdkafka refused to (un)assign partitions during a rebalance
+         *  (rd_kafka_assign(), rd_kafka_incremental_assign() or
+         *  rd_kafka_incremental_unassign() failed). */
+        KDC_ERR_ASSIGN = -13
 } kdc_err_t;
 
 /**

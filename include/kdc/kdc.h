@@ -6,12 +6,19 @@
  * The contract, in the parts libkdc serves:
  *  - Every produce has a delivery report, and a batch, checkpoint or DLQ
  *    routing is confirmed from per-message reports (kdc_tracker_wait(),
- *    kdc_produce_confirmed()), never from rd_kafka_flush() == 0.
- *  - Offsets are committed by message (kdc_commit_message()), only after the
- *    message's effect is confirmed.
+ *    kdc_produce_confirmed(), kdc_dlq_route()), never from
+ *    rd_kafka_flush() == 0; only RD_KAFKA_MSG_STATUS_PERSISTED confirms.
+ *  - Offsets are committed by message (kdc_commit_message(),
+ *    kdc_commit_message_async()) or at the confirmed watermark
+ *    (kdc_watermark_commit()), only after the effect is confirmed, and never
+ *    for work of a revoked or lost assignment epoch (kdc/assignment.h).
+ *  - Failures are classified (kdc/classify.h): poison goes to a DLQ,
+ *    confirmed, with a stable event identity (kdc/dlq.h); transient,
+ *    membership and fatal failures commit nothing.
  *
  * Conventions (all headers):
- *  - Names are kdc_<object>_<verb>; handles are opaque (kdc_tracker_t).
+ *  - Names are kdc_<object>_<verb>; handles are opaque (kdc_tracker_t,
+ *    kdc_assignment_t, kdc_watermark_t, kdc_dlq_t, kdc_classifier_t).
  *  - Functions that can fail return int: 0, or a negative KDC_ERR_* code
  *    (kdc/error.h); kdc_strerror() describes it. librdkafka error codes come
  *    back through rd_kafka_resp_err_t out-parameters.
@@ -23,7 +30,8 @@
  *    (called by the application or inside libkdc's waits), on the thread
  *    making that call.
  *
- * Producers used with libkdc must register kdc_dr_msg_cb: see kdc/delivery.h.
+ * Producers used with libkdc must register kdc_dr_msg_cb, or their own
+ * dr_msg_cb calling kdc_dr_msg_record(): see kdc/delivery.h.
  */
 #ifndef KDC_KDC_H
 #define KDC_KDC_H
@@ -33,6 +41,10 @@
 #include <kdc/delivery.h>
 #include <kdc/tracker.h>
 #include <kdc/produce.h>
+#include <kdc/classify.h>
+#include <kdc/assignment.h>
 #include <kdc/commit.h>
+#include <kdc/watermark.h>
+#include <kdc/dlq.h>
 
 #endif /* KDC_KDC_H */

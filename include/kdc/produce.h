@@ -34,10 +34,15 @@ extern "C" {
  * retrying within the same deadline. Other messages' reports served
  * meanwhile go to their own owners (trackers), never to this call.
  *
- * Requires a producer whose conf registered kdc_dr_msg_cb with
- * rd_kafka_conf_set_dr_msg_cb() and kept delivery.report.only.error=false;
- * this is checked with rd_kafka_conf() + rd_kafka_conf_get() before anything
- * is produced (see kdc/delivery.h for the full contract).
+ * Requires a producer whose conf registered kdc_dr_msg_cb (or its own
+ * dr_msg_cb calling kdc_dr_msg_record()) with rd_kafka_conf_set_dr_msg_cb()
+ * and kept delivery.report.only.error=false; this is checked with
+ * rd_kafka_conf() + rd_kafka_conf_get() before anything is produced (see
+ * kdc/delivery.h for the full contract).
+ *
+ * Confirmed means: the report's error is RD_KAFKA_RESP_ERR_NO_ERROR AND
+ * rd_kafka_message_status() is RD_KAFKA_MSG_STATUS_PERSISTED. A report
+ * without error but POSSIBLY_PERSISTED (acks=0) is NOT a confirmation.
  *
  * Blocks the calling thread. Reports (this one and others) are served on the
  * calling thread, or on any other thread polling the same producer.
@@ -55,7 +60,9 @@ extern "C" {
  *                    use a timeout above the producer's message.timeout.ms.
  * @param delivery_err if not NULL, receives the librdkafka error that decided
  *                    the outcome:
- *                    RD_KAFKA_RESP_ERR_NO_ERROR when 0 is returned;
+ *                    RD_KAFKA_RESP_ERR_NO_ERROR when 0 is returned, and with
+ *                    KDC_ERR_DELIVERY for a report without error whose
+ *                    status was not PERSISTED;
  *                    the report's error (e.g. the broker's
  *                    TOPIC_AUTHORIZATION_FAILED, or local __MSG_TIMED_OUT)
  *                    with KDC_ERR_DELIVERY;
@@ -66,15 +73,17 @@ extern "C" {
  *                    RD_KAFKA_RESP_ERR__NOT_CONFIGURED with KDC_ERR_CONF;
  *                    RD_KAFKA_RESP_ERR__FAIL with KDC_ERR_NOMEM.
  *
- * @returns 0: the broker acked the message (report with NO_ERROR).
- *          KDC_ERR_DELIVERY: the report carried an error; not delivered.
+ * @returns 0: the broker acked the message (report with NO_ERROR and
+ *          status PERSISTED).
+ *          KDC_ERR_DELIVERY: the report carried an error, or its status was
+ *          not PERSISTED: not confirmed.
  *          KDC_ERR_TIMEOUT: no report before the deadline. The message is
  *          still in flight and MAY be delivered later; its eventual report is
  *          absorbed by libkdc (the status record is freed then). Treat as
  *          transient: do not commit; a retry may produce a duplicate.
  *          KDC_ERR_QUEUE_FULL / KDC_ERR_PRODUCE: not enqueued.
- *          KDC_ERR_CONF: producer not configured with kdc_dr_msg_cb; nothing
- *          produced.
+ *          KDC_ERR_CONF: producer without dr_msg_cb, or with
+ *          delivery.report.only.error=true; nothing produced.
  *          KDC_ERR_INVALID: NULL @p rk or @p topic, a length without a buffer,
  *          @p rk not a producer, or @p timeout_ms < -1; nothing produced.
  *          KDC_ERR_NOMEM: nothing produced.

@@ -3,10 +3,22 @@
  * @brief DeliveryTracker: confirm a batch from per-message delivery reports.
  *
  * A tracker counts, for the messages produced through it, how many are still
- * pending (no delivery report yet), how many were delivered (report with
- * RD_KAFKA_RESP_ERR_NO_ERROR) and how many failed (report with an error).
+ * pending (no delivery report yet), how many were delivered and how many
+ * failed. Delivered (confirmed) means exactly: the report's error is
+ * RD_KAFKA_RESP_ERR_NO_ERROR AND rd_kafka_message_status() is
+ * RD_KAFKA_MSG_STATUS_PERSISTED. Anything else is failed, including a report
+ * without error whose status is POSSIBLY_PERSISTED (what every report says
+ * on an acks=0 producer). Each failed message is listed (topic, partition,
+ * key, error, status: kdc_tracker_failure()).
  * A batch, checkpoint or watermark may advance only when kdc_tracker_wait()
  * returns 0, i.e. every message has a report and none failed.
+ *
+ * Two ways to produce through a tracker:
+ *  - kdc_tracker_produce(): libkdc calls rd_kafka_producev() for you.
+ *  - kdc_tracker_track(): you call rd_kafka_producev()/produce() yourself
+ *    with the per-message handle it gives as the message opaque (keeping
+ *    your own opaque inside it), and report with kdc_dr_msg_cb or with
+ *    kdc_dr_msg_record() from your own dr_msg_cb (kdc/delivery.h).
  *
  * Why not rd_kafka_flush(): flush() returns RD_KAFKA_RESP_ERR_NO_ERROR as soon
  * as the local queue is empty, and a message whose delivery FAILED also leaves
@@ -26,26 +38,31 @@
  *   kdc_tracker_reset(t);                      // next batch
  * @endcode
  *
- * @par Lifetime
+ * @par Lifetime and memory
  *  The tracker is created by kdc_tracker_new() and owned by the application
  *  until kdc_tracker_destroy(). Each message produced through it holds a
- *  reference (its per-message opaque points at the tracker) until its
- *  delivery report has been served, so destroying a tracker with messages in
- *  flight is safe: the memory is released by the last report.
+ *  reference until its delivery report has been served, so destroying a
+ *  tracker with messages in flight is safe: the memory is released by the
+ *  last report. Memory is proportional to the messages in flight, never to
+ *  the messages produced: kdc_tracker_produce() adds nothing per message
+ *  (its opaque is the tracker), kdc_tracker_track() one 24-byte handle freed
+ *  by the message's report. Failed messages are kept (one record with a copy
+ *  of topic and key each) until kdc_tracker_reset() or destroy.
  *
  * @par Threads
  *  All functions may be called from any thread. Counters are protected by a
- *  mutex inside the tracker, so the application may serve delivery reports
- *  (rd_kafka_poll()) on a different thread from the one producing or waiting.
+ *  mutex inside the tracker, so the application may produce or track from
+ *  several threads and serve delivery reports (rd_kafka_poll()) on yet
+ *  another one.
  *  Several trackers may share one producer (e.g. batch N is awaited while
  *  batch N+1 is produced); each report is counted by the tracker that
  *  produced the message, and by no other.
  *
  * @par One producer per tracker
- *  The first kdc_tracker_produce() binds the tracker to its producer; later
- *  calls and kdc_tracker_wait() with another rd_kafka_t return
- *  KDC_ERR_INVALID, because waiting would poll the wrong producer.
- *  kdc_tracker_reset() unbinds it.
+ *  The first kdc_tracker_produce() or kdc_tracker_track() binds the tracker
+ *  to its producer; later calls and kdc_tracker_wait() with another
+ *  rd_kafka_t return KDC_ERR_INVALID, because waiting would poll the wrong
+ *  producer. kdc_tracker_reset() unbinds it.
  */
 #ifndef KDC_TRACKER_H
 #define KDC_TRACKER_H
@@ -62,6 +79,31 @@ extern "C" {
 
 /** Opaque DeliveryTracker handle. */
 typedef struct kdc_tracker_s kdc_tracker_t;
+
+/**
+ * @brief One message the tracker could not confirm (read-only; see
+ *        kdc_tracker_failure()). Every field is public; libkdc owns the
+ *        memory. New fields are only ever appended.
+ */
+typedef struct kdc_failure_s {
+        /** Topic name, NUL-terminated; NULL if the report carried none. */
+        const char *topic;
+        /** Partition, or RD_KAFKA_PARTITION_UA if none was assigned. */
+        int32_t partition;
+        /** Key bytes (a copy), or NULL for a NULL key. */
+        const void *key;
+        /** Key length in bytes. */
+        size_t key_len;
+        /** The report's error; RD_KAFKA_RESP_ERR_NO_ERROR when the only
+         *  problem is the status (e.g. acks=0). */
+        rd_kafka_resp_err_t err;
+        /** rd_kafka_message_status() of the report: NOT_PERSISTED or
+         *  POSSIBLY_PERSISTED (retrying the latter may duplicate). */
+        rd_kafka_msg_status_t status;
+        /** The application's opaque given to kdc_tracker_track(); NULL for
+         *  kdc_tracker_produce() messages. */
+        void *opaque;
+} kdc_failure_t;
 
 /**
  * @brief Create an empty tracker (all counts 0, bound to no producer).
@@ -96,8 +138,9 @@ KDC_EXPORT void kdc_tracker_destroy(kdc_tracker_t *tracker);
  * what frees queue space) and retries until @p timeout_ms has passed.
  *
  * On the first call the tracker is bound to @p rk, after checking that the
- * producer's dr_msg_cb is kdc_dr_msg_cb and delivery.report.only.error is
- * false (read back with rd_kafka_conf() + rd_kafka_conf_get()).
+ * producer has a dr_msg_cb (kdc_dr_msg_cb, or the application's own calling
+ * kdc_dr_msg_record()) and delivery.report.only.error is false (read back
+ * with rd_kafka_conf() + rd_kafka_conf_get()).
  *
  * @param tracker   the tracker that will count the message's report.
  * @param rk        a producer created with kdc_dr_msg_cb (see kdc/delivery.h).
@@ -121,7 +164,8 @@ KDC_EXPORT void kdc_tracker_destroy(kdc_tracker_t *tracker);
  *          KDC_ERR_INVALID: NULL tracker/rk/topic, a length without a buffer,
  *          @p rk not a producer, @p rk not the producer the tracker is bound
  *          to, or @p timeout_ms < -1.
- *          KDC_ERR_CONF: @p rk does not deliver reports to kdc_dr_msg_cb.
+ *          KDC_ERR_CONF: @p rk has no dr_msg_cb, or
+ *          delivery.report.only.error=true.
  *          KDC_ERR_QUEUE_FULL: still __QUEUE_FULL at the deadline.
  *          KDC_ERR_PRODUCE: rd_kafka_producev() failed otherwise (e.g.
  *          __MSG_SIZE_TOO_LARGE, __UNKNOWN_PARTITION, __FATAL); see
@@ -144,6 +188,59 @@ KDC_EXPORT int kdc_tracker_produce(kdc_tracker_t *tracker,
                                    rd_kafka_resp_err_t *produce_err);
 
 /**
+ * @brief Count one message the application produces itself, and get the
+ *        per-message handle to pass as its opaque.
+ *
+ * Use when the application calls rd_kafka_producev() (or rd_kafka_produce(),
+ * produceva(), a C++ wrapper) itself:
+ * @code
+ *   void *h;
+ *   if (kdc_tracker_track(t, rk, my_ctx, &h) == 0 &&
+ *       rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_VALUE(v, n),
+ *                         RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+ *                         RD_KAFKA_V_OPAQUE(h), RD_KAFKA_V_END) != 0)
+ *           kdc_tracker_untrack(t, h);          // not enqueued: no report
+ * @endcode
+ * The message's report must reach kdc_dr_msg_cb or kdc_dr_msg_record()
+ * (kdc/delivery.h); the latter hands @p opaque back.
+ *
+ * On the first call the tracker is bound to @p rk, after checking that a
+ * dr_msg_cb is registered and delivery.report.only.error is false.
+ *
+ * @param tracker  the tracker that will count the message's report.
+ * @param rk       the producer the message will be produced on.
+ * @param opaque   the application's own per-message opaque, kept in the
+ *                 handle (any value, NULL too; libkdc never dereferences it).
+ * @param handlep  receives the handle (set to NULL on failure). It belongs
+ *                 to libkdc; it is freed by the message's delivery report,
+ *                 or by kdc_tracker_untrack().
+ *
+ * @returns 0: counted pending. KDC_ERR_INVALID: NULL argument, @p rk not a
+ *          producer or not the bound one. KDC_ERR_CONF: no dr_msg_cb, or
+ *          delivery.report.only.error=true. KDC_ERR_NOMEM. On failure nothing
+ *          is counted.
+ *
+ * Thread: any; no librdkafka call except the one-time configuration check.
+ */
+KDC_EXPORT int kdc_tracker_track(kdc_tracker_t *tracker,
+                                 rd_kafka_t *rk,
+                                 void *opaque,
+                                 void **handlep);
+
+/**
+ * @brief Withdraw a handle from kdc_tracker_track() whose message was NOT
+ *        enqueued (the produce call returned an error), so no report will
+ *        come: the pending count drops by one and the handle is freed.
+ *
+ * Never call it for a message that was enqueued: its report would then
+ * touch freed memory.
+ *
+ * @returns 0; KDC_ERR_INVALID if an argument is NULL or @p handle is not a
+ *          live handle of @p tracker (nothing is changed then).
+ */
+KDC_EXPORT int kdc_tracker_untrack(kdc_tracker_t *tracker, void *handle);
+
+/**
  * @brief Serve delivery reports until every message of the tracker has one,
  *        or the timeout passes. This is the batch confirmation.
  *
@@ -160,13 +257,14 @@ KDC_EXPORT int kdc_tracker_produce(kdc_tracker_t *tracker,
  *                   without blocking; -1 waits until every report arrived
  *                   (which librdkafka bounds by message.timeout.ms).
  *
- * @returns 0 only if no message is pending and none failed since creation or
- *          the last kdc_tracker_reset() (a tracker with no messages returns
- *          0: an empty batch is confirmed).
+ * @returns 0 only if no message is pending and every report since creation
+ *          or the last kdc_tracker_reset() confirmed its message (no error,
+ *          status PERSISTED); a tracker with no messages returns 0: an empty
+ *          batch is confirmed.
  *          KDC_ERR_TIMEOUT if messages are still pending at the deadline
  *          (whether or not some already failed): their outcome is unknown.
- *          KDC_ERR_DELIVERY if every report arrived and at least one carried
- *          an error; see kdc_tracker_failed() and kdc_tracker_first_error().
+ *          KDC_ERR_DELIVERY if every report arrived and at least one did not
+ *          confirm its message; kdc_tracker_failure() lists each of them.
  *          KDC_ERR_INVALID for NULL arguments, @p rk not the bound producer,
  *          or @p timeout_ms < -1.
  */
@@ -175,8 +273,21 @@ KDC_EXPORT int kdc_tracker_wait(kdc_tracker_t *tracker,
                                 int timeout_ms);
 
 /**
+ * @brief The i-th message the tracker could not confirm, in report order.
+ *
+ * @param tracker the tracker.
+ * @param i       0 .. kdc_tracker_failed() - 1.
+ * @returns a read-only record owned by the tracker, valid until
+ *          kdc_tracker_reset() or kdc_tracker_destroy(); NULL if @p tracker
+ *          is NULL or @p i is out of range. Records never move: reading one
+ *          while another thread serves more reports is safe.
+ */
+KDC_EXPORT const kdc_failure_t *kdc_tracker_failure(const kdc_tracker_t *tracker,
+                                                    size_t i);
+
+/**
  * @brief Start a new batch: zero the delivered and failed counts and the first
- *        error, and unbind the producer.
+ *        error, free the failure records, and unbind the producer.
  *
  * @returns 0; KDC_ERR_INVALID if @p tracker is NULL; KDC_ERR_BUSY if messages
  *          are still pending (nothing is changed: a late report must not be
@@ -193,17 +304,19 @@ KDC_EXPORT int kdc_tracker_reset(kdc_tracker_t *tracker);
 KDC_EXPORT int64_t kdc_tracker_pending(const kdc_tracker_t *tracker);
 
 /**
- * @brief Messages whose delivery report carried RD_KAFKA_RESP_ERR_NO_ERROR
- *        (acked by the broker under the producer's acks setting) since
- *        creation or the last kdc_tracker_reset().
+ * @brief Messages confirmed (report without error AND status PERSISTED: the
+ *        broker acked it under the producer's acks setting; use acks=all,
+ *        the default) since creation or the last kdc_tracker_reset().
  * @returns the count (>= 0), or KDC_ERR_INVALID if @p tracker is NULL.
  */
 KDC_EXPORT int64_t kdc_tracker_delivered(const kdc_tracker_t *tracker);
 
 /**
- * @brief Messages whose delivery report carried an error (broker error such
- *        as TOPIC_AUTHORIZATION_FAILED, or local such as __MSG_TIMED_OUT,
- *        __PURGE_QUEUE) since creation or the last kdc_tracker_reset().
+ * @brief Messages whose delivery report did not confirm them: an error
+ *        (broker error such as TOPIC_AUTHORIZATION_FAILED, or local such as
+ *        __MSG_TIMED_OUT, __PURGE_QUEUE), or a status other than PERSISTED,
+ *        since creation or the last kdc_tracker_reset(). Each is listed by
+ *        kdc_tracker_failure().
  * @returns the count (>= 0), or KDC_ERR_INVALID if @p tracker is NULL.
  */
 KDC_EXPORT int64_t kdc_tracker_failed(const kdc_tracker_t *tracker);
@@ -211,7 +324,9 @@ KDC_EXPORT int64_t kdc_tracker_failed(const kdc_tracker_t *tracker);
 /**
  * @brief The error of the first failed delivery report since creation or the
  *        last kdc_tracker_reset().
- * @returns RD_KAFKA_RESP_ERR_NO_ERROR if none failed;
+ * @returns RD_KAFKA_RESP_ERR_NO_ERROR if none failed, or if the first failure
+ *          was a report without error but not PERSISTED (check
+ *          kdc_tracker_failed() and kdc_tracker_failure(t, 0)->status);
  *          RD_KAFKA_RESP_ERR__INVALID_ARG if @p tracker is NULL.
  * Describe it with rd_kafka_err2str().
  */

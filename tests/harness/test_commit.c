@@ -1,10 +1,11 @@
-/* kdc_commit_message() (harness/commit.c) against the librdkafka mock
- * cluster. The committed offsets are read back from the broker with
- * rd_kafka_committed(), never taken from local state. */
+/* kdc_commit_message() and kdc_commit_message_async() (harness/commit.c)
+ * against the librdkafka mock cluster. The committed offsets are read back
+ * from the broker with rd_kafka_committed(), never taken from local state. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -12,227 +13,330 @@
 
 #include "mock_env.h"
 
-#define WAIT_MS 10000
+#define WAIT_MS MOCK_WAIT_MS
 
 static int heal(void **state) {
         mock_env_heal(*state);
         return 0;
 }
 
-/* Produce `n` confirmed messages to each of `partitions` partitions. */
-static void fill(rd_kafka_t *producer, const char *topic, int partitions,
-                 int n) {
-        for (int p = 0; p < partitions; p++)
-                for (int i = 0; i < n; i++)
-                        assert_int_equal(
-                            kdc_produce_confirmed(producer, topic, p, "k", 1,
-                                                  "v", 1, WAIT_MS, NULL),
-                            0);
+/* A consumer manually assigned to a fresh topic of `parts` partitions with
+ * `n` messages each. */
+struct fixture {
+        char topic[64];
+        rd_kafka_t *producer;
+        rd_kafka_t *consumer;
+};
+
+static void fixture_init(struct fixture *f, struct mock_env *env,
+                         const char *name, int parts, int n,
+                         const char *const *consumer_conf) {
+        f->producer = mock_env_producer(env, 1, NULL);
+        f->consumer = mock_env_consumer(env, name, consumer_conf);
+        mock_env_topic(env, name, parts, f->topic);
+        mock_env_fill(f->producer, f->topic, parts, n);
+        mock_env_assign(f->consumer, f->topic, parts);
 }
 
-/* Manually assign partitions 0..partitions-1 of topic from the beginning. */
-static void assign_from_beginning(rd_kafka_t *consumer, const char *topic,
-                                  int partitions) {
-        rd_kafka_topic_partition_list_t *parts =
-            rd_kafka_topic_partition_list_new(partitions);
-
-        for (int p = 0; p < partitions; p++)
-                rd_kafka_topic_partition_list_add(parts, topic, p)->offset =
-                    RD_KAFKA_OFFSET_BEGINNING;
-        assert_int_equal(rd_kafka_assign(consumer, parts),
-                         RD_KAFKA_RESP_ERR_NO_ERROR);
-        rd_kafka_topic_partition_list_destroy(parts);
-}
-
-/* Next message or event (msg->err may be set); fails after WAIT_MS. */
-static rd_kafka_message_t *next(rd_kafka_t *consumer) {
-        rd_kafka_message_t *msg = rd_kafka_consumer_poll(consumer, WAIT_MS);
-
-        assert_non_null(msg);
-        return msg;
-}
-
-/* Next message of `partition` without error, skipping other partitions. */
-static rd_kafka_message_t *next_of(rd_kafka_t *consumer, int32_t partition) {
-        for (;;) {
-                rd_kafka_message_t *msg = next(consumer);
-
-                assert_int_equal(msg->err, RD_KAFKA_RESP_ERR_NO_ERROR);
-                if (msg->partition == partition)
-                        return msg;
-                rd_kafka_message_destroy(msg);
-        }
-}
-
-/* The offset committed for topic/partition, read from the broker
- * (RD_KAFKA_OFFSET_INVALID when none). */
-static int64_t committed(rd_kafka_t *consumer, const char *topic,
-                         int32_t partition) {
-        rd_kafka_topic_partition_list_t *parts =
-            rd_kafka_topic_partition_list_new(1);
-        int64_t offset;
-
-        rd_kafka_topic_partition_list_add(parts, topic, partition);
-        assert_int_equal(rd_kafka_committed(consumer, parts, WAIT_MS),
-                         RD_KAFKA_RESP_ERR_NO_ERROR);
-        offset = parts->elems[0].offset;
-        rd_kafka_topic_partition_list_destroy(parts);
-        return offset;
+static void fixture_fini(struct fixture *f) {
+        mock_env_close(f->consumer);
+        rd_kafka_destroy(f->producer);
 }
 
 static void commits_the_message_offset_plus_one_for_its_partition_only(
     void **state) {
-        struct mock_env *env = *state;
-        char topic[64];
+        rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR__FAIL;
         rd_kafka_message_t *msg;
-        rd_kafka_t *producer = mock_env_producer(env, 1, NULL);
-        rd_kafka_t *consumer = mock_env_consumer(env, "commit-plus-one", NULL);
+        struct fixture f;
 
-        mock_env_topic(env, "commit-plus-one", 2, topic);
-        fill(producer, topic, 2, 3);
-        assign_from_beginning(consumer, topic, 2);
+        fixture_init(&f, *state, "commit-plus-one", 2, 3, NULL);
 
-        msg = next_of(consumer, 0);
+        msg = mock_env_next(f.consumer, 0);
         assert_int_equal(msg->offset, 0);
-        assert_int_equal(kdc_commit_message(consumer, msg, 0), 0);
+        assert_int_equal(kdc_commit_message(f.consumer, msg, NULL, 0, &err),
+                         0);
+        assert_int_equal(err, RD_KAFKA_RESP_ERR_NO_ERROR);
         rd_kafka_message_destroy(msg);
-        assert_int_equal(committed(consumer, topic, 0), 1);
+        assert_int_equal(mock_env_committed(f.consumer, f.topic, 0), 1);
 
-        msg = next_of(consumer, 0);
+        msg = mock_env_next(f.consumer, 0);
         assert_int_equal(msg->offset, 1);
-        assert_int_equal(kdc_commit_message(consumer, msg, 0), 0);
+        assert_int_equal(kdc_commit_message(f.consumer, msg, NULL, 0, NULL),
+                         0);
         rd_kafka_message_destroy(msg);
-        assert_int_equal(committed(consumer, topic, 0), 2);
+        assert_int_equal(mock_env_committed(f.consumer, f.topic, 0), 2);
 
         /* Partition 1 was consumed from too, but never committed. */
-        assert_int_equal(committed(consumer, topic, 1),
+        assert_int_equal(mock_env_committed(f.consumer, f.topic, 1),
                          RD_KAFKA_OFFSET_INVALID);
-
-        assert_int_equal(rd_kafka_consumer_close(consumer),
-                         RD_KAFKA_RESP_ERR_NO_ERROR);
-        rd_kafka_destroy(consumer);
-        rd_kafka_destroy(producer);
+        fixture_fini(&f);
 }
 
-static void async_commit_reaches_the_broker_as_the_message_offset_plus_one(
-    void **state) {
-        struct mock_env *env = *state;
+struct async_result {
+        int calls;
         char topic[64];
-        rd_kafka_message_t *msg;
-        int64_t offset = RD_KAFKA_OFFSET_INVALID;
-        rd_kafka_t *producer = mock_env_producer(env, 1, NULL);
-        rd_kafka_t *consumer = mock_env_consumer(env, "commit-async", NULL);
+        int32_t partition;
+        int64_t offset;
+        rd_kafka_resp_err_t err;
+};
 
-        mock_env_topic(env, "commit-async", 1, topic);
-        fill(producer, topic, 1, 3);
-        assign_from_beginning(consumer, topic, 1);
-        rd_kafka_message_destroy(next_of(consumer, 0));
-        msg = next_of(consumer, 0);
-        assert_int_equal(msg->offset, 1);
-        assert_int_equal(kdc_commit_message(consumer, msg, 1), 0);
-        rd_kafka_message_destroy(msg);
+static void on_commit(rd_kafka_t *consumer, const char *topic,
+                      int32_t partition, int64_t offset,
+                      rd_kafka_resp_err_t err, void *opaque) {
+        struct async_result *r = opaque;
 
-        /* Async: the broker has it once the request completed; bounded. */
-        for (int i = 0; i < 100 && offset != 2; i++) {
+        (void)consumer;
+        r->calls++;
+        strncpy(r->topic, topic, sizeof(r->topic) - 1);
+        r->partition = partition;
+        r->offset = offset;
+        r->err = err;
+}
+
+/* Serve the consumer queue until the callback ran (bounded). */
+static void serve_until_called(rd_kafka_t *consumer,
+                               const struct async_result *r) {
+        for (int i = 0; i < 200 && r->calls == 0; i++) {
                 rd_kafka_message_t *m = rd_kafka_consumer_poll(consumer, 50);
 
                 if (m)
                         rd_kafka_message_destroy(m);
-                offset = committed(consumer, topic, 0);
         }
-        assert_int_equal(offset, 2);
-
-        assert_int_equal(rd_kafka_consumer_close(consumer),
-                         RD_KAFKA_RESP_ERR_NO_ERROR);
-        rd_kafka_destroy(consumer);
-        rd_kafka_destroy(producer);
 }
 
-static void returns_kdc_err_commit_and_commits_nothing_when_the_broker_rejects_it(
+static void async_commit_reports_the_partition_result_once_through_its_callback(
     void **state) {
-        struct mock_env *env = *state;
-        char topic[64];
+        struct async_result r = {0};
         rd_kafka_message_t *msg;
-        rd_kafka_t *producer = mock_env_producer(env, 1, NULL);
-        rd_kafka_t *consumer = mock_env_consumer(env, "commit-rejected", NULL);
+        struct fixture f;
 
-        mock_env_topic(env, "commit-rejected", 1, topic);
-        fill(producer, topic, 1, 1);
-        assign_from_beginning(consumer, topic, 1);
-        msg = next_of(consumer, 0);
-
-        rd_kafka_mock_push_request_errors(
-            env->mcluster, MOCK_APIKEY_OFFSET_COMMIT, 1,
-            RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED);
-        assert_int_equal(kdc_commit_message(consumer, msg, 0), KDC_ERR_COMMIT);
-        assert_int_equal(committed(consumer, topic, 0),
-                         RD_KAFKA_OFFSET_INVALID);
+        fixture_init(&f, *state, "commit-async", 1, 3, NULL);
+        rd_kafka_message_destroy(mock_env_next(f.consumer, 0));
+        msg = mock_env_next(f.consumer, 0);
+        assert_int_equal(msg->offset, 1);
+        assert_int_equal(kdc_commit_message_async(f.consumer, msg, NULL, 0,
+                                                  on_commit, &r),
+                         0);
         rd_kafka_message_destroy(msg);
 
-        assert_int_equal(rd_kafka_consumer_close(consumer),
-                         RD_KAFKA_RESP_ERR_NO_ERROR);
-        rd_kafka_destroy(consumer);
-        rd_kafka_destroy(producer);
+        serve_until_called(f.consumer, &r);
+        assert_int_equal(r.calls, 1);
+        assert_string_equal(r.topic, f.topic);
+        assert_int_equal(r.partition, 0);
+        assert_int_equal(r.offset, 2);
+        assert_int_equal(r.err, RD_KAFKA_RESP_ERR_NO_ERROR);
+        assert_int_equal(mock_env_committed(f.consumer, f.topic, 0), 2);
+
+        /* Exactly once: more serving runs no second callback. */
+        rd_kafka_message_t *m = rd_kafka_consumer_poll(f.consumer, 100);
+        if (m)
+                rd_kafka_message_destroy(m);
+        assert_int_equal(r.calls, 1);
+        fixture_fini(&f);
+}
+
+static void async_commit_rejected_by_the_broker_reports_a_membership_error(
+    void **state) {
+        struct mock_env *env = *state;
+        struct async_result r = {0};
+        rd_kafka_message_t *msg;
+        struct fixture f;
+
+        fixture_init(&f, env, "commit-async-rejected", 1, 1, NULL);
+        msg = mock_env_next(f.consumer, 0);
+        rd_kafka_mock_push_request_errors(env->mcluster,
+                                          MOCK_APIKEY_OFFSET_COMMIT, 1,
+                                          RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION);
+        assert_int_equal(kdc_commit_message_async(f.consumer, msg, NULL, 0,
+                                                  on_commit, &r),
+                         0);
+        rd_kafka_message_destroy(msg);
+
+        serve_until_called(f.consumer, &r);
+        assert_int_equal(r.calls, 1);
+        assert_int_equal(r.err, RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION);
+        assert_int_equal(kdc_classify(NULL, r.err), KDC_CLASS_MEMBERSHIP);
+        assert_int_equal(mock_env_committed(f.consumer, f.topic, 0),
+                         RD_KAFKA_OFFSET_INVALID);
+        fixture_fini(&f);
+}
+
+/* The broker answers the OffsetCommit with `code`: not committed, and the
+ * partition's error comes back, classified as `cls`. */
+static void rejected_commit(struct mock_env *env, const char *name,
+                            rd_kafka_resp_err_t code, kdc_class_t cls) {
+        rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
+        rd_kafka_message_t *msg;
+        struct fixture f;
+
+        fixture_init(&f, env, name, 1, 1, NULL);
+        msg = mock_env_next(f.consumer, 0);
+        rd_kafka_mock_push_request_errors(env->mcluster,
+                                          MOCK_APIKEY_OFFSET_COMMIT, 1, code);
+        assert_int_equal(kdc_commit_message(f.consumer, msg, NULL, 0, &err),
+                         KDC_ERR_COMMIT);
+        assert_int_equal(err, code);
+        assert_int_equal(kdc_classify(NULL, err), cls);
+        assert_int_equal(mock_env_committed(f.consumer, f.topic, 0),
+                         RD_KAFKA_OFFSET_INVALID);
+
+        /* Nothing sticks: the same message commits once the broker agrees. */
+        assert_int_equal(kdc_commit_message(f.consumer, msg, NULL, 0, &err),
+                         0);
+        assert_int_equal(mock_env_committed(f.consumer, f.topic, 0), 1);
+        rd_kafka_message_destroy(msg);
+        fixture_fini(&f);
+}
+
+static void illegal_generation_on_commit_is_returned_and_classified_membership(
+    void **state) {
+        rejected_commit(*state, "commit-illegal-generation",
+                        RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION,
+                        KDC_CLASS_MEMBERSHIP);
+}
+
+static void unknown_member_id_on_commit_is_returned_and_classified_membership(
+    void **state) {
+        rejected_commit(*state, "commit-unknown-member",
+                        RD_KAFKA_RESP_ERR_UNKNOWN_MEMBER_ID,
+                        KDC_CLASS_MEMBERSHIP);
+}
+
+static void group_authorization_failed_on_commit_is_returned_and_classified_fatal(
+    void **state) {
+        rejected_commit(*state, "commit-group-authz",
+                        RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED,
+                        KDC_CLASS_FATAL);
+}
+
+/* Assign the fixture's partitions through an assignment record, as a
+ * rebalance would (rd_kafka_assign() underneath): epochs start. */
+static rd_kafka_topic_partition_list_t *assign_via(kdc_assignment_t *a,
+                                                   struct fixture *f,
+                                                   int parts) {
+        rd_kafka_topic_partition_list_t *list =
+            rd_kafka_topic_partition_list_new(parts);
+
+        for (int p = 0; p < parts; p++)
+                rd_kafka_topic_partition_list_add(list, f->topic, p)->offset =
+                    RD_KAFKA_OFFSET_BEGINNING;
+        assert_int_equal(kdc_assignment_rebalance(
+                             a, f->consumer,
+                             RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS, list),
+                         0);
+        return list;
+}
+
+static void work_of_a_revoked_epoch_is_refused_and_nothing_is_committed(
+    void **state) {
+        struct async_result r = {0};
+        rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
+        rd_kafka_topic_partition_list_t *list;
+        rd_kafka_message_t *first, *second;
+        kdc_assignment_t *a;
+        uint64_t epoch;
+        struct fixture f;
+
+        f.producer = mock_env_producer(*state, 1, NULL);
+        f.consumer = mock_env_consumer(*state, "commit-stale", NULL);
+        mock_env_topic(*state, "commit-stale", 1, f.topic);
+        mock_env_fill(f.producer, f.topic, 1, 2);
+        assert_int_equal(kdc_assignment_new(&a, NULL, NULL), 0);
+        list = assign_via(a, &f, 1);
+
+        first = mock_env_next(f.consumer, 0);
+        epoch = kdc_assignment_stamp(a, first);
+        assert_true(epoch > 0);
+        /* Current epoch: committed. */
+        assert_int_equal(kdc_commit_message(f.consumer, first, a, epoch, &err),
+                         0);
+        assert_int_equal(mock_env_committed(f.consumer, f.topic, 0), 1);
+
+        second = mock_env_next(f.consumer, 0);
+        assert_int_equal(kdc_assignment_stamp(a, second), epoch);
+        assert_int_equal(kdc_assignment_rebalance(
+                             a, f.consumer,
+                             RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS, list),
+                         0);
+        assert_int_equal(kdc_assignment_epoch(a, f.topic, 0), 0);
+
+        /* The epoch ended: both forms refuse; no callback ever runs. */
+        assert_int_equal(kdc_commit_message(f.consumer, second, a, epoch,
+                                            &err),
+                         KDC_ERR_STALE);
+        assert_int_equal(err, RD_KAFKA_RESP_ERR__STATE);
+        assert_int_equal(kdc_commit_message_async(f.consumer, second, a,
+                                                  epoch, on_commit, &r),
+                         KDC_ERR_STALE);
+        rd_kafka_message_t *m = rd_kafka_consumer_poll(f.consumer, 100);
+        if (m)
+                rd_kafka_message_destroy(m);
+        assert_int_equal(r.calls, 0);
+        assert_int_equal(mock_env_committed(f.consumer, f.topic, 0), 1);
+
+        rd_kafka_message_destroy(first);
+        rd_kafka_message_destroy(second);
+        rd_kafka_topic_partition_list_destroy(list);
+        fixture_fini(&f);
+        kdc_assignment_destroy(a);
 }
 
 static void refuses_a_partition_eof_event_instead_of_committing_past_it(
     void **state) {
         static const char *const eof[] = {"enable.partition.eof", "true",
                                           NULL};
-        struct mock_env *env = *state;
-        char topic[64];
         rd_kafka_message_t *msg, *event;
-        rd_kafka_t *producer = mock_env_producer(env, 1, NULL);
-        rd_kafka_t *consumer = mock_env_consumer(env, "commit-eof", eof);
+        struct fixture f;
 
-        mock_env_topic(env, "commit-eof", 1, topic);
-        fill(producer, topic, 1, 1);
-        assign_from_beginning(consumer, topic, 1);
-        msg = next_of(consumer, 0);
-        event = next(consumer);
+        fixture_init(&f, *state, "commit-eof", 1, 1, eof);
+        msg = mock_env_next(f.consumer, 0);
+        event = rd_kafka_consumer_poll(f.consumer, WAIT_MS);
+        assert_non_null(event);
         assert_int_equal(event->err, RD_KAFKA_RESP_ERR__PARTITION_EOF);
 
-        assert_int_equal(kdc_commit_message(consumer, event, 0),
+        assert_int_equal(kdc_commit_message(f.consumer, event, NULL, 0, NULL),
                          KDC_ERR_INVALID);
-        assert_int_equal(committed(consumer, topic, 0),
+        assert_int_equal(kdc_commit_message_async(f.consumer, event, NULL, 0,
+                                                  NULL, NULL),
+                         KDC_ERR_INVALID);
+        assert_int_equal(mock_env_committed(f.consumer, f.topic, 0),
                          RD_KAFKA_OFFSET_INVALID);
-        assert_int_equal(kdc_commit_message(consumer, msg, 0), 0);
-        assert_int_equal(committed(consumer, topic, 0), 1);
+        assert_int_equal(kdc_commit_message(f.consumer, msg, NULL, 0, NULL),
+                         0);
+        assert_int_equal(mock_env_committed(f.consumer, f.topic, 0), 1);
 
         rd_kafka_message_destroy(event);
         rd_kafka_message_destroy(msg);
-        assert_int_equal(rd_kafka_consumer_close(consumer),
-                         RD_KAFKA_RESP_ERR_NO_ERROR);
-        rd_kafka_destroy(consumer);
-        rd_kafka_destroy(producer);
+        fixture_fini(&f);
 }
 
 static void returns_kdc_err_invalid_for_null_or_non_consumer_handles(
     void **state) {
-        struct mock_env *env = *state;
-        char topic[64];
+        rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
         rd_kafka_message_t *msg;
-        rd_kafka_t *producer = mock_env_producer(env, 1, NULL);
-        rd_kafka_t *consumer = mock_env_consumer(env, "commit-invalid", NULL);
+        struct fixture f;
 
-        mock_env_topic(env, "commit-invalid", 1, topic);
-        fill(producer, topic, 1, 1);
-        assign_from_beginning(consumer, topic, 1);
-        msg = next_of(consumer, 0);
+        fixture_init(&f, *state, "commit-invalid", 1, 1, NULL);
+        msg = mock_env_next(f.consumer, 0);
 
-        assert_int_equal(kdc_commit_message(NULL, msg, 0), KDC_ERR_INVALID);
-        assert_int_equal(kdc_commit_message(consumer, NULL, 0),
+        assert_int_equal(kdc_commit_message(NULL, msg, NULL, 0, &err),
                          KDC_ERR_INVALID);
-        assert_int_equal(kdc_commit_message(producer, msg, 0),
+        assert_int_equal(err, RD_KAFKA_RESP_ERR__INVALID_ARG);
+        assert_int_equal(kdc_commit_message(f.consumer, NULL, NULL, 0, NULL),
                          KDC_ERR_INVALID);
-        assert_int_equal(committed(consumer, topic, 0),
+        assert_int_equal(kdc_commit_message(f.producer, msg, NULL, 0, NULL),
+                         KDC_ERR_INVALID);
+        assert_int_equal(
+            kdc_commit_message_async(f.producer, msg, NULL, 0, NULL, NULL),
+            KDC_ERR_INVALID);
+        assert_int_equal(
+            kdc_commit_message_async(NULL, msg, NULL, 0, NULL, NULL),
+            KDC_ERR_INVALID);
+        assert_int_equal(mock_env_committed(f.consumer, f.topic, 0),
                          RD_KAFKA_OFFSET_INVALID);
 
         rd_kafka_message_destroy(msg);
-        assert_int_equal(rd_kafka_consumer_close(consumer),
-                         RD_KAFKA_RESP_ERR_NO_ERROR);
-        rd_kafka_destroy(consumer);
-        rd_kafka_destroy(producer);
+        fixture_fini(&f);
 }
 
 #define SENTENCE(text, fn) {text, fn, NULL, heal, NULL}
@@ -240,14 +344,28 @@ static void returns_kdc_err_invalid_for_null_or_non_consumer_handles(
 int main(void) {
         const struct CMUnitTest tests[] = {
             SENTENCE("commit_message commits the message's offset plus one, "
-                     "for its partition only",
+                     "for its partition only, and returns the partition's "
+                     "result",
                      commits_the_message_offset_plus_one_for_its_partition_only),
-            SENTENCE("an async commit_message reaches the broker as the "
-                     "message's offset plus one",
-                     async_commit_reaches_the_broker_as_the_message_offset_plus_one),
-            SENTENCE("commit_message returns KDC_ERR_COMMIT and commits "
-                     "nothing when the broker rejects the OffsetCommit",
-                     returns_kdc_err_commit_and_commits_nothing_when_the_broker_rejects_it),
+            SENTENCE("an async commit reports the partition's result once, "
+                     "through its callback, as the message's offset plus one",
+                     async_commit_reports_the_partition_result_once_through_its_callback),
+            SENTENCE("an async commit rejected by the broker reports "
+                     "ILLEGAL_GENERATION, classified membership, and commits "
+                     "nothing",
+                     async_commit_rejected_by_the_broker_reports_a_membership_error),
+            SENTENCE("ILLEGAL_GENERATION on commit comes back as the "
+                     "partition's error, classified membership",
+                     illegal_generation_on_commit_is_returned_and_classified_membership),
+            SENTENCE("UNKNOWN_MEMBER_ID on commit comes back as the "
+                     "partition's error, classified membership",
+                     unknown_member_id_on_commit_is_returned_and_classified_membership),
+            SENTENCE("GROUP_AUTHORIZATION_FAILED on commit comes back as the "
+                     "partition's error, classified fatal",
+                     group_authorization_failed_on_commit_is_returned_and_classified_fatal),
+            SENTENCE("work of a revoked epoch is refused by both commit forms "
+                     "and nothing is committed",
+                     work_of_a_revoked_epoch_is_refused_and_nothing_is_committed),
             SENTENCE("commit_message refuses a partition EOF event instead of "
                      "committing past it",
                      refuses_a_partition_eof_event_instead_of_committing_past_it),

@@ -12,7 +12,8 @@ static const int all_codes[] = {
     KDC_OK,         KDC_ERR_INVALID,    KDC_ERR_NOMEM,
     KDC_ERR_TIMEOUT, KDC_ERR_DELIVERY,  KDC_ERR_QUEUE_FULL,
     KDC_ERR_PRODUCE, KDC_ERR_COMMIT,    KDC_ERR_BUSY,
-    KDC_ERR_CONF,
+    KDC_ERR_CONF,    KDC_ERR_STALE,     KDC_ERR_MALFORMED,
+    KDC_ERR_NOENT,   KDC_ERR_ASSIGN,
 };
 #define N_CODES (sizeof(all_codes) / sizeof(all_codes[0]))
 
@@ -35,11 +36,18 @@ static void every_code_has_its_own_text_and_every_error_is_negative(
         }
 }
 
+static void codes_are_consecutive_so_new_ones_are_only_ever_appended(
+    void **state) {
+        (void)state;
+        for (size_t i = 0; i < N_CODES; i++)
+                assert_int_equal(all_codes[i], -(int)i);
+}
+
 static void unknown_codes_get_a_fixed_text_never_null(void **state) {
         (void)state;
         assert_string_equal(kdc_strerror(-1000), "Unknown kdc error code");
         assert_string_equal(kdc_strerror(1), "Unknown kdc error code");
-        assert_string_equal(kdc_strerror(KDC_ERR_CONF - 1),
+        assert_string_equal(kdc_strerror(KDC_ERR_ASSIGN - 1),
                             "Unknown kdc error code");
 }
 
@@ -48,6 +56,9 @@ int main(void) {
             {"every kdc error code has its own text and every error is "
              "negative",
              every_code_has_its_own_text_and_every_error_is_negative, NULL,
+             NULL, NULL},
+            {"error codes are consecutive, 0 down to the last one",
+             codes_are_consecutive_so_new_ones_are_only_ever_appended, NULL,
              NULL, NULL},
             {"unknown codes get a fixed text, never NULL",
              unknown_codes_get_a_fixed_text_never_null, NULL, NULL, NULL},

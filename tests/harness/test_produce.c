@@ -165,6 +165,22 @@ static void waits_for_its_own_report_while_tracker_messages_share_the_producer(
         rd_kafka_destroy(rk);
 }
 
+static void a_report_without_error_but_not_persisted_is_not_a_confirmation(
+    void **state) {
+        static const char *const acks0[] = {"acks", "0", NULL};
+        rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR__FAIL;
+        char topic[64];
+        rd_kafka_t *rk = mock_env_producer(*state, 1, acks0);
+
+        mock_env_topic(*state, "confirmed-acks0", 1, topic);
+        /* acks=0: the report says NO_ERROR with POSSIBLY_PERSISTED. */
+        assert_int_equal(kdc_produce_confirmed(rk, topic, 0, "k", 1, "v", 1,
+                                               WAIT_MS, &err),
+                         KDC_ERR_DELIVERY);
+        assert_int_equal(err, RD_KAFKA_RESP_ERR_NO_ERROR);
+        rd_kafka_destroy(rk);
+}
+
 static void returns_kdc_err_conf_and_produces_nothing_without_kdc_dr_msg_cb(
     void **state) {
         rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
@@ -251,6 +267,9 @@ int main(void) {
             SENTENCE("confirmed produce waits for its own report while tracker "
                      "messages share the producer",
                      waits_for_its_own_report_while_tracker_messages_share_the_producer),
+            SENTENCE("confirmed produce does not count a report without "
+                     "error but not PERSISTED (acks=0) as a confirmation",
+                     a_report_without_error_but_not_persisted_is_not_a_confirmation),
             SENTENCE("confirmed produce returns KDC_ERR_CONF and produces "
                      "nothing on a producer without kdc_dr_msg_cb",
                      returns_kdc_err_conf_and_produces_nothing_without_kdc_dr_msg_cb),

@@ -23,14 +23,14 @@ static int heal(void **state) {
         return 0;
 }
 
-/* Produce n messages "key-i"/"value-i" through the tracker, each must be
- * enqueued. */
-static void produce_n(kdc_tracker_t *t, rd_kafka_t *rk, const char *topic,
-                      int n) {
+/* Produce messages "key-i"/"value-i" for i in [from, to) through the
+ * tracker to partition 0; each must be enqueued. */
+static void produce_range(kdc_tracker_t *t, rd_kafka_t *rk, const char *topic,
+                          int from, int to) {
         rd_kafka_resp_err_t err;
         char key[32], value[32];
 
-        for (int i = 0; i < n; i++) {
+        for (int i = from; i < to; i++) {
                 int klen = snprintf(key, sizeof(key), "key-%d", i);
                 int vlen = snprintf(value, sizeof(value), "value-%d", i);
 
@@ -41,6 +41,31 @@ static void produce_n(kdc_tracker_t *t, rd_kafka_t *rk, const char *topic,
                                  0);
                 assert_int_equal(err, RD_KAFKA_RESP_ERR_NO_ERROR);
         }
+}
+
+static void produce_n(kdc_tracker_t *t, rd_kafka_t *rk, const char *topic,
+                      int n) {
+        produce_range(t, rk, topic, 0, n);
+}
+
+/* Failure i of the tracker is message "key-<key>" of topic/partition 0. */
+static void assert_failure(const kdc_tracker_t *t, size_t i,
+                           const char *topic, int key,
+                           rd_kafka_resp_err_t err,
+                           rd_kafka_msg_status_t status) {
+        const kdc_failure_t *f = kdc_tracker_failure(t, i);
+        char want[32];
+        int len = snprintf(want, sizeof(want), "key-%d", key);
+
+        assert_non_null(f);
+        assert_non_null(f->topic);
+        assert_string_equal(f->topic, topic);
+        assert_int_equal(f->partition, 0);
+        assert_int_equal(f->key_len, (size_t)len);
+        assert_memory_equal(f->key, want, (size_t)len);
+        assert_int_equal(f->err, err);
+        assert_int_equal(f->status, status);
+        assert_null(f->opaque);
 }
 
 static void assert_counts(const kdc_tracker_t *t, int64_t pending,
@@ -72,34 +97,67 @@ static void every_message_is_counted_delivered_on_a_healthy_cluster(
         rd_kafka_destroy(rk);
 }
 
-static void wait_reports_delivery_failure_while_flush_returned_no_error(
-    void **state) {
-        /* After a TOPIC_AUTHORIZATION_FAILED response librdkafka refuses
-         * further producev() calls to the topic, so all messages must be
-         * enqueued before the first Produce request goes out: linger.ms
-         * holds the batch far longer than enqueueing 20 messages takes. */
-        static const char *const hold_batch[] = {"linger.ms", "500", NULL};
-        struct mock_env *env = *state;
+struct poller {
+        rd_kafka_t *rk;
+        atomic_int stop;
+};
+
+static void *poll_until_stopped(void *arg) {
+        struct poller *p = arg;
+
+        while (!atomic_load(&p->stop))
+                rd_kafka_poll(p->rk, 10);
+        return NULL;
+}
+
+/* How a test makes the next `n` messages fail. */
+typedef void(fault_fn)(struct mock_env *env, int n);
+
+static void fault_broker_error(struct mock_env *env, int n,
+                               rd_kafka_resp_err_t code) {
+        rd_kafka_resp_err_t errs[64];
+
+        assert_true(n <= 64);
+        /* One error per message covers any batching. */
+        for (int i = 0; i < n; i++)
+                errs[i] = code;
+        rd_kafka_mock_push_request_errors_array(
+            env->mcluster, MOCK_APIKEY_PRODUCE, (size_t)n, errs);
+}
+
+static void fault_topic_authorization(struct mock_env *env, int n) {
+        fault_broker_error(env, n,
+                           RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED);
+}
+
+static void fault_msg_size_too_large(struct mock_env *env, int n) {
+        fault_broker_error(env, n, RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE);
+}
+
+static void fault_all_brokers_down(struct mock_env *env, int n) {
+        (void)n;
+        rd_kafka_mock_broker_set_down(env->mcluster, MOCK_BROKER_ID);
+}
+
+/* A confirmed first part of a batch, then `affected` messages under a
+ * fault: rd_kafka_flush() returns NO_ERROR, yet the tracker counts and lists
+ * exactly the affected messages and wait() says KDC_ERR_DELIVERY. */
+static void flush_returns_0_yet_the_tracker_lists_exactly_the_failed(
+    struct mock_env *env, const char *name, const char *const *conf,
+    fault_fn *fault, rd_kafka_resp_err_t expected) {
         const int delivered_first = 10, affected = 20;
-        rd_kafka_resp_err_t errs[20];
         char topic[64];
         kdc_tracker_t *t;
-        rd_kafka_t *rk = mock_env_producer(env, 1, hold_batch);
+        rd_kafka_t *rk = mock_env_producer(env, 1, conf);
 
-        mock_env_topic(env, "tracker-authz", 1, topic);
+        mock_env_topic(env, name, 1, topic);
         assert_int_equal(kdc_tracker_new(&t), 0);
-
-        /* A confirmed first part of the batch. */
-        produce_n(t, rk, topic, delivered_first);
+        produce_range(t, rk, topic, 0, delivered_first);
         assert_int_equal(kdc_tracker_wait(t, rk, WAIT_MS), 0);
 
-        /* Every Produce request from now on fails with a non-retriable
-         * broker error: one error per message covers any batching. */
-        for (int i = 0; i < affected; i++)
-                errs[i] = RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED;
-        rd_kafka_mock_push_request_errors_array(
-            env->mcluster, MOCK_APIKEY_PRODUCE, (size_t)affected, errs);
-        produce_n(t, rk, topic, affected);
+        fault(env, affected);
+        produce_range(t, rk, topic, delivered_first,
+                      delivered_first + affected);
 
         /* The point of kdc: flush() says all is well... */
         assert_int_equal(rd_kafka_flush(rk, WAIT_MS),
@@ -107,10 +165,304 @@ static void wait_reports_delivery_failure_while_flush_returned_no_error(
         /* ...while the reports flush() served say otherwise. */
         assert_int_equal(kdc_tracker_wait(t, rk, WAIT_MS), KDC_ERR_DELIVERY);
         assert_counts(t, 0, delivered_first, affected);
-        assert_int_equal(kdc_tracker_first_error(t),
-                         RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED);
-        assert_int_equal(mock_env_stored(rk, topic), delivered_first);
+        assert_int_equal(kdc_tracker_first_error(t), expected);
+        for (int i = 0; i < affected; i++)
+                assert_failure(t, (size_t)i, topic, delivered_first + i,
+                               expected, RD_KAFKA_MSG_STATUS_NOT_PERSISTED);
+        assert_null(kdc_tracker_failure(t, (size_t)affected));
 
+        mock_env_heal(env);
+        assert_int_equal(mock_env_stored(rk, topic), delivered_first);
+        /* A new batch starts with an empty failure list. */
+        assert_int_equal(kdc_tracker_reset(t), 0);
+        assert_null(kdc_tracker_failure(t, 0));
+        kdc_tracker_destroy(t);
+        rd_kafka_destroy(rk);
+}
+
+/* After a TOPIC_AUTHORIZATION_FAILED response librdkafka refuses further
+ * producev() calls to the topic, so all messages must be enqueued before
+ * the first failing Produce request goes out: linger.ms holds the batch far
+ * longer than enqueueing 20 messages takes. */
+static const char *const hold_batch[] = {"linger.ms", "500", NULL};
+
+static void topic_authorization_failed_batch_is_listed_while_flush_returned_0(
+    void **state) {
+        flush_returns_0_yet_the_tracker_lists_exactly_the_failed(
+            *state, "tracker-authz", hold_batch, fault_topic_authorization,
+            RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED);
+}
+
+static void msg_size_too_large_batch_is_listed_while_flush_returned_0(
+    void **state) {
+        flush_returns_0_yet_the_tracker_lists_exactly_the_failed(
+            *state, "tracker-too-large-broker", hold_batch,
+            fault_msg_size_too_large, RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE);
+}
+
+static void all_brokers_down_batch_times_out_and_is_listed_while_flush_returned_0(
+    void **state) {
+        static const char *const short_timeout[] = {"message.timeout.ms",
+                                                    "300", NULL};
+
+        flush_returns_0_yet_the_tracker_lists_exactly_the_failed(
+            *state, "tracker-brokers-down", short_timeout,
+            fault_all_brokers_down, RD_KAFKA_RESP_ERR__MSG_TIMED_OUT);
+}
+
+static void only_persisted_confirms_acks_0_reports_without_error_are_failures(
+    void **state) {
+        static const char *const acks0[] = {"acks", "0", NULL};
+        const int n = 5;
+        char topic[64];
+        kdc_tracker_t *t;
+        rd_kafka_t *rk = mock_env_producer(*state, 1, acks0);
+
+        mock_env_topic(*state, "tracker-acks0", 1, topic);
+        assert_int_equal(kdc_tracker_new(&t), 0);
+        produce_n(t, rk, topic, n);
+
+        /* Every report says NO_ERROR, but POSSIBLY_PERSISTED: nobody
+         * acknowledged the write, so nothing is confirmed. */
+        assert_int_equal(kdc_tracker_wait(t, rk, WAIT_MS), KDC_ERR_DELIVERY);
+        assert_counts(t, 0, 0, n);
+        for (int i = 0; i < n; i++)
+                assert_failure(t, (size_t)i, topic, i,
+                               RD_KAFKA_RESP_ERR_NO_ERROR,
+                               RD_KAFKA_MSG_STATUS_POSSIBLY_PERSISTED);
+        /* (The mock did store them: the tracker never guessed.) */
+        assert_int_equal(mock_env_stored(rk, topic), n);
+        kdc_tracker_destroy(t);
+        rd_kafka_destroy(rk);
+}
+
+/* A service with its own dr_msg_cb that hands reports to libkdc. */
+struct service {
+        atomic_int kdc_reports;  /* kdc_dr_msg_record() took them */
+        atomic_int own_reports;  /* not libkdc's: _private is ours */
+        atomic_int opaque_wrong; /* a tracked message came back with a
+                                    different opaque */
+};
+
+struct message_ctx {
+        int index;
+        atomic_int reports;
+};
+
+static void service_dr_msg_cb(rd_kafka_t *rk,
+                              const rd_kafka_message_t *rkmessage,
+                              void *conf_opaque) {
+        struct service *s = conf_opaque;
+        void *mine = NULL;
+
+        if (kdc_dr_msg_record(rk, rkmessage, &mine) == 0) {
+                struct message_ctx *ctx = mine;
+                char want[32];
+                int len;
+
+                atomic_fetch_add(&s->kdc_reports, 1);
+                len = snprintf(want, sizeof(want), "key-%d", ctx->index);
+                if (rkmessage->key_len != (size_t)len ||
+                    memcmp(rkmessage->key, want, (size_t)len) != 0)
+                        atomic_fetch_add(&s->opaque_wrong, 1);
+                atomic_fetch_add(&ctx->reports, 1);
+        } else {
+                assert_null(mine);
+                atomic_fetch_add(&s->own_reports, 1);
+        }
+}
+
+/* rd_kafka_producev() of "key-i" with a tracker handle as opaque. */
+static rd_kafka_resp_err_t produce_tracked(kdc_tracker_t *t, rd_kafka_t *rk,
+                                           const char *topic, int i,
+                                           void *app_opaque,
+                                           const void *value, size_t len) {
+        rd_kafka_resp_err_t err;
+        char key[32];
+        int klen = snprintf(key, sizeof(key), "key-%d", i);
+        void *h;
+
+        assert_int_equal(kdc_tracker_track(t, rk, app_opaque, &h), 0);
+        assert_non_null(h);
+        err = rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic),
+                                RD_KAFKA_V_PARTITION(0),
+                                RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+                                RD_KAFKA_V_KEY(key, (size_t)klen),
+                                RD_KAFKA_V_VALUE((void *)value, len),
+                                RD_KAFKA_V_OPAQUE(h), RD_KAFKA_V_END);
+        if (err)
+                assert_int_equal(kdc_tracker_untrack(t, h), 0);
+        return err;
+}
+
+static void tracked_messages_are_confirmed_through_the_services_own_dr_msg_cb(
+    void **state) {
+        enum { N = 100, OWN = 10 };
+        static struct message_ctx ctx[N];
+        struct service s = {0};
+        char topic[64];
+        kdc_tracker_t *t;
+        rd_kafka_t *rk =
+            mock_env_producer_with(*state, service_dr_msg_cb, &s, NULL);
+
+        mock_env_topic(*state, "tracker-own-cb", 1, topic);
+        assert_int_equal(kdc_tracker_new(&t), 0);
+        for (int i = 0; i < N; i++) {
+                ctx[i].index = i;
+                atomic_init(&ctx[i].reports, 0);
+                assert_int_equal(produce_tracked(t, rk, topic, i, &ctx[i],
+                                                 "v", 1),
+                                 RD_KAFKA_RESP_ERR_NO_ERROR);
+        }
+        /* The service's own, untracked messages (NULL opaque). */
+        for (int i = 0; i < OWN; i++)
+                assert_int_equal(
+                    rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic),
+                                      RD_KAFKA_V_VALUE("own", 3),
+                                      RD_KAFKA_V_END),
+                    RD_KAFKA_RESP_ERR_NO_ERROR);
+
+        assert_int_equal(kdc_tracker_wait(t, rk, WAIT_MS), 0);
+        assert_counts(t, 0, N, 0);
+        assert_int_equal(rd_kafka_flush(rk, WAIT_MS),
+                         RD_KAFKA_RESP_ERR_NO_ERROR);
+        assert_int_equal(atomic_load(&s.kdc_reports), N);
+        assert_int_equal(atomic_load(&s.own_reports), OWN);
+        assert_int_equal(atomic_load(&s.opaque_wrong), 0);
+        for (int i = 0; i < N; i++)
+                assert_int_equal(atomic_load(&ctx[i].reports), 1);
+        assert_int_equal(mock_env_stored(rk, topic), N + OWN);
+
+        kdc_tracker_destroy(t);
+        rd_kafka_destroy(rk);
+}
+
+static void a_failed_tracked_message_is_listed_with_the_services_opaque(
+    void **state) {
+        struct mock_env *env = *state;
+        static struct message_ctx ctx = {7, 0};
+        struct service s = {0};
+        const kdc_failure_t *f;
+        char topic[64];
+        kdc_tracker_t *t;
+        rd_kafka_t *rk =
+            mock_env_producer_with(env, service_dr_msg_cb, &s, NULL);
+
+        mock_env_topic(env, "tracker-own-cb-fail", 1, topic);
+        assert_int_equal(kdc_tracker_new(&t), 0);
+        fault_topic_authorization(env, 1);
+        assert_int_equal(produce_tracked(t, rk, topic, 7, &ctx, "v", 1),
+                         RD_KAFKA_RESP_ERR_NO_ERROR);
+        assert_int_equal(kdc_tracker_wait(t, rk, WAIT_MS), KDC_ERR_DELIVERY);
+        assert_counts(t, 0, 0, 1);
+        f = kdc_tracker_failure(t, 0);
+        assert_non_null(f);
+        assert_ptr_equal(f->opaque, &ctx);
+        assert_int_equal(f->err,
+                         RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED);
+        assert_int_equal(atomic_load(&ctx.reports), 1);
+        kdc_tracker_destroy(t);
+        rd_kafka_destroy(rk);
+}
+
+static void untrack_withdraws_a_message_librdkafka_refused(void **state) {
+        static const char *const small_max[] = {"message.max.bytes", "1000",
+                                                NULL};
+        static char big[2000];
+        struct service s = {0};
+        char topic[64];
+        kdc_tracker_t *t, *other;
+        void *h;
+        rd_kafka_t *rk =
+            mock_env_producer_with(*state, service_dr_msg_cb, &s, small_max);
+
+        mock_env_topic(*state, "tracker-untrack", 1, topic);
+        assert_int_equal(kdc_tracker_new(&t), 0);
+        assert_int_equal(kdc_tracker_new(&other), 0);
+        /* produce_tracked() untracks on the producev error. */
+        assert_int_equal(produce_tracked(t, rk, topic, 0, NULL, big,
+                                         sizeof(big)),
+                         RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE);
+        assert_counts(t, 0, 0, 0);
+        assert_int_equal(kdc_tracker_wait(t, rk, 0), 0);
+
+        /* A handle belongs to its tracker only. */
+        assert_int_equal(kdc_tracker_track(t, rk, NULL, &h), 0);
+        assert_int_equal(kdc_tracker_untrack(other, h), KDC_ERR_INVALID);
+        assert_int_equal(kdc_tracker_untrack(NULL, h), KDC_ERR_INVALID);
+        assert_int_equal(kdc_tracker_untrack(t, h), 0);
+        assert_counts(t, 0, 0, 0);
+        assert_int_equal(kdc_tracker_track(t, NULL, NULL, &h),
+                         KDC_ERR_INVALID);
+        assert_null(h);
+        assert_int_equal(mock_env_stored(rk, topic), 0);
+
+        kdc_tracker_destroy(other);
+        kdc_tracker_destroy(t);
+        rd_kafka_destroy(rk);
+}
+
+struct tracking_thread {
+        kdc_tracker_t *t;
+        rd_kafka_t *rk;
+        const char *topic;
+        int first, n;
+        int failed;
+};
+
+static void *track_and_produce(void *arg) {
+        struct tracking_thread *w = arg;
+
+        for (int i = w->first; i < w->first + w->n; i++) {
+                char key[32];
+                int klen = snprintf(key, sizeof(key), "key-%d", i);
+                void *h;
+
+                if (kdc_tracker_track(w->t, w->rk, NULL, &h) != 0 ||
+                    rd_kafka_producev(
+                        w->rk, RD_KAFKA_V_TOPIC(w->topic),
+                        RD_KAFKA_V_PARTITION(0),
+                        RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+                        RD_KAFKA_V_KEY(key, (size_t)klen),
+                        RD_KAFKA_V_VALUE("v", 1), RD_KAFKA_V_OPAQUE(h),
+                        RD_KAFKA_V_END) != RD_KAFKA_RESP_ERR_NO_ERROR)
+                        w->failed++;
+        }
+        return NULL;
+}
+
+static void four_threads_tracking_at_once_are_each_counted_once(
+    void **state) {
+        enum { THREADS = 4, PER = 500 };
+        struct tracking_thread w[THREADS];
+        pthread_t threads[THREADS], polling;
+        struct poller poller;
+        char topic[64];
+        kdc_tracker_t *t;
+        rd_kafka_t *rk = mock_env_producer(*state, 1, NULL);
+
+        mock_env_topic(*state, "tracker-track-threads", 1, topic);
+        assert_int_equal(kdc_tracker_new(&t), 0);
+        poller.rk = rk;
+        atomic_init(&poller.stop, 0);
+        assert_int_equal(
+            pthread_create(&polling, NULL, poll_until_stopped, &poller), 0);
+        for (int i = 0; i < THREADS; i++) {
+                w[i] = (struct tracking_thread){t, rk, topic, i * PER, PER, 0};
+                assert_int_equal(pthread_create(&threads[i], NULL,
+                                                track_and_produce, &w[i]),
+                                 0);
+        }
+        for (int i = 0; i < THREADS; i++) {
+                pthread_join(threads[i], NULL);
+                assert_int_equal(w[i].failed, 0);
+        }
+        assert_int_equal(kdc_tracker_wait(t, rk, WAIT_MS), 0);
+        atomic_store(&poller.stop, 1);
+        pthread_join(polling, NULL);
+
+        assert_counts(t, 0, THREADS * PER, 0);
+        assert_int_equal(mock_env_stored(rk, topic), THREADS * PER);
         kdc_tracker_destroy(t);
         rd_kafka_destroy(rk);
 }
@@ -226,19 +578,6 @@ static void produce_returns_kdc_err_produce_and_does_not_count_a_refused_message
         assert_int_equal(mock_env_stored(rk, topic), 3);
         kdc_tracker_destroy(t);
         rd_kafka_destroy(rk);
-}
-
-struct poller {
-        rd_kafka_t *rk;
-        atomic_int stop;
-};
-
-static void *poll_until_stopped(void *arg) {
-        struct poller *p = arg;
-
-        while (!atomic_load(&p->stop))
-                rd_kafka_poll(p->rk, 10);
-        return NULL;
 }
 
 static void reports_served_by_another_polling_thread_are_each_counted_once(
@@ -448,10 +787,35 @@ int main(void) {
                      "delivered on a healthy cluster, and the broker stored "
                      "exactly that many",
                      every_message_is_counted_delivered_on_a_healthy_cluster),
-            SENTENCE("tracker wait returns KDC_ERR_DELIVERY with every "
-                     "affected message counted failed while rd_kafka_flush "
-                     "returned NO_ERROR",
-                     wait_reports_delivery_failure_while_flush_returned_no_error),
+            SENTENCE("TOPIC_AUTHORIZATION_FAILED: rd_kafka_flush returns "
+                     "NO_ERROR, yet wait says KDC_ERR_DELIVERY and the "
+                     "tracker lists exactly the failed messages",
+                     topic_authorization_failed_batch_is_listed_while_flush_returned_0),
+            SENTENCE("MSG_SIZE_TOO_LARGE from the broker: rd_kafka_flush "
+                     "returns NO_ERROR, yet wait says KDC_ERR_DELIVERY and "
+                     "the tracker lists exactly the failed messages",
+                     msg_size_too_large_batch_is_listed_while_flush_returned_0),
+            SENTENCE("all brokers down with a short message.timeout.ms: "
+                     "rd_kafka_flush returns NO_ERROR, yet wait says "
+                     "KDC_ERR_DELIVERY and the tracker lists exactly the "
+                     "timed-out messages",
+                     all_brokers_down_batch_times_out_and_is_listed_while_flush_returned_0),
+            SENTENCE("only PERSISTED confirms: acks=0 reports without error "
+                     "are listed as failed with status POSSIBLY_PERSISTED",
+                     only_persisted_confirms_acks_0_reports_without_error_are_failures),
+            SENTENCE("tracked messages are confirmed through the service's "
+                     "own dr_msg_cb, which gets its own opaque back once per "
+                     "message",
+                     tracked_messages_are_confirmed_through_the_services_own_dr_msg_cb),
+            SENTENCE("a failed tracked message is listed with the service's "
+                     "opaque",
+                     a_failed_tracked_message_is_listed_with_the_services_opaque),
+            SENTENCE("untrack withdraws a message librdkafka refused, and "
+                     "only from its own tracker",
+                     untrack_withdraws_a_message_librdkafka_refused),
+            SENTENCE("four threads tracking at once on one producer are each "
+                     "counted once",
+                     four_threads_tracking_at_once_are_each_counted_once),
             SENTENCE("tracker wait returns KDC_ERR_TIMEOUT and keeps the "
                      "messages pending while no broker answers",
                      wait_times_out_and_keeps_messages_pending_while_no_broker_answers),

@@ -11,7 +11,7 @@ int main() {
         if (kdc_tracker_wait(t, nullptr, 0) != KDC_ERR_INVALID)
                 return 2;
         kdc_tracker_destroy(t);
-        if (kdc_commit_message(nullptr, nullptr, 0) != KDC_ERR_INVALID)
+        if (kdc_commit_message(nullptr, nullptr, nullptr, 0, nullptr) != KDC_ERR_INVALID)
                 return 3;
         std::printf("kdc consumer (C++) ok: %s\n", kdc_strerror(KDC_ERR_TIMEOUT));
         return 0;
