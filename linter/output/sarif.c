@@ -23,17 +23,30 @@
 #define SCHEMA_URI "https://json.schemastore.org/sarif-2.1.0.json"
 #define FINGERPRINT_KEY "kdcFindingHash/v1"
 
-/* Rules whose related locations are the steps of an execution path that ends
- * at the finding: their results carry a code flow (related locations in
- * order, then the finding). lint.output checks every name is a rule. */
-static const char *const path_rules[] = {
-    "unconfirmed-dlq-routing", /* DLQ produce (through a helper) -> commit */
+/* Path rules: their related locations are the other steps of an execution
+ * path through the finding, and their results carry a code flow. The order
+ * says where the finding stands on the path. (A property of the rule; until
+ * the rule descriptor says it, this table does, and lint.output checks that
+ * its names are rules.) */
+typedef enum { NOTES_THEN_FINDING, FINDING_THEN_NOTES } flow_order_t;
+
+static const struct {
+    const char *rule;
+    flow_order_t order;
+} path_rules[] = {
+    {"unconfirmed-dlq-routing", NOTES_THEN_FINDING},       /* DLQ produce (via helper) -> commit */
+    {"commit-before-delivery-report", NOTES_THEN_FINDING}, /* output produce -> input commit */
+    {"flush-as-confirmation", FINDING_THEN_NOTES},         /* flush -> checkpoint */
+    {"txn-error-not-aborted", FINDING_THEN_NOTES},         /* failing call -> transaction goes on */
 };
 
-static int is_path_rule(const char *name) {
+/* Whether `name` is a path rule; *order says how its steps run. */
+static int path_rule(const char *name, flow_order_t *order) {
     for (size_t i = 0; i < sizeof path_rules / sizeof path_rules[0]; i++)
-        if (!strcmp(path_rules[i], name))
+        if (!strcmp(path_rules[i].rule, name)) {
+            *order = path_rules[i].order;
             return 1;
+        }
     return 0;
 }
 
@@ -353,14 +366,18 @@ static json_t *result(sarif_t *s, const kdc_finding_t *f, const char *fingerprin
         json_object_set_new(r, "relatedLocations", rel);
     }
 
-    if (f->nrelated && is_path_rule(f->rule)) {
+    flow_order_t order;
+    if (f->nrelated && path_rule(f->rule, &order)) {
         json_t *steps = json_array();
+        json_t *at = json_pack("{s:o}", "location", location(s, &f->loc, 1, "reported here"));
+        if (order == FINDING_THEN_NOTES)
+            json_array_append_new(steps, at);
         for (size_t k = 0; k < f->nrelated; k++)
             json_array_append_new(
                 steps, json_pack("{s:o}", "location",
                                  location(s, &f->related[k].loc, 1, f->related[k].message)));
-        json_array_append_new(steps, json_pack("{s:o}", "location",
-                                               location(s, &f->loc, 1, "the finding: reached here")));
+        if (order == NOTES_THEN_FINDING)
+            json_array_append_new(steps, at);
         json_object_set_new(r, "codeFlows",
                             json_pack("[{s:[{s:o}]}]", "threadFlows", "locations", steps));
     }

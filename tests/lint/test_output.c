@@ -362,6 +362,134 @@ static void sarif_dlq_result_has_a_code_flow_from_the_dlq_produce_to_the_commit(
     res_free(&r);
 }
 
+/* The path-rule table of linter/output/sarif.c: names and where the finding
+ * stands on the path (1: after its notes, 0: before them). */
+static size_t path_rule_table(char names[][64], int *finding_last, size_t max) {
+    char *src = NULL;
+    assert_true(asprintf(&src, "%s/../linter/output/sarif.c", g.rules_dir) > 0);
+    FILE *f = fopen(src, "r");
+    if (!f)
+        fail_msg("cannot read %s", src);
+    char *text = NULL;
+    size_t cap = 0;
+    assert_true(getdelim(&text, &cap, 0, f) > 0);
+    fclose(f);
+    const char *p = strstr(text, "path_rules[] = {");
+    assert_non_null(p);
+    const char *end = strstr(p, "};");
+    size_t n = 0;
+    for (p = strstr(p, "{\""); p && p < end && n < max; p = strstr(p + 1, "{\"")) {
+        size_t len = strcspn(p + 2, "\"");
+        assert_true(len < 64);
+        memcpy(names[n], p + 2, len);
+        names[n][len] = 0;
+        const char *comma = p + 2 + len;
+        finding_last[n] = !strncmp(comma, "\", NOTES_THEN_FINDING}", 21);
+        assert_true(finding_last[n] || !strncmp(comma, "\", FINDING_THEN_NOTES}", 21));
+        n++;
+    }
+    free(text);
+    free(src);
+    return n;
+}
+
+static long long step_line(json_t *steps, size_t i) {
+    char path[96];
+    snprintf(path, sizeof path, "%zu/location/physicalLocation/region/startLine", i);
+    return jint(steps, path);
+}
+
+/* Every result of a path rule with notes has a code flow through its notes and
+ * its own location in the table's order; no other result has one. Checked on
+ * the fixtures of every rule. */
+static void sarif_code_flows_follow_each_path_rule(void **state) {
+    (void)state;
+    char names[16][64];
+    int finding_last[16];
+    size_t n = path_rule_table(names, finding_last, 16);
+    assert_true(n >= 1);
+    char **rules = NULL, err[512];
+    long nrules = kdc_list_rules(g.lint, &rules, err, sizeof err);
+    assert_true(nrules > 0);
+    for (size_t i = 0; i < n; i++) {
+        int known = 0;
+        for (long k = 0; k < nrules; k++)
+            known |= !strcmp(rules[k], names[i]);
+        if (!known)
+            fail_msg("sarif.c's path rule %s is not a rule (--list-rules)", names[i]);
+    }
+    for (long k = 0; k < nrules; k++)
+        free(rules[k]);
+    free(rules);
+
+    const char *fixtures = getenv("KDC_FIXTURES_DIR");
+    assert_non_null(fixtures);
+    res_t r;
+    LINT(&r, "--format=sarif", "--profile=strict", fixtures);
+    json_t *doc = parse(&r);
+    json_t *results = jget(doc, "runs/0/results");
+    size_t flows[16] = {0};
+    for (size_t i = 0; i < json_array_size(results); i++) {
+        json_t *res = json_array_get(results, i);
+        const char *rule = jstr(res, "ruleId");
+        json_t *rel = json_object_get(res, "relatedLocations");
+        size_t nrel = json_array_size(rel), t = 0;
+        while (t < n && strcmp(names[t], rule))
+            t++;
+        if (t == n || !nrel) {
+            if (jhas(res, "codeFlows"))
+                fail_msg("a %s result has a code flow", rule);
+            continue;
+        }
+        json_t *steps = jget(res, "codeFlows/0/threadFlows/0/locations");
+        assert_int_equal(json_array_size(steps), nrel + 1);
+        size_t at = finding_last[t] ? nrel : 0, first_note = finding_last[t] ? 0 : 1;
+        assert_int_equal(step_line(steps, at),
+                         jint(res, "locations/0/physicalLocation/region/startLine"));
+        for (size_t k = 0; k < nrel; k++) {
+            char path[96];
+            snprintf(path, sizeof path, "%zu/physicalLocation/region/startLine", k);
+            assert_int_equal(step_line(steps, first_note + k), jint(rel, path));
+        }
+        flows[t]++;
+    }
+    for (size_t t = 0; t < n; t++)
+        if (!flows[t])
+            fail_msg("no %s result with a code flow in the fixtures", names[t]);
+    json_decref(doc);
+    res_free(&r);
+}
+
+/* A rule whose finding comes first on its path: flush() == 0 (6:10), then the
+ * checkpoint it wrongly allows (7:9). */
+static void sarif_flush_result_has_a_code_flow_from_the_flush_to_the_checkpoint(void **state) {
+    (void)state;
+    scratch_write(g.root, "svc/relay.c",
+                  "#include <librdkafka/rdkafka.h>\n"
+                  "\n"
+                  "static unsigned long confirmed;\n"
+                  "\n"
+                  "void batch(rd_kafka_t *rk, unsigned long lsn) {\n"
+                  "    if (!rd_kafka_flush(rk, 10000))\n"
+                  "        confirmed = lsn;\n"
+                  "}\n");
+    res_t r;
+    LINT(&r, "--format=sarif", "relay.c");
+    expect_exit(&r, 1);
+    json_t *doc = parse(&r);
+    json_t *res = result_at(doc, "flush-as-confirmation", 6);
+    json_t *steps = jget(res, "codeFlows/0/threadFlows/0/locations");
+    assert_int_equal(json_array_size(steps), 2);
+    assert_int_equal(step_line(steps, 0), 6);
+    assert_int_equal(step_line(steps, 1), 7);
+    assert_int_equal(jint(steps, "1/location/physicalLocation/region/startColumn"), 9);
+    json_decref(doc);
+    res_free(&r);
+    char *relay = scratch_path(g.svc, "relay.c"); /* the other tests lint svc/ whole */
+    remove(relay);
+    free(relay);
+}
+
 /* The fingerprints of the run's results, in report order. */
 static char **fingerprints(const char *cwd, const char *file, size_t *n, long long *lines) {
     res_t r;
@@ -616,6 +744,8 @@ int main(void) {
         cmocka_unit_test(sarif_describes_every_rule_with_its_embedded_doc),
         cmocka_unit_test(sarif_locations_are_relative_to_the_repository_root),
         cmocka_unit_test(sarif_dlq_result_has_a_code_flow_from_the_dlq_produce_to_the_commit),
+        cmocka_unit_test(sarif_code_flows_follow_each_path_rule),
+        cmocka_unit_test(sarif_flush_result_has_a_code_flow_from_the_flush_to_the_checkpoint),
         cmocka_unit_test(sarif_fingerprints_survive_lines_inserted_above),
         cmocka_unit_test(sarif_input_errors_make_execution_unsuccessful),
         cmocka_unit_test(github_annotations_locate_and_escape),
