@@ -47,7 +47,7 @@ int main() {
     RdKafka::KafkaConsumer *consumer = RdKafka::KafkaConsumer::create(cconf.get(), err);
     if (!producer || !consumer)
         return 1;
-    consumer->subscribe({"clicks"});
+    consumer->subscribe({"clicks"}); /* expect: missing-rebalance-callback */
     for (int i = 0; i < 1000; i++) {
         std::unique_ptr<RdKafka::Message> m(consumer->consume(500));
         if (m->err() != RdKafka::ERR_NO_ERROR)

@@ -6,7 +6,10 @@
  *     returns only when that message's own report arrived;
  *   - audit events of a batch are produced through a DeliveryTracker and the
  *     batch is confirmed by kdc_tracker_wait(), not by rd_kafka_flush() == 0;
- *   - inputs are committed by message (kdc_commit_message), after the effect.
+ *   - inputs are committed by message (kdc_commit_message), after the effect,
+ *     and only while the partition is still ours: libkdc's rebalance callback
+ *     keeps epochs, each message is stamped when polled, and a batch from a
+ *     revoked or lost partition is not committed (KDC_ERR_STALE).
  * kdc-lint reports nothing here.
  */
 #include <signal.h>
@@ -22,7 +25,8 @@ static void stop(int sig) { (void)sig; running = 0; }
 
 static int parse_order(const rd_kafka_message_t *m) { return m->len > 2 ? 0 : -1; }
 
-static rd_kafka_t *new_client(rd_kafka_type_t type, const char *brokers) {
+static rd_kafka_t *new_client(rd_kafka_type_t type, const char *brokers,
+                              kdc_assignment_t *assignment) {
     char err[512];
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
     rd_kafka_conf_set(conf, "bootstrap.servers", brokers, err, sizeof err);
@@ -32,6 +36,8 @@ static rd_kafka_t *new_client(rd_kafka_type_t type, const char *brokers) {
     } else {
         rd_kafka_conf_set(conf, "group.id", "orders-worker", err, sizeof err);
         rd_kafka_conf_set(conf, "enable.auto.commit", "false", err, sizeof err);
+        rd_kafka_conf_set_rebalance_cb(conf, kdc_assignment_rebalance_cb);
+        rd_kafka_conf_set_opaque(conf, assignment);
     }
     return rd_kafka_new(type, conf, err, sizeof err);
 }
@@ -65,8 +71,11 @@ static int process_batch(rd_kafka_t *producer, kdc_tracker_t *audit, rd_kafka_me
 
 int main(int argc, char **argv) {
     const char *brokers = argc > 1 ? argv[1] : "localhost:9092";
-    rd_kafka_t *consumer = new_client(RD_KAFKA_CONSUMER, brokers);
-    rd_kafka_t *producer = new_client(RD_KAFKA_PRODUCER, brokers);
+    kdc_assignment_t *assignment = NULL;
+    if (kdc_assignment_new(&assignment, NULL, NULL) != 0)
+        return 1;
+    rd_kafka_t *consumer = new_client(RD_KAFKA_CONSUMER, brokers, assignment);
+    rd_kafka_t *producer = new_client(RD_KAFKA_PRODUCER, brokers, NULL);
     kdc_tracker_t *audit = NULL;
     if (!consumer || !producer || kdc_tracker_new(&audit) != 0)
         return 1;
@@ -78,10 +87,12 @@ int main(int argc, char **argv) {
     rd_kafka_topic_partition_list_destroy(topics);
 
     rd_kafka_message_t *batch[BATCH];
+    uint64_t epochs[BATCH];
     int n = 0, failed = 0;
     while (running && !failed) {
         rd_kafka_message_t *m = rd_kafka_consumer_poll(consumer, 200);
         if (m && !m->err && n < BATCH) {
+            epochs[n] = kdc_assignment_stamp(assignment, m);
             batch[n++] = m;
             if (n < BATCH)
                 continue;
@@ -92,15 +103,20 @@ int main(int argc, char **argv) {
             continue;
         int done = process_batch(producer, audit, batch, n);
         /* commit exactly the confirmed prefix, message by message */
-        for (int i = 0; i < done; i++)
-            if (kdc_commit_message(consumer, batch[i], NULL, 0, NULL) != 0) /* ok: unconfirmed-dlq-routing, bare-commit */
+        for (int i = 0; i < done; i++) {
+            int rc = kdc_commit_message(consumer, batch[i], assignment, epochs[i], NULL); /* ok: unconfirmed-dlq-routing, bare-commit */
+            if (rc == KDC_ERR_STALE)
+                break; /* the partition was revoked: its new owner redoes the rest */
+            if (rc != 0)
                 failed = 1;
+        }
         failed |= done < n; /* transient failure: stop, the rest is redelivered */
         while (n)
             rd_kafka_message_destroy(batch[--n]);
     }
     rd_kafka_consumer_close(consumer);
     rd_kafka_destroy(consumer);
+    kdc_assignment_destroy(assignment);
     if (rd_kafka_flush(producer, 10000) != RD_KAFKA_RESP_ERR_NO_ERROR)
         fprintf(stderr, "messages still queued at exit\n");
     kdc_tracker_destroy(audit);

@@ -102,7 +102,7 @@ int main(int argc, char **argv) {
     rd_kafka_poll_set_consumer(w.consumer);
     rd_kafka_topic_partition_list_t *topics = rd_kafka_topic_partition_list_new(1);
     rd_kafka_topic_partition_list_add(topics, "orders", RD_KAFKA_PARTITION_UA);
-    rd_kafka_subscribe(w.consumer, topics);
+    rd_kafka_subscribe(w.consumer, topics); /* expect: missing-rebalance-callback */
     rd_kafka_topic_partition_list_destroy(topics);
     run(&w);
     rd_kafka_consumer_close(w.consumer);

@@ -9,6 +9,7 @@
 /* Sorted by name (strcmp); kdc_api_self_check() verifies it. */
 static const kdc_api_t table[] = {
     /* name, roles, handle, topic, conf, list, opaque, key, value, client_type, varargs */
+    {"<delete>", KDC_API_DESTROY, 0, N, N, N, N, N, N, N, 0}, /* C++ delete of a handle */
     {"RdKafka::Conf::create", KDC_API_CONF_NEW, N, N, N, N, N, N, N, N, 0},
     {"RdKafka::Conf::set", KDC_API_CONF_SET, N, N, R, N, N, 0, 1, N, 0},
     {"RdKafka::Consumer::consume", KDC_API_CONSUME, R, N, N, N, N, N, N, N, 0},

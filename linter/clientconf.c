@@ -243,8 +243,15 @@ static void mark_escaped(kdc_facts_t *fx, size_t conf, void *arg) {
 }
 
 static void collect_dr_callback(kdc_facts_t *fx, size_t obj, void *arg) {
-    (void)arg;
-    kdc__add_dr_func(fx, kdc_program_find_func(fx->p, kdc_pts_obj(fx->pts, obj)->str));
+    const kdc_func_t *cb = kdc_program_find_func(fx->p, kdc_pts_obj(fx->pts, obj)->str);
+    if (!cb)
+        return;
+    kdc__add_dr_func(fx, cb);
+    for (size_t i = 0; i < fx->dr_callbacks.n; i++)
+        if (fx->dr_callbacks.v[i] == cb)
+            return;
+    KDC_VEC_PUSH(fx->dr_callbacks, cb);
+    KDC_VEC_PUSH(fx->dr_sites, (const kdc_expr_t *)arg);
 }
 
 typedef struct link_ctx {
@@ -343,7 +350,8 @@ static void scan_config_calls(kdc_facts_t *fx) {
                 kdc__for_each_obj(fx, f, kdc_api_arg(call, api->conf), KDC_OBJ_CONF, apply, &a,
                                   NULL);
                 if (api->roles & KDC_API_DR_REGISTER)
-                    kdc__for_each_obj(fx, f, v, KDC_OBJ_FUNC, collect_dr_callback, NULL, NULL);
+                    kdc__for_each_obj(fx, f, v, KDC_OBJ_FUNC, collect_dr_callback, (void *)call,
+                                      NULL);
             } else if (api && (api->roles & KDC_API_REBALANCE_CB)) {
                 apply_ctx_t a = {{0}, 0, 1};
                 kdc__for_each_obj(fx, f, kdc_api_arg(call, api->conf), KDC_OBJ_CONF, apply, &a,

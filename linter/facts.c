@@ -49,6 +49,9 @@ static const kdc_summary_t *callee_summary(const kdc_facts_t *fx, const kdc_func
         const kdc_summary_t *s = &fx->sum[callees.v[i]->index];
         merged->commits |= s->commits;
         merged->serves_dr |= s->serves_dr;
+        merged->effects |= s->effects;
+        merged->routes_dlq |= s->routes_dlq;
+        merged->consumes |= s->consumes;
         merged->confirms &= s->confirms;
         merged->noreturn &= s->noreturn;
         merged->pending_produce |= s->pending_produce;
@@ -71,9 +74,38 @@ typedef struct call_effects {
     unsigned produces : 1;  /* enqueues a message (or returns with one unconfirmed) */
     unsigned commits : 1;   /* commits or stores offsets */
     unsigned serves_dr : 1; /* serves delivery reports */
+    unsigned effects : 1;   /* performs a side effect */
+    unsigned routes_dlq : 1; /* produces to a dead-letter destination */
+    unsigned consumes : 1;  /* consumes messages */
     unsigned confirms : 1;  /* waits for delivery reports on every path */
     const kdc_summary_t *callee; /* merged callee summary, when not an API call */
 } call_effects_t;
+
+/* Side-effect APIs of the C library and common clients (the list). */
+static int side_effect_api(const kdc_expr_t *call) {
+    static const char *const names[] = {
+        "write", "writev", "pwrite", "pwritev", "send", "sendto", "sendmsg", "fwrite",
+        "fsync", "fdatasync", "PQexec", "PQexecParams", "PQexecPrepared", "PQsendQuery",
+        "PQsendQueryParams", "PQsendQueryPrepared", "sqlite3_step", "sqlite3_exec", "mysql_query",
+        "mysql_real_query", "mysql_stmt_execute", "redisCommand", "redisCommandArgv",
+        "redisAppendCommand", "curl_easy_perform", "curl_multi_perform", NULL};
+    for (size_t i = 0; names[i]; i++)
+        if (!strcmp(call->name, names[i])) {
+            /* printing to stdout/stderr is not an effect that needs confirming */
+            const kdc_expr_t *stream = NULL;
+            if (!strcmp(names[i], "fwrite"))
+                stream = kdc_call_arg(call, 3);
+            else if (!strncmp(names[i], "write", 5) || !strncmp(names[i], "pwrite", 6))
+                stream = kdc_call_arg(call, 0);
+            stream = kdc_expr_strip(stream);
+            if (stream && ((stream->kind == KDC_E_REF && stream->name &&
+                            (!strcmp(stream->name, "stdout") || !strcmp(stream->name, "stderr"))) ||
+                           (stream->has_ival && (stream->ival == 1 || stream->ival == 2))))
+                return 0;
+            return 1;
+        }
+    return 0;
+}
 
 static call_effects_t effects_of(const kdc_facts_t *fx, const kdc_func_t *f,
                                  const kdc_expr_t *call, kdc_summary_t *merged) {
@@ -85,7 +117,9 @@ static call_effects_t effects_of(const kdc_facts_t *fx, const kdc_func_t *f,
     e.commits = (unsigned)(kdc_options_has_role(o, call, KDC_ROLE_COMMIT) ||
                            kdc_options_has_role(o, call, KDC_ROLE_ACK));
     e.confirms = (unsigned)kdc_options_has_role(o, call, KDC_ROLE_CONFIRM);
-    if (e.produces || e.commits || e.confirms)
+    e.effects = (unsigned)(e.produces || kdc_options_has_role(o, call, KDC_ROLE_EFFECT) ||
+                           side_effect_api(call));
+    if (e.produces || e.commits || e.confirms || e.effects)
         return e;
     const kdc_api_t *api = kdc_api_lookup(call);
     if (api) {
@@ -93,6 +127,9 @@ static call_effects_t effects_of(const kdc_facts_t *fx, const kdc_func_t *f,
         e.commits = (api->roles & (KDC_API_COMMIT | KDC_API_STORE)) != 0;
         e.serves_dr = (api->roles & KDC_API_SERVE_DR) != 0;
         e.confirms = (api->roles & KDC_API_CONFIRM) != 0;
+        e.effects = e.produces;
+        e.consumes = (api->roles & KDC_API_CONSUME) != 0;
+        e.routes_dlq = e.produces && kdc_facts_is_dlq_produce(fx, f, call);
         return e;
     }
     const kdc_summary_t *s = callee_summary(fx, f, call, merged);
@@ -101,6 +138,9 @@ static call_effects_t effects_of(const kdc_facts_t *fx, const kdc_func_t *f,
         e.commits = s->commits;
         e.serves_dr = s->serves_dr;
         e.confirms = s->confirms;
+        e.effects = s->effects;
+        e.routes_dlq = s->routes_dlq;
+        e.consumes = s->consumes;
         e.callee = s;
     }
     return e;
@@ -233,8 +273,11 @@ static void compute_dr_state(kdc_facts_t *fx) {
     for (size_t i = 0; i < nf; i++) {
         const kdc_func_t *f = kdc_program_func(fx->p, i);
         size_t len = strlen(f->name);
-        if (f->class_usr && len >= 7 && !strcmp(f->name + len - 7, "::dr_cb"))
+        if (f->class_usr && len >= 7 && !strcmp(f->name + len - 7, "::dr_cb")) {
             kdc__add_dr_func(fx, f);
+            KDC_VEC_PUSH(fx->dr_callbacks, f);
+            KDC_VEC_PUSH(fx->dr_sites, (const kdc_expr_t *)NULL);
+        }
     }
     /* Close over the functions they call. */
     for (int changed = 1; changed;) {
@@ -426,6 +469,21 @@ int kdc_facts_call_commits(const kdc_facts_t *fx, const kdc_func_t *f, const kdc
     return effects_of(fx, f, call, &m).commits;
 }
 
+int kdc_facts_call_effect(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call) {
+    kdc_summary_t m;
+    return effects_of(fx, f, call, &m).effects;
+}
+
+int kdc_facts_call_routes_dlq(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call) {
+    kdc_summary_t m;
+    return effects_of(fx, f, call, &m).routes_dlq;
+}
+
+int kdc_facts_call_consumes(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call) {
+    kdc_summary_t m;
+    return effects_of(fx, f, call, &m).consumes;
+}
+
 /* A walk along paths on which a message is not (yet) confirmed: from a
  * produce to the commits it reaches (rules, pending-at-exit summaries), or
  * from a function's entry (does every path confirm?). */
@@ -514,6 +572,9 @@ static int summarize_effects(kdc_facts_t *fx, const kdc_func_t *f) {
         call_effects_t e = effects_of(fx, f, call, &m);
         s->commits |= e.commits;
         s->serves_dr |= e.serves_dr;
+        s->effects |= e.effects;
+        s->routes_dlq |= e.routes_dlq;
+        s->consumes |= e.consumes;
     }
     return memcmp(s, &old, sizeof *s) != 0;
 }
@@ -628,6 +689,13 @@ static void index_callers(kdc_facts_t *fx) {
 
 int kdc_facts_program_consumes(const kdc_facts_t *fx) { return fx->consumes; }
 
+size_t kdc_facts_dr_callbacks(const kdc_facts_t *fx, const kdc_func_t ***funcs,
+                              const kdc_expr_t ***sites) {
+    *funcs = (const kdc_func_t **)fx->dr_callbacks.v;
+    *sites = (const kdc_expr_t **)fx->dr_sites.v;
+    return fx->dr_callbacks.n;
+}
+
 kdc_facts_t *kdc_facts_build(kdc_program_t *p, const kdc_options_t *opts) {
     kdc_facts_t *fx = calloc(1, sizeof *fx);
     if (!fx)
@@ -668,6 +736,8 @@ void kdc_facts_free(kdc_facts_t *fx) {
     kdc_pts_free(fx->pts);
     kdc_strmap_free(&fx->dr_state);
     kdc_strmap_free(&fx->dr_funcs);
+    free(fx->dr_callbacks.v);
+    free(fx->dr_sites.v);
     free(fx);
 }
 

@@ -43,6 +43,9 @@ typedef struct kdc_summary {
     unsigned noreturn : 1;        /* exit unreachable */
     unsigned commits : 1;         /* may commit or store offsets */
     unsigned serves_dr : 1;       /* may serve delivery reports (poll/flush) */
+    unsigned effects : 1;         /* may perform a side effect (write, send, database, produce) */
+    unsigned routes_dlq : 1;      /* may produce to a dead-letter destination */
+    unsigned consumes : 1;        /* may consume messages */
     unsigned confirms : 1;        /* every path to its exit passes a delivery confirmation */
     unsigned pending_produce : 1; /* may return with a produced message unconfirmed (and
                                      no commit after it on that path) */
@@ -125,9 +128,27 @@ int kdc_facts_reads_delivery_state(const kdc_facts_t *fx, const kdc_expr_t *e);
 int kdc_facts_call_confirms(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call);
 int kdc_facts_call_commits(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call);
 
+/* Does the call perform a side effect: a produce; write, send, fwrite, pwrite,
+ * fsync; a database client call (PQexec*, sqlite3_step, mysql_query,
+ * redisCommand); curl_easy_perform; a configured effect function; a helper
+ * that does one of these? */
+int kdc_facts_call_effect(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call);
+
+/* Does the call route a message to a dead-letter destination (directly or in a helper)? */
+int kdc_facts_call_routes_dlq(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call);
+
+/* Does the call consume messages (directly or in a helper)? */
+int kdc_facts_call_consumes(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call);
+
 /* Did a configuration of the client register a rebalance callback? UNKNOWN
  * when its configuration cannot be followed. */
 kdc_tri_t kdc_facts_client_has_rebalance_cb(const kdc_facts_t *fx, size_t client);
+
+/* The registered delivery-report callbacks (C: dr_msg_cb/dr_cb functions;
+ * C++: DeliveryReportCb::dr_cb overrides) and where each was registered (the
+ * registration call; NULL for C++). Returns how many. */
+size_t kdc_facts_dr_callbacks(const kdc_facts_t *fx, const kdc_func_t ***funcs,
+                              const kdc_expr_t ***sites);
 
 /* Does the program consume messages anywhere (consumer poll, consume calls)? */
 int kdc_facts_program_consumes(const kdc_facts_t *fx);

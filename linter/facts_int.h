@@ -45,6 +45,8 @@ struct kdc_facts {
     unsigned dr_reads_opaque : 1; /* a delivery-report callback reads the message opaque */
     kdc_strmap_t dr_state;      /* keys written by delivery-report callbacks → (void*)1 */
     kdc_strmap_t dr_funcs;      /* id → function, delivery-report callbacks and their callees */
+    KDC_VEC(const kdc_func_t *) dr_callbacks; /* the registered callbacks themselves */
+    KDC_VEC(const kdc_expr_t *) dr_sites;     /* ... and where each was registered */
     const kdc_func_t *building; /* function whose CFG is being built */
 };
 

@@ -721,6 +721,17 @@ static kdc_expr_t *conv_expr_at(pctx_t *c, CXCursor cur) {
     case CXCursor_LambdaExpr:
         build_lambda(c, cur);
         return new_expr(c, KDC_E_OTHER, cur);
+    case CXCursor_CXXDeleteExpr: {
+        /* `delete p` as a call named "<delete>" (not an identifier): destroying a
+         * C++ client handle matters to the teardown rules */
+        kdc_expr_t *e = other_with_kids(c, cur);
+        e->kind = KDC_E_CALL;
+        e->name = kdc_intern(c->p, "<delete>");
+        e->callee_system = 1;
+        e->call_id = (int)c->calls.n;
+        KDC_VEC_PUSH(c->calls, e);
+        return e;
+    }
     case CXCursor_UnaryExpr: /* sizeof / alignof: operand not evaluated */
     case CXCursor_BlockExpr: {
         kdc_expr_t *e = new_expr(c, KDC_E_OTHER, cur);

@@ -20,6 +20,15 @@ extern const kdc_rule_t kdc_rule_flush_as_confirmation;
 extern const kdc_rule_t kdc_rule_commit_before_delivery_report;
 extern const kdc_rule_t kdc_rule_commit_offset_off_by_one;
 extern const kdc_rule_t kdc_rule_txn_error_not_aborted;
+extern const kdc_rule_t kdc_rule_commit_on_failure;
+extern const kdc_rule_t kdc_rule_commit_before_effect;
+extern const kdc_rule_t kdc_rule_auto_commit_with_side_effects;
+extern const kdc_rule_t kdc_rule_delivery_callback_ignores_error;
+extern const kdc_rule_t kdc_rule_missing_rebalance_callback;
+extern const kdc_rule_t kdc_rule_teardown_without_close;
+extern const kdc_rule_t kdc_rule_destroy_without_flush;
+extern const kdc_rule_t kdc_rule_out_of_order_offset_store;
+extern const kdc_rule_t kdc_rule_dlq_retry_identity;
 
 const kdc_rule_t *const kdc_rules[] = {
     &kdc_rule_bare_commit,
@@ -34,6 +43,15 @@ const kdc_rule_t *const kdc_rules[] = {
     &kdc_rule_commit_before_delivery_report,
     &kdc_rule_commit_offset_off_by_one,
     &kdc_rule_txn_error_not_aborted,
+    &kdc_rule_commit_on_failure,
+    &kdc_rule_commit_before_effect,
+    &kdc_rule_auto_commit_with_side_effects,
+    &kdc_rule_delivery_callback_ignores_error,
+    &kdc_rule_missing_rebalance_callback,
+    &kdc_rule_teardown_without_close,
+    &kdc_rule_destroy_without_flush,
+    &kdc_rule_out_of_order_offset_store,
+    &kdc_rule_dlq_retry_identity,
 };
 const size_t kdc_nrules = sizeof kdc_rules / sizeof kdc_rules[0];
 

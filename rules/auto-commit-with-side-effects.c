@@ -1,0 +1,106 @@
+/*
+ * auto-commit-with-side-effects: a group consumer that leaves both automatic
+ * commits and automatic offset stores on (librdkafka's defaults) while its
+ * loop performs side effects. Offsets are stored when a message is handed
+ * over and committed in the background every auto.commit.interval.ms, also
+ * on close: whatever the effect's outcome. Setting auto.commit.enable or
+ * enable.auto.commit on a *topic* configuration does not count: the
+ * high-level consumer only honours the global property (librdkafka#472).
+ *
+ * Confidence: medium. Reported on the rd_kafka_subscribe() call. Side
+ * effects: the functions that consume from this consumer (or that they call)
+ * write, send, produce, call a database client, a configured effect function,
+ * or commit/store offsets themselves (at-least-once intent). Print-only
+ * consumers are not reported; neither is enable.auto.offset.store=false.
+ */
+#include "consumer_common.h"
+
+#include <string.h>
+
+/* Functions that consume from this client. */
+static int consumes_from(kdc_rule_ctx_t *ctx, const kdc_func_t *f, size_t client) {
+    for (unsigned c = 0; c < f->ncalls; c++) {
+        const kdc_api_t *api = kdc_api_lookup(f->calls[c]);
+        if (!api || !(api->roles & KDC_API_CONSUME))
+            continue;
+        kdc_bits_t clients;
+        int unknown = 0;
+        kdc_call_clients(ctx, f, f->calls[c], api, 1, &clients, &unknown);
+        int hit = kdc_bits_get(&clients, client);
+        kdc_bits_free(&clients);
+        if (hit)
+            return 1;
+    }
+    return 0;
+}
+
+/* A side effect in a consuming function (or its callees), or a commit or
+ * store on this consumer (the author expects at-least-once). */
+static const kdc_expr_t *side_effect(kdc_rule_ctx_t *ctx, size_t client) {
+    size_t nf = kdc_program_nfuncs(ctx->program);
+    int manual = kdc_consumer_commits_manually(ctx, client);
+    for (size_t i = 0; i < nf; i++) {
+        const kdc_func_t *f = kdc_program_func(ctx->program, i);
+        if (!consumes_from(ctx, f, client))
+            continue;
+        const char *msgs[8];
+        size_t nmsgs = kdc_consumed_vars(ctx, f, client, msgs, 8);
+        for (unsigned c = 0; c < f->ncalls; c++) {
+            const kdc_expr_t *call = f->calls[c];
+            if (kdc_facts_call_effect(ctx->facts, f, call) ||
+                (manual && kdc_facts_call_commits(ctx->facts, f, call)))
+                return call;
+            /* the message handed to processing code outside the analysed program */
+            if (kdc_call_outside_processing(ctx, f, call))
+                for (unsigned a = 0; a < call->nkids; a++)
+                    for (size_t k = 0; k < nmsgs; k++)
+                        if (kdc_mentions(call->kids[a], msgs[k]))
+                            return call;
+        }
+    }
+    return NULL;
+}
+
+static void check_subscribe(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,
+                            const kdc_api_t *api) {
+    kdc_bits_t clients;
+    int unknown = 0;
+    kdc_call_clients(ctx, f, call, api, 1, &clients, &unknown);
+    for (size_t k = 0; k < clients.nwords * 64; k++) {
+        if (!kdc_bits_get(&clients, k))
+            continue;
+        /* kdc_facts_client_bool reads the global configurations' values: a
+         * default topic configuration cannot turn them off */
+        if (kdc_facts_client_bool(ctx->facts, k, "enable.auto.commit", 1) != KDC_TRI_YES ||
+            kdc_facts_client_bool(ctx->facts, k, "enable.auto.offset.store", 1) != KDC_TRI_YES)
+            continue;
+        const kdc_expr_t *effect = side_effect(ctx, k);
+        if (!effect)
+            continue;
+        kdc_notes_t notes = {0};
+        kdc_notes_add(&notes, kdc_facts_client_loc(ctx->facts, k),
+                      "consumer created here with enable.auto.commit and enable.auto.offset.store "
+                      "on (a topic-level setting does not turn them off)");
+        kdc_notes_add(&notes, &effect->loc, "side effect (or manual commit) in its consume loop");
+        kdc_rule_report(ctx, f, &call->loc, notes.v, notes.n,
+                        "group consumer with automatic commits and offset stores on while its loop "
+                        "performs side effects: offsets are committed in the background whatever "
+                        "the effects' outcome; set enable.auto.offset.store=false and store each "
+                        "offset after its effect (or enable.auto.commit=false and commit by message)");
+        break;
+    }
+    kdc_bits_free(&clients);
+}
+
+static void check(kdc_rule_ctx_t *ctx) {
+    kdc_rule_for_each_api_call(ctx, KDC_API_SUBSCRIBE, check_subscribe);
+}
+
+const kdc_rule_t kdc_rule_auto_commit_with_side_effects = {
+    "auto-commit-with-side-effects",
+    "group consumer with auto commit and auto offset store on whose loop has side effects",
+    KDC_SEV_WARNING,
+    "medium",
+    1,
+    check,
+};

@@ -1,0 +1,165 @@
+#include "consumer_common.h"
+
+#include <ctype.h>
+#include <string.h>
+
+void kdc_call_clients(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,
+                      const kdc_api_t *api, int type, kdc_bits_t *clients, int *unknown) {
+    const kdc_expr_t *handle = api->handle != KDC_ARG_NONE ? kdc_api_arg(call, api->handle)
+                                                           : kdc_api_arg(call, api->topic);
+    kdc_rule_clients(ctx, f, handle, type, clients, unknown);
+}
+
+static size_t consumers(kdc_rule_ctx_t *ctx) {
+    size_t n = 0, nobjs = kdc_pts_nobjs(kdc_facts_pts_of(ctx->facts));
+    for (size_t i = 0; i < nobjs; i++)
+        if (kdc_facts_obj(ctx->facts, i)->kind == KDC_OBJ_CLIENT &&
+            kdc_facts_client_type(ctx->facts, i) == 1)
+            n++;
+    return n;
+}
+
+int kdc_consumer_commits_manually(kdc_rule_ctx_t *ctx, size_t client) {
+    size_t nf = kdc_program_nfuncs(ctx->program);
+    int only = consumers(ctx) == 1;
+    for (size_t i = 0; i < nf; i++) {
+        const kdc_func_t *f = kdc_program_func(ctx->program, i);
+        for (unsigned c = 0; c < f->ncalls; c++) {
+            const kdc_api_t *api = kdc_api_lookup(f->calls[c]);
+            if (!api || !(api->roles & (KDC_API_COMMIT | KDC_API_STORE)) ||
+                !strncmp(api->name, "kdc_", 4))
+                continue;
+            kdc_bits_t clients;
+            int unknown = 0;
+            kdc_call_clients(ctx, f, f->calls[c], api, 1, &clients, &unknown);
+            int hit = kdc_bits_get(&clients, client) || (unknown && only);
+            kdc_bits_free(&clients);
+            if (hit)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+const char *kdc_root_var(const kdc_expr_t *e) {
+    e = kdc_expr_strip(e);
+    while (e && (e->kind == KDC_E_MEMBER || e->kind == KDC_E_INDEX ||
+                 (e->kind == KDC_E_UNARY && e->nkids == 1) ||
+                 (e->kind == KDC_E_CALL && e->is_method && e->recv))) {
+        if (e->kind == KDC_E_MEMBER && !e->nkids)
+            return NULL;
+        e = kdc_expr_strip(e->kind == KDC_E_CALL ? e->recv : e->kids[0]);
+    }
+    return e && e->kind == KDC_E_REF && e->ref != KDC_REF_FUNCTION ? e->usr : NULL;
+}
+
+static int mentions_visit(const kdc_expr_t *e, void *arg) {
+    return e->kind == KDC_E_REF && e->usr == (const char *)arg;
+}
+
+int kdc_mentions(const kdc_expr_t *e, const char *usr) {
+    return usr && kdc_expr_walk(e, mentions_visit, (void *)usr);
+}
+
+const kdc_expr_t *kdc_commit_message_of(const kdc_expr_t *call, const kdc_api_t *api) {
+    if (!strcmp(api->name, "rd_kafka_commit_message") || !strcmp(api->name, "kdc_commit_message"))
+        return kdc_call_arg(call, 1);
+    if (!strcmp(api->name, "rd_kafka_offset_store"))
+        return kdc_call_arg(call, 0); /* m->rkt */
+    if (call->is_method && call->nkids == 1 && call->str && strstr(call->str, "Message"))
+        return call->kids[0];
+    return NULL;
+}
+
+typedef struct batch_ctx {
+    kdc_rule_ctx_t *ctx;
+    const kdc_func_t *f;
+    size_t client;
+    const char *vars[16];
+    size_t nvars;
+    int hit;
+} batch_ctx_t;
+
+/* m = rd_kafka_consumer_poll(consumer, ..) */
+static int find_polled(const kdc_expr_t *e, void *arg) {
+    batch_ctx_t *b = arg;
+    if (e->kind != KDC_E_BINARY || e->op != KDC_OP_ASSIGN || e->nkids != 2)
+        return 0;
+    const kdc_expr_t *rhs = kdc_expr_strip(e->kids[1]);
+    const kdc_api_t *api = kdc_api_lookup(rhs);
+    if (!api || !(api->roles & KDC_API_CONSUME) || b->nvars >= 16)
+        return 0;
+    kdc_bits_t clients;
+    int unknown = 0;
+    kdc_call_clients(b->ctx, b->f, rhs, api, 1, &clients, &unknown);
+    if (kdc_bits_get(&clients, b->client)) {
+        const char *v = kdc_root_var(e->kids[0]);
+        if (v)
+            b->vars[b->nvars++] = v;
+    }
+    kdc_bits_free(&clients);
+    return 0;
+}
+
+/* batch[n++] = m */
+static int find_batching(const kdc_expr_t *e, void *arg) {
+    batch_ctx_t *b = arg;
+    if (e->kind != KDC_E_BINARY || e->op != KDC_OP_ASSIGN || e->nkids != 2 ||
+        kdc_expr_strip(e->kids[0])->kind != KDC_E_INDEX)
+        return 0;
+    const kdc_expr_t *rhs = kdc_expr_strip(e->kids[1]);
+    for (size_t i = 0; i < b->nvars && !b->hit; i++)
+        b->hit = rhs->kind == KDC_E_REF && rhs->usr == b->vars[i];
+    return b->hit;
+}
+
+int kdc_consumer_batches(kdc_rule_ctx_t *ctx, size_t client) {
+    size_t nf = kdc_program_nfuncs(ctx->program);
+    for (size_t i = 0; i < nf; i++) {
+        batch_ctx_t b = {ctx, kdc_program_func(ctx->program, i), client, {0}, 0, 0};
+        kdc_func_walk_exprs(b.f, find_polled, &b);
+        if (b.nvars)
+            kdc_func_walk_exprs(b.f, find_batching, &b);
+        if (b.hit)
+            return 1;
+    }
+    return 0;
+}
+
+int kdc_is_logging_name(const char *name) {
+    static const char *const words[] = {"log", "print", "printf", "trace", "debug", "dump", NULL};
+    const char *base = strrchr(name, ':');
+    base = base ? base + 1 : name;
+    char w[64];
+    size_t n = 0;
+    for (const char *c = base;; c++) {
+        if ((!*c || *c == '_' || (n && isupper((unsigned char)*c))) && n) {
+            w[n] = 0;
+            for (size_t i = 0; words[i]; i++)
+                if (!strcmp(w, words[i]))
+                    return 1;
+            n = 0;
+        }
+        if (!*c)
+            return 0;
+        if (*c != '_' && n + 1 < sizeof w)
+            w[n++] = (char)tolower((unsigned char)*c);
+    }
+}
+
+size_t kdc_consumed_vars(kdc_rule_ctx_t *ctx, const kdc_func_t *f, size_t client,
+                         const char **vars, size_t max) {
+    batch_ctx_t b = {ctx, f, client, {0}, 0, 0};
+    kdc_func_walk_exprs(f, find_polled, &b);
+    size_t n = b.nvars < max ? b.nvars : max;
+    for (size_t i = 0; i < n; i++)
+        vars[i] = b.vars[i];
+    return n;
+}
+
+int kdc_call_outside_processing(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call) {
+    if (call->kind != KDC_E_CALL || !call->name || !*call->name || call->callee_system ||
+        kdc_api_lookup(call) || kdc_api_is_librdkafka(call) || kdc_is_logging_name(call->name))
+        return 0;
+    return !call->usr || !kdc_program_find_callee(ctx->program, call->usr, f->tu);
+}

@@ -1,0 +1,43 @@
+/* Shared by the consumer rules: manual commits, the message a commit is for,
+ * batching, teardown calls. */
+#ifndef KDC_RULES_CONSUMER_COMMON_H
+#define KDC_RULES_CONSUMER_COMMON_H
+
+#include "rule.h"
+
+/* Does some commit or offset store act on this consumer (a store through a
+ * consumed message's topic handle counts when it is the only consumer)? */
+int kdc_consumer_commits_manually(kdc_rule_ctx_t *ctx, size_t client);
+
+/* Are messages of this consumer collected into an array (batched)? */
+int kdc_consumer_batches(kdc_rule_ctx_t *ctx, size_t client);
+
+/* The message a commit or store is for (commit_message's message, the
+ * message behind offset_store(m->rkt, ..), C++ commitSync(msg)), or NULL for
+ * commits by list or without one. */
+const kdc_expr_t *kdc_commit_message_of(const kdc_expr_t *call, const kdc_api_t *api);
+
+/* The variable (USR) at the root of an expression (m in m->payload), or NULL. */
+const char *kdc_root_var(const kdc_expr_t *e);
+
+/* Does e mention the variable `usr`? */
+int kdc_mentions(const kdc_expr_t *e, const char *usr);
+
+/* Clients of kind `type` the call's handle argument may denote; *unknown as
+ * kdc_rule_clients. */
+void kdc_call_clients(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,
+                      const kdc_api_t *api, int type, kdc_bits_t *clients, int *unknown);
+
+/* Is the function name a logging one (a word log, print, printf, trace,
+ * debug, dump: log_message, printStats)? Looking at a message is not its effect. */
+int kdc_is_logging_name(const char *name);
+
+/* Variables of f assigned a message consumed from `client` (m = poll(..)); at most max. */
+size_t kdc_consumed_vars(kdc_rule_ctx_t *ctx, const kdc_func_t *f, size_t client,
+                         const char **vars, size_t max);
+
+/* A call to processing code outside the analysed program: no definition seen,
+ * not from a system header, not librdkafka or another known API, not logging. */
+int kdc_call_outside_processing(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call);
+
+#endif
