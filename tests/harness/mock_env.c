@@ -130,9 +130,11 @@ rd_kafka_t *mock_env_producer(struct mock_env *env, int with_kdc_cb,
                                       NULL, extra);
 }
 
-rd_kafka_t *mock_env_consumer(struct mock_env *env, const char *group,
-                              const char *const *extra) {
-        rd_kafka_conf_t *conf = base_conf(env, extra);
+rd_kafka_t *mock_env_consumer_with(struct mock_env *env, const char *group,
+                                   mock_env_rebalance_cb_t *rebalance_cb,
+                                   void *conf_opaque,
+                                   const char *const *extra) {
+        rd_kafka_conf_t *conf = base_conf(env, NULL);
         char errstr[256];
         rd_kafka_t *rk;
 
@@ -144,10 +146,20 @@ rd_kafka_t *mock_env_consumer(struct mock_env *env, const char *group,
         conf_set(conf, "fetch.wait.max.ms", "10");
         /* A first Fetch before the leader is known backs off this long. */
         conf_set(conf, "fetch.error.backoff.ms", "10");
+        for (; extra && extra[0]; extra += 2)
+                conf_set(conf, extra[0], extra[1]);
+        if (rebalance_cb)
+                rd_kafka_conf_set_rebalance_cb(conf, rebalance_cb);
+        rd_kafka_conf_set_opaque(conf, conf_opaque);
         rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, errstr, sizeof(errstr));
         if (!rk)
                 fail_msg("consumer: %s", errstr);
         return rk;
+}
+
+rd_kafka_t *mock_env_consumer(struct mock_env *env, const char *group,
+                              const char *const *extra) {
+        return mock_env_consumer_with(env, group, NULL, NULL, extra);
 }
 
 int64_t mock_env_stored(rd_kafka_t *rk, const char *topic) {

@@ -58,6 +58,17 @@ rd_kafka_t *mock_env_producer_with(struct mock_env *env,
 rd_kafka_t *mock_env_consumer(struct mock_env *env, const char *group,
                               const char *const *extra);
 
+typedef void(mock_env_rebalance_cb_t)(
+    rd_kafka_t *rk, rd_kafka_resp_err_t err,
+    rd_kafka_topic_partition_list_t *partitions, void *opaque);
+
+/* A consumer with the given rebalance callback (may be NULL) and conf
+ * opaque; extra property pairs are applied last. */
+rd_kafka_t *mock_env_consumer_with(struct mock_env *env, const char *group,
+                                   mock_env_rebalance_cb_t *rebalance_cb,
+                                   void *conf_opaque,
+                                   const char *const *extra);
+
 /* Messages stored by the broker in partition 0 of topic: high - low
  * watermark, queried from the broker (not from local state). -1 on error. */
 int64_t mock_env_stored(rd_kafka_t *rk, const char *topic);

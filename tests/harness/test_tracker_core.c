@@ -1,0 +1,323 @@
+/* The DeliveryTracker's bookkeeping under concurrency, without librdkafka
+ * clients: reports are synthesized and recorded through the same internal
+ * entry point kdc_dr_msg_record() uses (kdc__tracker_record), so this test
+ * starts no librdkafka thread and runs under ThreadSanitizer (the tsan
+ * preset) with every thread known to it. Linked against the static
+ * library, whose internal symbols are linkable. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include <kdc/kdc.h>
+
+#include "internal.h"
+
+/* A bounded queue of handles from the tracking threads to the "polling"
+ * thread, standing in for librdkafka's delivery report queue. */
+#define QCAP 1024
+
+struct queue {
+        pthread_mutex_t lock;
+        pthread_cond_t cond;
+        void *items[QCAP];
+        size_t head, len;
+        int producers_left;
+};
+
+static void queue_push(struct queue *q, void *h) {
+        pthread_mutex_lock(&q->lock);
+        while (q->len == QCAP)
+                pthread_cond_wait(&q->cond, &q->lock);
+        q->items[(q->head + q->len++) % QCAP] = h;
+        pthread_cond_broadcast(&q->cond);
+        pthread_mutex_unlock(&q->lock);
+}
+
+/* NULL when every producer finished and the queue is empty. */
+static void *queue_pop(struct queue *q) {
+        void *h = NULL;
+
+        pthread_mutex_lock(&q->lock);
+        while (q->len == 0 && q->producers_left > 0)
+                pthread_cond_wait(&q->cond, &q->lock);
+        if (q->len) {
+                h = q->items[q->head];
+                q->head = (q->head + 1) % QCAP;
+                q->len--;
+                pthread_cond_broadcast(&q->cond);
+        }
+        pthread_mutex_unlock(&q->lock);
+        return h;
+}
+
+static void queue_producer_done(struct queue *q) {
+        pthread_mutex_lock(&q->lock);
+        q->producers_left--;
+        pthread_cond_broadcast(&q->cond);
+        pthread_mutex_unlock(&q->lock);
+}
+
+enum { THREADS = 4, PER_THREAD = 5000 };
+
+/* Per-message context owned by the "service". */
+struct msg {
+        int index;
+        atomic_int reports;
+};
+
+static struct msg msgs[THREADS * PER_THREAD];
+
+struct tracking {
+        kdc_tracker_t *t;
+        struct queue *q;
+        int first;
+};
+
+static void *track_thread(void *arg) {
+        struct tracking *w = arg;
+
+        for (int i = w->first; i < w->first + PER_THREAD; i++) {
+                void *h;
+
+                assert_int_equal(kdc__tracker_add(w->t, &msgs[i], &h), 0);
+                queue_push(w->q, h);
+        }
+        queue_producer_done(w->q);
+        return NULL;
+}
+
+struct polling {
+        struct queue *q;
+        int recorded;
+};
+
+static void *record_thread(void *arg) {
+        struct polling *p = arg;
+        void *h;
+
+        while ((h = queue_pop(p->q))) {
+                struct kdc__report r = {0};
+                struct msg *m;
+
+                r.topic = "t";
+                r.err = RD_KAFKA_RESP_ERR_NO_ERROR;
+                r.status = RD_KAFKA_MSG_STATUS_PERSISTED;
+                /* Recording frees the handle and hands back the service's
+                 * opaque, as kdc_dr_msg_record() does. */
+                m = kdc__tracker_record(h, &r);
+                assert_non_null(m);
+                atomic_fetch_add(&m->reports, 1);
+                p->recorded++;
+        }
+        return NULL;
+}
+
+static void reports_recorded_on_one_thread_while_four_threads_track_are_each_counted_once(
+    void **state) {
+        pthread_t trackers[THREADS], poller;
+        struct tracking w[THREADS];
+        struct polling p;
+        struct queue q;
+        kdc_tracker_t *t;
+
+        (void)state;
+        memset(&q, 0, sizeof(q));
+        pthread_mutex_init(&q.lock, NULL);
+        pthread_cond_init(&q.cond, NULL);
+        q.producers_left = THREADS;
+        p.q = &q;
+        p.recorded = 0;
+        for (int i = 0; i < THREADS * PER_THREAD; i++) {
+                msgs[i].index = i;
+                atomic_init(&msgs[i].reports, 0);
+        }
+        assert_int_equal(kdc_tracker_new(&t), 0);
+
+        assert_int_equal(pthread_create(&poller, NULL, record_thread, &p), 0);
+        for (int i = 0; i < THREADS; i++) {
+                w[i] = (struct tracking){t, &q, i * PER_THREAD};
+                assert_int_equal(
+                    pthread_create(&trackers[i], NULL, track_thread, &w[i]),
+                    0);
+        }
+        for (int i = 0; i < THREADS; i++)
+                pthread_join(trackers[i], NULL);
+        pthread_join(poller, NULL);
+
+        assert_int_equal(p.recorded, THREADS * PER_THREAD);
+        assert_int_equal(kdc_tracker_pending(t), 0);
+        assert_int_equal(kdc_tracker_delivered(t), THREADS * PER_THREAD);
+        assert_int_equal(kdc_tracker_failed(t), 0);
+        for (int i = 0; i < THREADS * PER_THREAD; i++)
+                assert_int_equal(atomic_load(&msgs[i].reports), 1);
+
+        kdc_tracker_destroy(t);
+        pthread_mutex_destroy(&q.lock);
+        pthread_cond_destroy(&q.cond);
+}
+
+/* A reader of counts and failure records racing with the recording
+ * thread; it stops once it has seen every failure. */
+struct reader {
+        kdc_tracker_t *t;
+        int64_t until;
+        long reads;
+};
+
+static void *read_thread(void *arg) {
+        struct reader *r = arg;
+        int64_t failed;
+
+        do {
+                failed = kdc_tracker_failed(r->t);
+                for (int64_t i = 0; i < failed; i++) {
+                        const kdc_failure_t *f =
+                            kdc_tracker_failure(r->t, (size_t)i);
+
+                        assert_non_null(f);
+                        assert_string_equal(f->topic, "orders");
+                        assert_int_equal(f->key_len, 3);
+                        assert_memory_equal(f->key, "key", 3);
+                }
+                r->reads++;
+        } while (failed < r->until);
+        return NULL;
+}
+
+static void failure_records_read_while_reports_arrive_are_complete(
+    void **state) {
+        enum { N = 3000 };
+        struct reader rd;
+        pthread_t reader;
+        kdc_tracker_t *t;
+        void *h;
+
+        (void)state;
+        assert_int_equal(kdc_tracker_new(&t), 0);
+        rd = (struct reader){t, N / 2, 0};
+        assert_int_equal(pthread_create(&reader, NULL, read_thread, &rd), 0);
+        for (int i = 0; i < N; i++) {
+                struct kdc__report r = {0};
+
+                assert_int_equal(kdc__tracker_add(t, NULL, &h), 0);
+                r.topic = "orders";
+                r.partition = i % 3;
+                r.key = "key";
+                r.key_len = 3;
+                r.err = i % 2 ? RD_KAFKA_RESP_ERR__MSG_TIMED_OUT
+                              : RD_KAFKA_RESP_ERR_NO_ERROR;
+                r.status = i % 2 ? RD_KAFKA_MSG_STATUS_NOT_PERSISTED
+                                 : RD_KAFKA_MSG_STATUS_PERSISTED;
+                kdc__tracker_record(h, &r);
+        }
+        pthread_join(reader, NULL);
+
+        assert_int_equal(kdc_tracker_delivered(t), N / 2);
+        assert_int_equal(kdc_tracker_failed(t), N / 2);
+        assert_non_null(kdc_tracker_failure(t, N / 2 - 1));
+        assert_null(kdc_tracker_failure(t, N / 2));
+        assert_true(rd.reads > 0);
+        kdc_tracker_destroy(t);
+}
+
+static void only_no_error_with_status_persisted_is_a_confirmation(
+    void **state) {
+        static const struct {
+                rd_kafka_resp_err_t err;
+                rd_kafka_msg_status_t status;
+                int confirmed;
+        } cases[] = {
+            {RD_KAFKA_RESP_ERR_NO_ERROR, RD_KAFKA_MSG_STATUS_PERSISTED, 1},
+            {RD_KAFKA_RESP_ERR_NO_ERROR,
+             RD_KAFKA_MSG_STATUS_POSSIBLY_PERSISTED, 0},
+            {RD_KAFKA_RESP_ERR_NO_ERROR, RD_KAFKA_MSG_STATUS_NOT_PERSISTED, 0},
+            {RD_KAFKA_RESP_ERR__MSG_TIMED_OUT,
+             RD_KAFKA_MSG_STATUS_POSSIBLY_PERSISTED, 0},
+            /* an error wins even over a PERSISTED status */
+            {RD_KAFKA_RESP_ERR__MSG_TIMED_OUT, RD_KAFKA_MSG_STATUS_PERSISTED,
+             0},
+        };
+        kdc_tracker_t *t;
+
+        (void)state;
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                struct kdc__report r = {0};
+                void *h;
+
+                assert_int_equal(kdc_tracker_new(&t), 0);
+                assert_int_equal(kdc__tracker_add(t, NULL, &h), 0);
+                r.err = cases[i].err;
+                r.status = cases[i].status;
+                kdc__tracker_record(h, &r);
+                assert_int_equal(kdc_tracker_delivered(t), cases[i].confirmed);
+                assert_int_equal(kdc_tracker_failed(t), !cases[i].confirmed);
+                if (!cases[i].confirmed) {
+                        assert_int_equal(kdc_tracker_failure(t, 0)->status,
+                                         cases[i].status);
+                        assert_null(kdc_tracker_failure(t, 0)->topic);
+                }
+                kdc_tracker_destroy(t);
+        }
+}
+
+struct late {
+        kdc_tracker_t *t;
+        void *handles[100];
+};
+
+static void *late_reports(void *arg) {
+        struct late *l = arg;
+
+        for (int i = 0; i < 100; i++) {
+                struct kdc__report r = {0};
+
+                r.status = RD_KAFKA_MSG_STATUS_PERSISTED;
+                kdc__tracker_record(l->handles[i], &r);
+        }
+        return NULL;
+}
+
+static void a_tracker_released_with_reports_pending_is_freed_by_the_last_one(
+    void **state) {
+        pthread_t thread;
+        struct late l;
+
+        (void)state;
+        assert_int_equal(kdc_tracker_new(&l.t), 0);
+        for (int i = 0; i < 100; i++)
+                assert_int_equal(kdc__tracker_add(l.t, NULL, &l.handles[i]),
+                                 0);
+        assert_int_equal(pthread_create(&thread, NULL, late_reports, &l), 0);
+        /* Released while reports arrive on another thread: whichever of
+         * destroy and the last report comes second frees it (LeakSanitizer
+         * and ThreadSanitizer check there is exactly one free, no race). */
+        kdc_tracker_destroy(l.t);
+        pthread_join(thread, NULL);
+}
+
+#define SENTENCE(text, fn) {text, fn, NULL, NULL, NULL}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+            SENTENCE("reports recorded on one thread while four threads track "
+                     "are each counted once, with their own opaque",
+                     reports_recorded_on_one_thread_while_four_threads_track_are_each_counted_once),
+            SENTENCE("failure records read while reports arrive are complete",
+                     failure_records_read_while_reports_arrive_are_complete),
+            SENTENCE("only NO_ERROR with status PERSISTED is a confirmation",
+                     only_no_error_with_status_persisted_is_a_confirmation),
+            SENTENCE("a tracker released with reports pending is freed by the "
+                     "last one",
+                     a_tracker_released_with_reports_pending_is_freed_by_the_last_one),
+        };
+
+        return cmocka_run_group_tests_name("DeliveryTracker core (threads)",
+                                           tests, NULL, NULL);
+}
