@@ -10,6 +10,7 @@
  * (logging functions excepted). Commits after the effect are not reported.
  */
 #include "consumer_common.h"
+#include "results.h"
 
 #include <ctype.h>
 #include <string.h>
@@ -31,6 +32,25 @@ static int collect_index_vars(const kdc_expr_t *e, void *arg) {
     return 0;
 }
 
+/* Does a helper of the analysed program do something that may be the
+ * message's effect: a known side effect, or a call to processing code outside
+ * the program, in it or in the helpers it calls? Bookkeeping helpers (kcat's
+ * stop_partition(m): rd_kafka_consume_stop and counters) do not. */
+static int helper_has_effect(kdc_rule_ctx_t *ctx, const kdc_func_t *f, int depth) {
+    for (unsigned c = 0; c < f->ncalls; c++) {
+        const kdc_expr_t *call = f->calls[c];
+        if (kdc_facts_call_effect(ctx->facts, f, call) || kdc_call_outside_processing(ctx, f, call))
+            return 1;
+        const kdc_func_t *callee =
+            call->usr && !kdc_api_lookup(call) && !call->callee_system
+                ? kdc_program_find_callee(ctx->program, call->usr, f->tu)
+                : NULL;
+        if (callee && callee != f && depth > 0 && helper_has_effect(ctx, callee, depth - 1))
+            return 1;
+    }
+    return 0;
+}
+
 static int is_effect_on(cbe_walk_t *w, const kdc_expr_t *call) {
     int given = kdc_mentions(call->recv, w->msg);
     for (unsigned i = 0; i < call->nkids && !given; i++)
@@ -44,7 +64,14 @@ static int is_effect_on(cbe_walk_t *w, const kdc_expr_t *call) {
     const kdc_api_t *api = kdc_api_lookup(call);
     if (api || kdc_api_is_librdkafka(call) || call->callee_system)
         return 0;
-    return 1; /* processing code of the analysed program, or outside it */
+    const kdc_func_t *callee =
+        call->usr ? kdc_program_find_callee(w->ctx->program, call->usr, w->f->tu) : NULL;
+    if (!callee)
+        return 1; /* processing code outside the analysed program */
+    /* a helper that does an effect, or reports the outcome of its processing (a
+     * result the caller tests: pipeline_append(m) != 0); bookkeeping returns nothing */
+    return helper_has_effect(w->ctx, callee, 4) ||
+           kdc_result_use(w->ctx->program, w->f, call) == KDC_USE_USED;
 }
 
 static int cbe_visit(void *arg, const kdc_cfg_t *g, int n, int st) {

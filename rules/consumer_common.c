@@ -163,3 +163,25 @@ int kdc_call_outside_processing(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const 
         return 0;
     return !call->usr || !kdc_program_find_callee(ctx->program, call->usr, f->tu);
 }
+
+int kdc_consumer_is_group(kdc_rule_ctx_t *ctx, size_t client) {
+    size_t nf = kdc_program_nfuncs(ctx->program);
+    for (size_t i = 0; i < nf; i++) {
+        const kdc_func_t *f = kdc_program_func(ctx->program, i);
+        for (unsigned c = 0; c < f->ncalls; c++) {
+            const kdc_api_t *api = kdc_api_lookup(f->calls[c]);
+            if (!api || !((api->roles & KDC_API_SUBSCRIBE) ||
+                          !strcmp(api->name, "rd_kafka_consumer_poll") ||
+                          !strcmp(api->name, "RdKafka::KafkaConsumer::consume")))
+                continue;
+            kdc_bits_t clients;
+            int unknown = 0;
+            kdc_call_clients(ctx, f, f->calls[c], api, 1, &clients, &unknown);
+            int hit = kdc_bits_get(&clients, client) || unknown;
+            kdc_bits_free(&clients);
+            if (hit)
+                return 1;
+        }
+    }
+    return 0;
+}

@@ -28,6 +28,11 @@ int kdc_mentions(const kdc_expr_t *e, const char *usr);
 void kdc_call_clients(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,
                       const kdc_api_t *api, int type, kdc_bits_t *clients, int *unknown);
 
+/* Is the consumer a high-level (group) consumer: subscribed, or polled with
+ * rd_kafka_consumer_poll() / C++ KafkaConsumer::consume()? The legacy simple
+ * consumer (rd_kafka_consume_start, rd_kafka_consume) is not. */
+int kdc_consumer_is_group(kdc_rule_ctx_t *ctx, size_t client);
+
 /* Is the function name a logging one (a word log, print, printf, trace,
  * debug, dump: log_message, printStats)? Looking at a message is not its effect. */
 int kdc_is_logging_name(const char *name);

@@ -41,7 +41,7 @@ static void check_destroy(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_ex
     kdc_call_clients(ctx, f, call, api, 1, &clients, &unknown);
     for (size_t k = 0; k < clients.nwords * 64; k++) {
         if (!kdc_bits_get(&clients, k) || kdc_facts_client_type(ctx->facts, k) != 1 ||
-            !kdc_consumer_commits_manually(ctx, k))
+            !kdc_consumer_commits_manually(ctx, k) || !kdc_consumer_is_group(ctx, k))
             continue;
         if (!no_close && closed_anywhere(ctx, k))
             continue;
