@@ -16,9 +16,12 @@ prefix=$work/prefix
 echo "== cmake --install (component libkdc) into $prefix"
 "$cmake" --install "$build_dir" --prefix "$prefix" --component libkdc
 
-for f in include/kdc/kdc.h include/kdc/tracker.h include/kdc/export.h; do
+for f in include/kdc/kdc.h include/kdc/tracker.h include/kdc/export.h \
+        include/kdc/dlq.h include/kdc/watermark.h include/kdc/assignment.h \
+        include/kdc/classify.h; do
         test -f "$prefix/$f" || { echo "missing $f"; exit 1; }
 done
+test -n "$(find "$prefix" -name libkdc.a)" || { echo "libkdc.a missing"; exit 1; }
 config=$(find "$prefix" -name kdcConfig.cmake)
 pc=$(find "$prefix" -name kdc.pc)
 test -n "$config" && test -f "$(dirname "$config")/kdcConfigVersion.cmake" &&
@@ -35,6 +38,13 @@ echo "== find_package(kdc $version) consumer"
 "$cmake" --build "$work/cmake-consumer"
 "$work/cmake-consumer/kdc_consumer_c"
 "$work/cmake-consumer/kdc_consumer_cxx"
+"$work/cmake-consumer/kdc_consumer_static"
+# Static means static: no libkdc.so needed at run time.
+if readelf -d "$work/cmake-consumer/kdc_consumer_static" | grep -q 'NEEDED.*libkdc'; then
+        echo "kdc_consumer_static needs libkdc.so"; exit 1
+fi
+readelf -d "$work/cmake-consumer/kdc_consumer_c" | grep -q 'NEEDED.*libkdc\.so' ||
+        { echo "kdc_consumer_c does not use libkdc.so"; exit 1; }
 
 echo "== pkg-config consumer"
 PKG_CONFIG_PATH=$(dirname "$pc")
@@ -54,4 +64,19 @@ esac
 # shellcheck disable=SC2086 # flags are words by design
 "$cc" $cflags "$consumer_src/main.c" $flags $ldflags -o "$work/pc-consumer"
 LD_LIBRARY_PATH=$(pkg-config --variable=libdir kdc) "$work/pc-consumer"
+
+echo "== pkg-config --static consumer (libkdc.a)"
+static_flags=$(pkg-config --static --libs kdc)
+echo "pkg-config --static --libs kdc: $static_flags"
+case " $static_flags " in
+*" -lcrypto "*) ;;
+*) echo "no -lcrypto (Requires.private: libcrypto)"; exit 1 ;;
+esac
+# libkdc.a by name (-lkdc would pick libkdc.so), librdkafka stays shared:
+# --static would also ask for librdkafka's own private libraries.
+# shellcheck disable=SC2086
+"$cc" $cflags "$consumer_src/main.c" $(pkg-config --cflags kdc) \
+        "$(pkg-config --variable=libdir kdc)/libkdc.a" \
+        $(pkg-config --libs rdkafka libcrypto) -pthread $ldflags -o "$work/pc-static-consumer"
+"$work/pc-static-consumer"
 echo "install check passed"

@@ -17,6 +17,16 @@ int main(void) {
         if (kdc_produce_confirmed(NULL, "topic", 0, NULL, 0, NULL, 0, 0,
                                   NULL) != KDC_ERR_INVALID)
                 return 4;
+        /* libcrypto is linked (statically linked consumers pull it in). */
+        {
+                unsigned char id[KDC_IDENTITY_LEN];
+
+                if (kdc_identity("orders", "k", 1, "v", 1, id) != 0)
+                        return 5;
+        }
+        if (kdc_classify(NULL, RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION) !=
+            KDC_CLASS_MEMBERSHIP)
+                return 6;
         printf("kdc consumer (C) ok, librdkafka %s\n", rd_kafka_version_str());
         return 0;
 }
