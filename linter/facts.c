@@ -132,6 +132,11 @@ static call_effects_t effects_of(const kdc_facts_t *fx, const kdc_func_t *f,
         e.routes_dlq = e.produces && kdc_facts_is_dlq_produce(fx, f, call);
         return e;
     }
+    /* Other librdkafka functions do nothing a rule counts, also when librdkafka's own
+     * sources are analysed (rd_kafka_poll_set_consumer's body writes to a wake-up fd:
+     * that is not the service's side effect). */
+    if (kdc_api_is_librdkafka(call))
+        return e;
     const kdc_summary_t *s = callee_summary(fx, f, call, merged);
     if (s) {
         e.produces = s->pending_produce;

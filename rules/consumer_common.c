@@ -1,4 +1,5 @@
 #include "consumer_common.h"
+#include "pts.h"
 
 #include <ctype.h>
 #include <string.h>
@@ -184,4 +185,22 @@ int kdc_consumer_is_group(kdc_rule_ctx_t *ctx, size_t client) {
         }
     }
     return 0;
+}
+
+int kdc_expr_is_topic_handle(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *e) {
+    const kdc_pts_t *pts = kdc_facts_pts_of(ctx->facts);
+    if (!e)
+        return 0;
+    kdc_bits_t b;
+    kdc_pts_expr(pts, f, e, &b);
+    int topics = 0, clients = 0;
+    for (size_t i = 0; i < kdc_pts_nobjs(pts); i++) {
+        if (!kdc_bits_get(&b, i))
+            continue;
+        kdc_obj_kind_t k = kdc_pts_obj(pts, i)->kind;
+        topics += k == KDC_OBJ_TOPIC;
+        clients += k == KDC_OBJ_CLIENT;
+    }
+    kdc_bits_free(&b);
+    return topics && !clients;
 }

@@ -28,6 +28,10 @@ int kdc_mentions(const kdc_expr_t *e, const char *usr);
 void kdc_call_clients(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,
                       const kdc_api_t *api, int type, kdc_bits_t *clients, int *unknown);
 
+/* Does e denote topic handles only (C++ `delete topic`, rd_kafka_topic_t *)?
+ * Destroying one does not destroy its client. */
+int kdc_expr_is_topic_handle(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *e);
+
 /* Is the consumer a high-level (group) consumer: subscribed, or polled with
  * rd_kafka_consumer_poll() / C++ KafkaConsumer::consume()? The legacy simple
  * consumer (rd_kafka_consume_start, rd_kafka_consume) is not. */

@@ -36,6 +36,8 @@ static void check_destroy(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_ex
                           const kdc_api_t *api) {
     const kdc_expr_t *flags = kdc_api_arg(call, api->value);
     int no_close = flags && flags->has_ival && (flags->ival & 0x8); /* RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE */
+    if (kdc_expr_is_topic_handle(ctx, f, kdc_api_arg(call, api->handle)))
+        return; /* delete topic: the client lives on */
     kdc_bits_t clients;
     int unknown = 0;
     kdc_call_clients(ctx, f, call, api, 1, &clients, &unknown);
