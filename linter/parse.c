@@ -521,39 +521,33 @@ static kdc_expr_t *conv_stmt_expr(pctx_t *c, CXCursor cur) {
 
 /* Contents of a string literal from its tokens: adjacent literals are joined,
  * the common escapes decoded (enough to match topic names and property keys). */
+/* The value of a string literal. libclang spells a StringLiteral cursor as its
+ * value re-quoted (escapes, prefix and adjacent-literal concatenation resolved),
+ * also when the literal comes from a macro (`#define ACKS "1"`), where the
+ * cursor's extent and its tokens do not give the literal alone. */
 static const char *string_literal(pctx_t *c, CXCursor cur) {
-    CXToken *toks = NULL;
-    unsigned n = 0;
-    clang_tokenize(c->tu, clang_getCursorExtent(cur), &toks, &n);
     KDC_VEC(char) out = {0};
-    for (unsigned i = 0; i < n; i++) {
-        if (clang_getTokenKind(toks[i]) != CXToken_Literal)
-            continue;
-        CXString sp = clang_getTokenSpelling(c->tu, toks[i]);
-        const char *t = clang_getCString(sp);
-        const char *q = strchr(t, '"');
-        if (q && !strchr(t, 'R')) {
-            for (const char *s = q + 1; *s && !(*s == '"' && s[1] == 0); s++) {
-                char ch = *s;
-                if (ch == '\\' && s[1]) {
-                    s++;
-                    switch (*s) {
-                    case 'n': ch = '\n'; break;
-                    case 't': ch = '\t'; break;
-                    case 'r': ch = '\r'; break;
-                    case '0': ch = 0; break;
-                    default: ch = *s; break;
-                    }
-                    if (!ch)
-                        break;
-                }
-                KDC_VEC_PUSH(out, ch);
+    CXString sp = clang_getCursorSpelling(cur);
+    const char *t = clang_getCString(sp);
+    const char *q = t ? strchr(t, '"') : NULL;
+    const char *end = t ? strrchr(t, '"') : NULL;
+    for (const char *s = q ? q + 1 : end; s && s < end; s++) {
+        char ch = *s;
+        if (ch == '\\' && s + 1 < end) {
+            s++;
+            switch (*s) {
+            case 'n': ch = '\n'; break;
+            case 't': ch = '\t'; break;
+            case 'r': ch = '\r'; break;
+            case '0': ch = 0; break;
+            default: ch = *s; break;
             }
+            if (!ch)
+                break;
         }
-        clang_disposeString(sp);
+        KDC_VEC_PUSH(out, ch);
     }
-    if (n)
-        clang_disposeTokens(c->tu, toks, n);
+    clang_disposeString(sp);
     const char *r = kdc_intern_n(c->p, out.v ? out.v : "", out.n);
     free(out.v);
     return r;
