@@ -291,6 +291,7 @@ static void apply_set_in_context(kdc_facts_t *fx, const frame_t *chain, int n, v
     a.setting.func = used ? chain[used - 1].f : sc->f;
     a.setting.loc = used ? chain[used - 1].call->loc : sc->call->loc;
     a.setting.conditional = !on_every_path(fx->p, sc->f, sc->call);
+    a.setting.from_outside = is_param(value) && !fx->callers[vf->index].n;
     for (int i = 0; i < used; i++)
         a.setting.conditional |= !on_every_path(fx->p, chain[i].f, chain[i].call);
 

@@ -64,6 +64,9 @@ typedef struct kdc_setting {
     const char *key;        /* NULL: a property whose name is not a literal */
     const char *value;      /* NULL: a value that is not a literal (getenv, a buffer, ...) */
     int conditional;        /* set on some paths only */
+    int from_outside;       /* the value is a parameter of a function no analysed code
+                               calls (a plugin entry point, an exported API): its
+                               callers decide it */
     const kdc_func_t *func; /* where the value is written: the conf_set call, or the
                                outermost helper call that passes the value */
     kdc_loc_t loc;

@@ -91,18 +91,34 @@ static const kdc_setting_t *read_uncommitted(kdc_rule_ctx_t *ctx, size_t client)
     return NULL;
 }
 
+/* isolation.level set from a value kdc-lint cannot read, or a configuration
+ * it cannot fully see. */
+static int isolation_unknown(kdc_rule_ctx_t *ctx, size_t client) {
+    kdc_config_values_t v;
+    kdc_config_values(ctx, client, "isolation.level", &v);
+    for (size_t i = 0; i < v.n; i++)
+        if (!v.v[i]->value)
+            return 1;
+    return v.unknown;
+}
+
 static void check_subscribe(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,
                             const kdc_api_t *api) {
     kdc_bits_t clients;
     int unknown = 0;
     kdc_rule_clients(ctx, f, kdc_api_arg(call, api->handle), 1, &clients, &unknown);
     const kdc_setting_t *setting = NULL;
-    size_t consumer = 0;
-    for (size_t k = 0; k < clients.nwords * 64 && !setting; k++)
-        if (kdc_bits_get(&clients, k) && (setting = read_uncommitted(ctx, k)))
+    size_t consumer = 0, unverified = (size_t)-1;
+    for (size_t k = 0; k < clients.nwords * 64 && !setting; k++) {
+        if (!kdc_bits_get(&clients, k))
+            continue;
+        if ((setting = read_uncommitted(ctx, k)))
             consumer = k;
+        else if (unverified == (size_t)-1 && isolation_unknown(ctx, k))
+            unverified = k;
+    }
     kdc_bits_free(&clients);
-    if (!setting)
+    if (!setting && (unverified == (size_t)-1 || !ctx->opts->strict))
         return;
     names_t subscribed = {{0}, 0};
     subscribed_topics(ctx, f, kdc_api_arg(call, api->list), &subscribed);
@@ -112,6 +128,17 @@ static void check_subscribe(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_
         for (size_t k = 0; k < txn.names.n; k++) {
             if (strcmp(subscribed.v[i], txn.names.v[k]))
                 continue;
+            if (!setting) {
+                kdc_notes_t notes = {0};
+                kdc_notes_add(&notes, &txn.site[k]->loc,
+                              "the same topic is produced transactionally here");
+                kdc_rule_note(ctx, f, &call->loc, notes.v, notes.n,
+                              "cannot verify isolation.level of this consumer (its value is not "
+                              "a literal kdc-lint can see), which reads \"%s\", produced here in "
+                              "transactions; it must stay read_committed",
+                              subscribed.v[i]);
+                return;
+            }
             kdc_notes_t notes = {0};
             kdc_notes_add(&notes, kdc_config_client_loc(ctx, consumer), "consumer created here");
             kdc_notes_add(&notes, &setting->loc, "isolation.level=read_uncommitted set here");

@@ -6,7 +6,9 @@
  *
  * Confidence: high. Ids built from an instance, host, partition or
  * configuration value (snprintf into a buffer, getenv, a config field) are
- * not reported.
+ * not reported. In the strict profile, an id that is a parameter of a
+ * function no analysed code calls (a plugin entry point) gets a "cannot
+ * verify" note.
  */
 #include "config_common.h"
 
@@ -18,6 +20,13 @@ static void check_client(kdc_rule_ctx_t *ctx, size_t client, void *arg) {
     kdc_notes_add(&notes, kdc_config_client_loc(ctx, client), "transactional producer created here");
     for (size_t i = 0; i < vals.n; i++) {
         const kdc_setting_t *s = vals.v[i];
+        if (!s->value && s->from_outside && ctx->opts->strict)
+            kdc_rule_note(ctx, kdc_config_client_func(ctx, client),
+                          kdc_config_client_loc(ctx, client), NULL, 0,
+                          "cannot verify transactional.id for this producer: it is a parameter "
+                          "of %s, which no analysed code calls; make sure its callers give each "
+                          "instance its own id",
+                          s->func ? s->func->name : "a function");
         if (s->value)
             kdc_rule_report(ctx, s->func, &s->loc, notes.v, notes.n,
                             "transactional.id is the constant \"%s\": every instance of the "

@@ -123,18 +123,20 @@ static void every_fixture_folder_expects_and_rejects_its_rule(void **state) {
     if (!set.nrules)
         kdc_problems_add(&p, "no fixture folders under %s", g.fixtures_dir);
     for (size_t r = 0; r < set.nrules; r++) {
-        kdc_markers_t ms = {0};
-        size_t inputs = 0;
+        size_t inputs = 0, ex = 0, ok = 0;
         for (size_t i = 0; i < set.n; i++) {
             if (strcmp(set.v[i].rule, set.rules[r]))
                 continue;
             inputs++;
+            /* one marker set per input: each input may have its own kdc-fixture: line */
+            kdc_markers_t ms = {0};
             for (size_t k = 0; k < set.v[i].nsources; k++)
                 if (kdc_markers_parse_file(&ms, set.v[i].sources[k], err, sizeof err))
                     kdc_problems_add(&p, "%s", err);
+            ex += kdc_markers_count(&ms, KDC_MARK_EXPECT, set.rules[r]);
+            ok += kdc_markers_count(&ms, KDC_MARK_OK, set.rules[r]);
+            kdc_markers_free(&ms);
         }
-        size_t ex = kdc_markers_count(&ms, KDC_MARK_EXPECT, set.rules[r]);
-        size_t ok = kdc_markers_count(&ms, KDC_MARK_OK, set.rules[r]);
         print_message("fixtures/%s/: %zu input(s), %zu expect and %zu ok marker(s) of its rule\n",
                       set.rules[r], inputs, ex, ok);
         if (!ex)
@@ -143,7 +145,6 @@ static void every_fixture_folder_expects_and_rejects_its_rule(void **state) {
         if (!ok)
             kdc_problems_add(&p, "fixtures/%s/ has no \"ok: %s\" near-miss marker", set.rules[r],
                              set.rules[r]);
-        kdc_markers_free(&ms);
     }
     kdc_fixtures_free(&set);
     if (p.n) {
