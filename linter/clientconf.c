@@ -111,13 +111,40 @@ static int must_edge(void *ctx, const kdc_cfg_t *g, int n, unsigned i, int st) {
     return kdc_outcome_failure_edge(&o, nd->expr) != (int)i;
 }
 
-static int on_every_path(kdc_program_t *p, const kdc_func_t *f, const kdc_expr_t *call) {
+/* Where the paths of a configuration begin in f: at the call that creates it when
+ * that is in f (a path that returns before the configuration exists, `if (load()
+ * != 0) return 1;`, is not one of its paths), else at f's entry. */
+static int conf_start(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *conf) {
+    const kdc_cfg_t *g = f->cfg;
+    if (!conf)
+        return g->entry;
+    kdc_bits_t b;
+    kdc_pts_expr(fx->pts, f, conf, &b);
+    int start = -1, n = 0;
+    for (size_t i = 0; i < kdc_pts_nobjs(fx->pts); i++) {
+        if (!kdc_bits_get(&b, i))
+            continue;
+        const kdc_obj_t *o = kdc_pts_obj(fx->pts, i);
+        n++;
+        if (o->kind != KDC_OBJ_CONF || o->func != f || !o->site || o->site->call_id < 0 ||
+            g->call_node[o->site->call_id] < 0 || (start >= 0 && start != g->call_node[o->site->call_id])) {
+            start = -1;
+            break;
+        }
+        start = g->call_node[o->site->call_id];
+    }
+    kdc_bits_free(&b);
+    return n && start >= 0 ? start : g->entry;
+}
+
+static int on_every_path(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call,
+                         const kdc_expr_t *conf) {
     const kdc_cfg_t *g = f->cfg;
     if (!g || call->call_id < 0 || g->call_node[call->call_id] < 0)
         return 0;
-    must_ctx_t m = {g->call_node[call->call_id], 0, p};
+    must_ctx_t m = {g->call_node[call->call_id], 0, fx->p};
     kdc_search_t s = {must_visit, must_edge, &m, 1};
-    kdc_cfg_search(g, g->entry, 0, &s);
+    kdc_cfg_search(g, conf_start(fx, f, conf), 0, &s);
     return !m.found;
 }
 
@@ -290,10 +317,12 @@ static void apply_set_in_context(kdc_facts_t *fx, const frame_t *chain, int n, v
     apply_ctx_t a = {{0}, 0, 0};
     a.setting.func = used ? chain[used - 1].f : sc->f;
     a.setting.loc = used ? chain[used - 1].call->loc : sc->call->loc;
-    a.setting.conditional = !on_every_path(fx->p, sc->f, sc->call);
+    a.setting.conditional =
+        !on_every_path(fx, sc->f, sc->call, conf_level ? NULL : kdc_api_arg(sc->call, sc->api->conf));
     a.setting.from_outside = is_param(value) && !fx->callers[vf->index].n;
     for (int i = 0; i < used; i++)
-        a.setting.conditional |= !on_every_path(fx->p, chain[i].f, chain[i].call);
+        a.setting.conditional |=
+            !on_every_path(fx, chain[i].f, chain[i].call, i + 1 == conf_level ? conf : NULL);
 
     pair_vec_t pairs = {0};
     if (!table_pairs(fx, vf, key, value, &pairs)) {

@@ -6,7 +6,8 @@
  * not set enable.idempotence=true.
  *
  * Confidence: medium. Not reported for transactional producers (a
- * transactional.id implies idempotence) or with retries set to 0.
+ * transactional.id set on every path implies idempotence) or when retries
+ * may be 0 (set to 0 on some path, or to a value kdc-lint cannot read).
  */
 #include "config_common.h"
 
@@ -21,28 +22,33 @@ static int is_true(const char *v) {
     return v && (!strcasecmp(v, "true") || !strcasecmp(v, "t") || !strcmp(v, "1"));
 }
 
-/* retries / message.send.max.retries set to 0 on every setting of them */
-static int retries_off(kdc_rule_ctx_t *ctx, size_t client) {
+/* May retries be off: retries / message.send.max.retries set to 0 on some path,
+ * or to a value kdc-lint cannot read? Then "retries stay on" is not certain and
+ * nothing is reported (a conditional retries=0 in a factory, a table row, a
+ * helper call in an error chain). */
+static int retries_may_be_off(kdc_rule_ctx_t *ctx, size_t client) {
     static const char *const keys[] = {"retries", "message.send.max.retries"};
-    int off = 0;
     for (size_t k = 0; k < 2; k++) {
         kdc_config_values_t vals;
         kdc_config_values(ctx, client, keys[k], &vals);
-        for (size_t i = 0; i < vals.n; i++) {
-            if (!vals.v[i]->value || strcmp(vals.v[i]->value, "0") || vals.v[i]->conditional)
-                return 0;
-            off = 1;
-        }
+        if (vals.unknown)
+            return 1;
+        for (size_t i = 0; i < vals.n; i++)
+            if (!vals.v[i]->value || !strcmp(vals.v[i]->value, "0"))
+                return 1;
     }
-    return off;
+    return 0;
 }
 
 static void check_producer(kdc_rule_ctx_t *ctx, size_t client, void *arg) {
     (void)arg;
     kdc_config_values_t txn, idem;
     kdc_config_values(ctx, client, "transactional.id", &txn);
-    if (txn.n)
-        return; /* transactional: idempotent by definition */
+    for (size_t i = 0; i < txn.n; i++)
+        if (!txn.v[i]->conditional)
+            return; /* transactional: idempotent by definition */
+    /* transactional on some paths only: on the others it is a plain producer (and
+     * librdkafka refuses enable.idempotence=false together with a transactional.id) */
     kdc_config_values(ctx, client, "enable.idempotence", &idem);
     kdc_notes_t notes = {0};
     kdc_notes_add(&notes, kdc_config_client_loc(ctx, client), "producer created here");
@@ -53,7 +59,7 @@ static void check_producer(kdc_rule_ctx_t *ctx, size_t client, void *arg) {
             unverified = 1;
         else if (is_true(s->value) && !s->conditional)
             explicit_on = 1;
-        else if (is_false(s->value) && !retries_off(ctx, client))
+        else if (is_false(s->value) && !retries_may_be_off(ctx, client))
             kdc_rule_report(ctx, s->func, &s->loc, notes.v, notes.n,
                             "enable.idempotence=%s while retries stay on: a retried batch can be "
                             "written twice or land behind a later one; keep enable.idempotence=true",
