@@ -66,9 +66,11 @@ static void txn_topics(kdc_rule_ctx_t *ctx, txn_topics_t *out) {
     }
 }
 
-/* Topics added to the subscription list (same variable, same function). */
+/* Topics added to the subscription list (same variable, same function). With a
+ * call site (site in g) of f, a topic that is a parameter of f is the argument
+ * given there. */
 static void subscribed_topics(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *list,
-                              names_t *out) {
+                              const kdc_func_t *g, const kdc_expr_t *site, names_t *out) {
     const char *key = kdc_pts_lvalue_key(ctx->program, list);
     if (!key)
         return;
@@ -78,7 +80,13 @@ static void subscribed_topics(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kd
             continue;
         if (kdc_pts_lvalue_key(ctx->program, kdc_api_arg(f->calls[c], api->list)) != key)
             continue;
-        kdc_facts_strings(ctx->facts, f, kdc_api_arg(f->calls[c], api->topic), add_name, out, NULL);
+        const kdc_expr_t *topic = kdc_expr_strip(kdc_api_arg(f->calls[c], api->topic));
+        if (site && topic && topic->kind == KDC_E_REF && topic->ref == KDC_REF_PARAM &&
+            topic->param_index >= 0)
+            kdc_facts_strings(ctx->facts, g, kdc_call_arg(site, (unsigned)topic->param_index),
+                              add_name, out, NULL);
+        else
+            kdc_facts_strings(ctx->facts, f, topic, add_name, out, NULL);
     }
 }
 
@@ -102,11 +110,16 @@ static int isolation_unknown(kdc_rule_ctx_t *ctx, size_t client) {
     return v.unknown;
 }
 
-static void check_subscribe(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,
-                            const kdc_api_t *api) {
+/* One subscribe, seen from one context: the consumer handle `handle` evaluated
+ * in hf; topics of the list in f (parameters resolved at `site` in g when given).
+ * Findings and notes go to `at` in `af` (the subscribe, or the helper's call site). */
+static void check_one(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,
+                      const kdc_api_t *api, const kdc_func_t *hf, const kdc_expr_t *handle,
+                      const kdc_func_t *g, const kdc_expr_t *site, const kdc_func_t *af,
+                      const kdc_loc_t *at) {
     kdc_bits_t clients;
     int unknown = 0;
-    kdc_rule_clients(ctx, f, kdc_api_arg(call, api->handle), 1, &clients, &unknown);
+    kdc_rule_clients(ctx, hf, handle, 1, &clients, &unknown);
     const kdc_setting_t *setting = NULL;
     size_t consumer = 0, unverified = (size_t)-1;
     for (size_t k = 0; k < clients.nwords * 64 && !setting; k++) {
@@ -121,36 +134,65 @@ static void check_subscribe(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_
     if (!setting && (unverified == (size_t)-1 || !ctx->opts->strict))
         return;
     names_t subscribed = {{0}, 0};
-    subscribed_topics(ctx, f, kdc_api_arg(call, api->list), &subscribed);
+    subscribed_topics(ctx, f, kdc_api_arg(call, api->list), g, site, &subscribed);
     txn_topics_t txn = {{{0}, 0}, {0}};
     txn_topics(ctx, &txn);
     for (size_t i = 0; i < subscribed.n; i++)
         for (size_t k = 0; k < txn.names.n; k++) {
             if (strcmp(subscribed.v[i], txn.names.v[k]))
                 continue;
+            kdc_notes_t notes = {0};
+            if (site)
+                kdc_notes_add(&notes, &call->loc, "the helper subscribes here");
             if (!setting) {
-                kdc_notes_t notes = {0};
                 kdc_notes_add(&notes, &txn.site[k]->loc,
                               "the same topic is produced transactionally here");
-                kdc_rule_note(ctx, f, &call->loc, notes.v, notes.n,
+                kdc_rule_note(ctx, af, at, notes.v, notes.n,
                               "cannot verify isolation.level of this consumer (its value is not "
                               "a literal kdc-lint can see), which reads \"%s\", produced here in "
                               "transactions; it must stay read_committed",
                               subscribed.v[i]);
                 return;
             }
-            kdc_notes_t notes = {0};
             kdc_notes_add(&notes, kdc_config_client_loc(ctx, consumer), "consumer created here");
             kdc_notes_add(&notes, &setting->loc, "isolation.level=read_uncommitted set here");
             kdc_notes_add(&notes, &txn.site[k]->loc,
                           "the same topic is produced transactionally here");
-            kdc_rule_report(ctx, f, &call->loc, notes.v, notes.n,
+            kdc_rule_report(ctx, af, at, notes.v, notes.n,
                             "consumer with isolation.level=read_uncommitted reads \"%s\", which "
                             "this codebase produces in transactions: it sees records of aborted "
                             "and open transactions; keep read_committed (the default)",
                             subscribed.v[i]);
             return;
         }
+}
+
+/* A subscribe in a helper given the consumer as a parameter (subscribe_to(c,
+ * topic)) is checked at each of the helper's call sites, with that call's
+ * consumer and topic, and reported there; other subscribes where they are. */
+static void check_subscribe(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,
+                            const kdc_api_t *api) {
+    const kdc_expr_t *handle = kdc_expr_strip(kdc_api_arg(call, api->handle));
+    int sites = 0;
+    if (handle && handle->kind == KDC_E_REF && handle->ref == KDC_REF_PARAM &&
+        handle->param_index >= 0) {
+        size_t nf = kdc_program_nfuncs(ctx->program);
+        for (size_t i = 0; i < nf; i++) {
+            const kdc_func_t *g = kdc_program_func(ctx->program, i);
+            for (unsigned c = 0; c < g->ncalls; c++) {
+                const kdc_expr_t *site = g->calls[c];
+                if (!site->usr || kdc_program_find_callee(ctx->program, site->usr, g->tu) != f)
+                    continue;
+                const kdc_expr_t *arg = kdc_call_arg(site, (unsigned)handle->param_index);
+                if (!arg)
+                    continue;
+                sites++;
+                check_one(ctx, f, call, api, g, arg, g, site, g, &site->loc);
+            }
+        }
+    }
+    if (!sites)
+        check_one(ctx, f, call, api, f, handle, NULL, NULL, f, &call->loc);
 }
 
 static void check(kdc_rule_ctx_t *ctx) {
