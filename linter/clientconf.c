@@ -294,6 +294,24 @@ static void link_conf(kdc_facts_t *fx, size_t conf, void *arg) {
     kdc_bits_or(&fx->info[conf].linked, &((link_ctx_t *)arg)->tconfs);
 }
 
+/* rd_kafka_conf_set_default_topic_conf(conf, tconf) in f: each instance of the
+ * conf (a factory analysed per call site) gets the topic configurations tconf
+ * denotes in that same instance, not those of every caller. */
+typedef struct link_call {
+    const kdc_func_t *f;
+    const kdc_expr_t *tconf;
+} link_call_t;
+
+static void link_in_instance(kdc_facts_t *fx, size_t conf, void *arg) {
+    const link_call_t *lk = arg;
+    link_ctx_t lc;
+    kdc_bits_init(&lc.tconfs, kdc_pts_nobjs(fx->pts));
+    kdc__for_each_obj_ctx(fx, lk->f, kdc_pts_obj(fx->pts, conf)->ctx, lk->tconf, KDC_OBJ_CONF,
+                          add_bit, &lc.tconfs, NULL);
+    link_conf(fx, conf, &lc);
+    kdc_bits_free(&lc.tconfs);
+}
+
 typedef struct set_call {
     const kdc_func_t *f;
     const kdc_expr_t *call;
@@ -387,13 +405,9 @@ static void scan_config_calls(kdc_facts_t *fx) {
                 kdc__for_each_obj(fx, f, kdc_api_arg(call, api->conf), KDC_OBJ_CONF, apply, &a,
                                   NULL);
             } else if (api && (api->roles & KDC_API_CONF_LINK)) {
-                link_ctx_t lc;
-                kdc_bits_init(&lc.tconfs, kdc_pts_nobjs(fx->pts));
-                kdc__for_each_obj(fx, f, kdc_api_arg(call, api->value), KDC_OBJ_CONF, add_bit,
-                                  &lc.tconfs, NULL);
-                kdc__for_each_obj(fx, f, kdc_api_arg(call, api->conf), KDC_OBJ_CONF, link_conf, &lc,
-                                  NULL);
-                kdc_bits_free(&lc.tconfs);
+                link_call_t lk = {f, kdc_api_arg(call, api->value)};
+                kdc__for_each_obj(fx, f, kdc_api_arg(call, api->conf), KDC_OBJ_CONF,
+                                  link_in_instance, &lk, NULL);
             } else if (!api && !call->callee_system && !kdc_api_is_librdkafka(call) &&
                        !kdc__callee_func(fx, f, call) && !call->callee_expr) {
                 /* Handed to code we cannot see: it may register or set anything. */
@@ -453,6 +467,67 @@ static void describe_objects(kdc_facts_t *fx) {
     }
 }
 
+/* A send helper given both the producer and the topic (ship(rk, topic, ..)):
+ * which producer sends to a dead-letter destination is decided per call of the
+ * helper, pairing that call's producer with that call's topic. Returns 0 when the
+ * produce is not of that form (or the helper has no callers). */
+static int mark_per_call_site(kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call,
+                              const kdc_api_t *api, const kdc_expr_t *handle) {
+    const kdc_expr_t *h = kdc_expr_strip(handle);
+    const kdc_expr_t *t = kdc_expr_strip(kdc_facts_produce_topic(call));
+    const frame_vec_t *callers = &fx->callers[f->index];
+    if (!h || !t || !is_param(h) || !is_param(t) || h->param_index < 0 || t->param_index < 0 ||
+        !callers->n || api->handle == KDC_ARG_NONE)
+        return 0;
+    for (size_t i = 0; i < callers->n; i++) {
+        const frame_t *fr = &callers->v[i];
+        const kdc_expr_t *harg = kdc_call_arg(fr->call, (unsigned)h->param_index);
+        const kdc_expr_t *targ = kdc_call_arg(fr->call, (unsigned)t->param_index);
+        kdc_bits_t clients;
+        int unknown = 0;
+        kdc_facts_clients_of(fx, fr->f, harg, &clients, &unknown);
+        int dlq = kdc__expr_names_dlq(fx, fr->f, targ);
+        for (size_t k = 0; k < clients.nwords * 64; k++)
+            if (kdc_bits_get(&clients, k)) {
+                fx->info[k].produces = 1;
+                fx->info[k].produces_dlq |= (unsigned)dlq;
+            }
+        kdc_bits_free(&clients);
+    }
+    return 1;
+}
+
+static void mark_clients(kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *handle, int dlq) {
+    kdc_bits_t clients;
+    int unknown = 0;
+    kdc_facts_clients_of(fx, f, handle, &clients, &unknown);
+    for (size_t k = 0; k < clients.nwords * 64; k++)
+        if (kdc_bits_get(&clients, k)) {
+            fx->info[k].produces = 1;
+            fx->info[k].produces_dlq |= (unsigned)dlq;
+        }
+    kdc_bits_free(&clients);
+}
+
+/* producev(ok ? out : dlq, RD_KAFKA_V_TOPIC(ok ? "out" : "out.dlq"), ..): the
+ * producer and the topic are chosen by the same condition (one variable), so
+ * each producer goes with its own branch's topic. */
+static int mark_paired_choice(kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call,
+                              const kdc_expr_t *handle) {
+    const kdc_expr_t *h = kdc_expr_strip(handle);
+    const kdc_expr_t *t = kdc_expr_strip(kdc_facts_produce_topic(call));
+    if (!h || !t || h->kind != KDC_E_COND || t->kind != KDC_E_COND || h->nkids != 3 ||
+        t->nkids != 3)
+        return 0;
+    const kdc_expr_t *hc = kdc_expr_strip(h->kids[0]), *tc = kdc_expr_strip(t->kids[0]);
+    if (!hc || !tc || hc->kind != KDC_E_REF || tc->kind != KDC_E_REF || !hc->usr ||
+        hc->usr != tc->usr)
+        return 0;
+    for (unsigned b = 1; b <= 2; b++)
+        mark_clients(fx, f, h->kids[b], kdc__expr_names_dlq(fx, f, t->kids[b]));
+    return 1;
+}
+
 /* Which clients produce, and to dead-letter destinations. */
 static void mark_producers(kdc_facts_t *fx) {
     size_t nf = kdc_program_nfuncs(fx->p);
@@ -465,6 +540,9 @@ static void mark_producers(kdc_facts_t *fx) {
                 continue;
             const kdc_expr_t *handle = api->handle != KDC_ARG_NONE ? kdc_api_arg(call, api->handle)
                                                                    : kdc_api_arg(call, api->topic);
+            if (mark_per_call_site(fx, f, call, api, handle) ||
+                mark_paired_choice(fx, f, call, handle))
+                continue;
             kdc_bits_t clients;
             int unknown = 0;
             kdc_facts_clients_of(fx, f, handle, &clients, &unknown);

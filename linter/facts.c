@@ -361,6 +361,10 @@ int kdc__strings_dlq(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_
     return r;
 }
 
+int kdc__expr_names_dlq(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *e) {
+    return e && (kdc__strings_dlq(fx, f, e) || name_is_dlq(fx, e));
+}
+
 static int direct_dlq_produce(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call,
                               const kdc_api_t *api) {
     const kdc_expr_t *topic =

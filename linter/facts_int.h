@@ -69,6 +69,9 @@ void kdc__for_each_obj_ctx(const kdc_facts_t *fx, const kdc_func_t *f, const cha
                            void (*fn)(kdc_facts_t *, size_t, void *), void *arg, int *unknown);
 void kdc__add_dr_func(kdc_facts_t *fx, const kdc_func_t *f);
 int kdc__strings_dlq(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *e);
+/* Does e (in f) name a dead-letter destination: a DLQ topic string, a topic
+ * handle created with one, or a variable/field named like a DLQ? */
+int kdc__expr_names_dlq(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *e);
 
 /* clientconf.c: configurations, clients and topics (after handle tracking). */
 void kdc__describe_clients(kdc_facts_t *fx);
