@@ -698,6 +698,56 @@ static void index_callers(kdc_facts_t *fx) {
 
 int kdc_facts_program_consumes(const kdc_facts_t *fx) { return fx->consumes; }
 
+int kdc_facts_func_program_consumes(const kdc_facts_t *fx, const kdc_func_t *f) {
+    if (!fx->mains || !f || !fx->mains[f->index])
+        return fx->consumes; /* one program, or code no main() reaches (a library) */
+    return (fx->mains[f->index] & fx->mains_consuming) != 0;
+}
+
+/* Several programs in one analysis (a compile database of a monorepo with one
+ * main() per service): which main()s reach each function, and which of those
+ * programs consume. */
+static void index_programs(kdc_facts_t *fx) {
+    size_t nf = kdc_program_nfuncs(fx->p), nmains = 0;
+    for (size_t i = 0; i < nf; i++) {
+        const kdc_func_t *f = kdc_program_func(fx->p, i);
+        nmains += f->body && !f->class_usr && !strcmp(f->name, "main");
+    }
+    if (nmains < 2 || nmains > 64)
+        return;
+    fx->mains = calloc(nf, sizeof *fx->mains);
+    size_t *work = malloc(nf * sizeof *work);
+    if (!fx->mains || !work)
+        kdc_oom();
+    unsigned bit = 0;
+    for (size_t i = 0; i < nf; i++) {
+        const kdc_func_t *m = kdc_program_func(fx->p, i);
+        if (!m->body || m->class_usr || strcmp(m->name, "main"))
+            continue;
+        uint64_t mask = (uint64_t)1 << bit++;
+        size_t n = 0;
+        fx->mains[m->index] |= mask;
+        work[n++] = m->index;
+        while (n) {
+            const kdc_func_t *f = kdc_program_func(fx->p, work[--n]);
+            for (unsigned c = 0; c < f->ncalls; c++) {
+                const kdc_api_t *api = kdc_api_lookup(f->calls[c]);
+                if (api && (api->roles & KDC_API_CONSUME))
+                    fx->mains_consuming |= mask;
+                kdc_funcvec_t callees = {0};
+                kdc_pts_callees(fx->pts, f, f->calls[c], &callees);
+                for (size_t k = 0; k < callees.n; k++)
+                    if (!(fx->mains[callees.v[k]->index] & mask)) {
+                        fx->mains[callees.v[k]->index] |= mask;
+                        work[n++] = callees.v[k]->index;
+                    }
+                free(callees.v);
+            }
+        }
+    }
+    free(work);
+}
+
 size_t kdc_facts_dr_callbacks(const kdc_facts_t *fx, const kdc_func_t ***funcs,
                               const kdc_expr_t ***sites) {
     *funcs = (const kdc_func_t **)fx->dr_callbacks.v;
@@ -725,6 +775,7 @@ kdc_facts_t *kdc_facts_build(kdc_program_t *p, const kdc_options_t *opts) {
     build_cfgs(fx);
     fx->pts = kdc_pts_build(p);
     index_callers(fx);
+    index_programs(fx);
     kdc__describe_clients(fx);
     compute_dr_state(fx);
     summarize_all(fx, summarize_effects);
@@ -741,6 +792,7 @@ void kdc_facts_free(kdc_facts_t *fx) {
     for (size_t i = 0; fx->callers && i < nf; i++)
         free(fx->callers[i].v);
     free(fx->callers);
+    free(fx->mains);
     free(fx->sum);
     kdc_pts_free(fx->pts);
     kdc_strmap_free(&fx->dr_state);

@@ -156,6 +156,12 @@ size_t kdc_facts_dr_callbacks(const kdc_facts_t *fx, const kdc_func_t ***funcs,
 /* Does the program consume messages anywhere (consumer poll, consume calls)? */
 int kdc_facts_program_consumes(const kdc_facts_t *fx);
 
+/* Does the program f belongs to consume? When the analysis holds several
+ * programs (two or more main() definitions, e.g. a monorepo's compile
+ * database), only the programs whose main() reaches f count; code no main()
+ * reaches (a library) and single-program analyses use the whole analysis. */
+int kdc_facts_func_program_consumes(const kdc_facts_t *fx, const kdc_func_t *f);
+
 /* Prints what kdc-lint believes about the clients created at file:line (their
  * configurations, each setting and where it comes from, callbacks);
  * returns how many clients were described. */

@@ -3,6 +3,7 @@
 #ifndef KDC_FACTS_INT_H
 #define KDC_FACTS_INT_H
 
+#include <stdint.h>
 #include "facts.h"
 #include "util.h"
 
@@ -42,6 +43,9 @@ struct kdc_facts {
     kdc_summary_t *sum;         /* per function index */
     frame_vec_t *callers;       /* per function index: the call sites that may reach it */
     unsigned consumes : 1;      /* the program consumes messages somewhere */
+    uint64_t *mains;            /* per function index: which main()s reach it (bit per main,
+                                   up to 64; NULL when there are fewer than two mains) */
+    uint64_t mains_consuming;   /* the main()s whose program consumes */
     unsigned dr_reads_opaque : 1; /* a delivery-report callback reads the message opaque */
     kdc_strmap_t dr_state;      /* keys written by delivery-report callbacks → (void*)1 */
     kdc_strmap_t dr_funcs;      /* id → function, delivery-report callbacks and their callees */

@@ -35,7 +35,7 @@ int kdc_config_in_delivery_path(const kdc_rule_ctx_t *ctx, size_t client) {
     int dlq = 0;
     if (!kdc_facts_client_produces(ctx->facts, client, &dlq))
         return 0;
-    return dlq || kdc_facts_program_consumes(ctx->facts);
+    return dlq || kdc_facts_func_program_consumes(ctx->facts, kdc_config_client_func(ctx, client));
 }
 
 static void collect(const kdc_setting_t *s, void *arg) {
