@@ -24,13 +24,23 @@ int kdc_dr_msg_record(rd_kafka_t *rk, const rd_kafka_message_t *rkmessage,
         if (target->magic != KDC__DR_TARGET_MAGIC)
                 return KDC_ERR_NOENT;
 
+        memset(&r, 0, sizeof(r));
         r.err = rkmessage->err;
         r.status = rd_kafka_message_status(rkmessage);
-        r.topic = rkmessage->rkt ? rd_kafka_topic_name(rkmessage->rkt) : NULL;
+        if (target->kind == KDC__DR_TRACKER && kdc__report_confirmed(&r)) {
+                /* The common case, kept short: a confirmed message of
+                 * kdc_tracker_produce() (no handle, nothing to list). */
+                kdc__tracker_confirmed((kdc_tracker_t *)target);
+                return 0;
+        }
         r.partition = rkmessage->partition;
-        r.key = rkmessage->key;
-        r.key_len = rkmessage->key ? rkmessage->key_len : 0;
-        r.opaque = NULL;
+        if (!kdc__report_confirmed(&r)) {
+                /* Only failures are listed: the common path reads no more. */
+                r.topic = rkmessage->rkt ? rd_kafka_topic_name(rkmessage->rkt)
+                                         : NULL;
+                r.key = rkmessage->key;
+                r.key_len = rkmessage->key ? rkmessage->key_len : 0;
+        }
 
         switch (target->kind) {
         case KDC__DR_TRACKER:
@@ -118,17 +128,39 @@ int kdc__produce(rd_kafka_t *rk, const char *topic, int32_t partition,
                  size_t value_len, rd_kafka_headers_t *headers,
                  struct kdc__dr_target *target, int64_t deadline,
                  rd_kafka_resp_err_t *errp) {
+        rd_kafka_vu_t vus[7];
+        rd_kafka_error_t *error;
         rd_kafka_resp_err_t err;
+        size_t n = 0;
+
+        /* Only the fields in use: librdkafka parses every one per call. */
+        vus[n].vtype = RD_KAFKA_VTYPE_TOPIC;
+        vus[n++].u.cstr = topic;
+        vus[n].vtype = RD_KAFKA_VTYPE_PARTITION;
+        vus[n++].u.i32 = partition;
+        vus[n].vtype = RD_KAFKA_VTYPE_MSGFLAGS;
+        vus[n++].u.i = RD_KAFKA_MSG_F_COPY;
+        if (key) {
+                vus[n].vtype = RD_KAFKA_VTYPE_KEY;
+                vus[n].u.mem.ptr = (void *)key;
+                vus[n++].u.mem.size = key_len;
+        }
+        vus[n].vtype = RD_KAFKA_VTYPE_VALUE;
+        vus[n].u.mem.ptr = (void *)value;
+        vus[n++].u.mem.size = value_len;
+        if (headers) {
+                vus[n].vtype = RD_KAFKA_VTYPE_HEADERS;
+                vus[n++].u.headers = headers;
+        }
+        vus[n].vtype = RD_KAFKA_VTYPE_OPAQUE;
+        vus[n++].u.ptr = target;
 
         for (;;) {
-                err = rd_kafka_producev(
-                    rk, RD_KAFKA_V_TOPIC(topic),
-                    RD_KAFKA_V_PARTITION(partition),
-                    RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
-                    RD_KAFKA_V_KEY(key, key_len),
-                    RD_KAFKA_V_VALUE((void *)value, value_len),
-                    RD_KAFKA_V_HEADERS(headers), RD_KAFKA_V_OPAQUE(target),
-                    RD_KAFKA_V_END);
+                error = rd_kafka_produceva(rk, vus, n);
+                err = error ? rd_kafka_error_code(error)
+                            : RD_KAFKA_RESP_ERR_NO_ERROR;
+                if (error)
+                        rd_kafka_error_destroy(error);
                 *errp = err;
                 if (err == RD_KAFKA_RESP_ERR_NO_ERROR)
                         return 0;

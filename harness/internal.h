@@ -60,11 +60,15 @@ int kdc__tracker_add(kdc_tracker_t *t, void *app_opaque, void **handlep);
 void kdc__tracker_sub(kdc_tracker_t *t, void *handle);
 
 /* Record the report of a message counted by kdc__tracker_add(). target is
- * the tracker itself or a per-message handle; a handle is freed, and a
+ * the tracker itself or a per-message handle; a handle is recycled, and a
  * released tracker may be freed by this call. Returns the application's
  * per-message opaque (NULL for kdc_tracker_produce messages). */
 void *kdc__tracker_record(struct kdc__dr_target *target,
                           const struct kdc__report *r);
+
+/* kdc__tracker_record() for a confirmed report of a message counted
+ * without a handle: one atomic operation more, nothing else. */
+void kdc__tracker_confirmed(kdc_tracker_t *t);
 
 /* The synchronous confirm record's report (produce.c). */
 void kdc__confirm_record(struct kdc__dr_target *target,

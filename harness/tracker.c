@@ -1,6 +1,7 @@
 /* DeliveryTracker: counts per-message delivery reports of a producer and
  * lists the messages it could not confirm. */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,26 +10,42 @@
 
 #include "internal.h"
 
-struct kdc_tracker_s {
-        struct kdc__dr_target target; /* first: the per-message opaque */
-        pthread_mutex_t lock;         /* guards everything below */
-        rd_kafka_t *rk;               /* bound producer, NULL if none */
-        int64_t pending;
-        int64_t delivered;
-        int64_t failed;
-        rd_kafka_resp_err_t first_error;
-        int released; /* kdc_tracker_destroy() was called */
-        /* Failure records: an array of pointers, so a record never moves
-         * when the array grows. */
-        kdc_failure_t **failures;
-        size_t nfailures, cfailures;
-};
-
 /* The per-message handle of kdc_tracker_track(): 24 bytes. */
 struct kdc__track {
         struct kdc__dr_target target; /* first: the per-message opaque */
         kdc_tracker_t *t;
-        void *opaque; /* the application's */
+        union {
+                void *opaque;             /* in flight: the application's */
+                struct kdc__track *next;  /* on the free list */
+        } u;
+};
+
+/* Handles come from chunks owned by the tracker and are recycled through a
+ * free list, so a tracked message costs no malloc() and 24 bytes, and the
+ * tracker's memory follows the peak number of messages in flight. */
+#define HANDLES_PER_CHUNK 1024
+
+struct handle_chunk {
+        struct handle_chunk *next;
+        struct kdc__track handles[HANDLES_PER_CHUNK];
+};
+
+struct kdc_tracker_s {
+        struct kdc__dr_target target; /* first: the per-message opaque */
+        /* Lock-free counts: a message costs two atomic operations when it
+         * is produced and reported, never a mutex (unless it failed). */
+        atomic_int_fast64_t refs; /* messages in flight, + 1 until destroy */
+        atomic_int_fast64_t delivered;
+        atomic_int_fast64_t failed; /* changed under lock, with failures */
+        _Atomic(rd_kafka_t *) rk;   /* bound producer, NULL if none */
+        pthread_mutex_t lock; /* binding, handles, failures, first_error */
+        struct handle_chunk *chunks;
+        struct kdc__track *free_handles;
+        rd_kafka_resp_err_t first_error;
+        /* Failure records: an array of pointers, so a record never moves
+         * when the array grows. */
+        kdc_failure_t **failures;
+        size_t nfailures, cfailures;
 };
 
 static void free_failures(kdc_tracker_t *t) {
@@ -42,6 +59,12 @@ static void free_failures(kdc_tracker_t *t) {
 static void kdc__tracker_free(kdc_tracker_t *t) {
         t->target.magic = 0;
         free_failures(t);
+        while (t->chunks) {
+                struct handle_chunk *c = t->chunks;
+
+                t->chunks = c->next;
+                free(c);
+        }
         pthread_mutex_destroy(&t->lock);
         free(t);
 }
@@ -74,20 +97,67 @@ static kdc_failure_t *failure_new(const struct kdc__report *r) {
         return f;
 }
 
+/* A handle from the free list (a new chunk when empty); t->lock held. */
+static struct kdc__track *handle_get(kdc_tracker_t *t, void *app_opaque) {
+        struct kdc__track *h;
+
+        if (!t->free_handles) {
+                struct handle_chunk *c = malloc(sizeof(*c));
+
+                if (!c)
+                        return NULL;
+                c->next = t->chunks;
+                t->chunks = c;
+                for (size_t i = HANDLES_PER_CHUNK; i-- > 0;) {
+                        c->handles[i].target.magic = 0;
+                        c->handles[i].u.next = t->free_handles;
+                        t->free_handles = &c->handles[i];
+                }
+        }
+        h = t->free_handles;
+        t->free_handles = h->u.next;
+        h->target.magic = KDC__DR_TARGET_MAGIC;
+        h->target.kind = KDC__DR_TRACK;
+        h->t = t;
+        h->u.opaque = app_opaque;
+        return h;
+}
+
+/* Back to the free list: no longer a libkdc record; t->lock held. */
+static void handle_put(kdc_tracker_t *t, struct kdc__track *h) {
+        h->target.magic = 0;
+        h->u.next = t->free_handles;
+        t->free_handles = h;
+}
+
+/* Drop one reference (a message's, or the application's); the last one
+ * frees the tracker. */
+static void unref(kdc_tracker_t *t) {
+        if (atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) == 1)
+                kdc__tracker_free(t);
+}
+
+/* Messages in flight. Only meaningful while the application holds its
+ * reference, i.e. from the application's own calls. */
+static int64_t pending_of(const kdc_tracker_t *ct) {
+        kdc_tracker_t *t = (kdc_tracker_t *)ct;
+
+        return (int64_t)atomic_load_explicit(&t->refs, memory_order_acquire) -
+               1;
+}
+
 void *kdc__tracker_record(struct kdc__dr_target *target,
                           const struct kdc__report *report) {
         struct kdc__report r = *report;
+        struct kdc__track *h = NULL;
         kdc_failure_t *f = NULL;
         kdc_tracker_t *t;
-        int free_now, confirmed;
+        int confirmed;
 
         if (target->kind == KDC__DR_TRACK) {
-                struct kdc__track *h = (struct kdc__track *)target;
-
+                h = (struct kdc__track *)target;
                 t = h->t;
-                r.opaque = h->opaque;
-                h->target.magic = 0;
-                free(h);
+                r.opaque = h->u.opaque;
         } else {
                 t = (kdc_tracker_t *)target;
                 r.opaque = NULL;
@@ -97,68 +167,66 @@ void *kdc__tracker_record(struct kdc__dr_target *target,
         if (!confirmed)
                 f = failure_new(&r); /* outside the lock; NULL: count only */
 
-        pthread_mutex_lock(&t->lock);
-        t->pending--;
-        if (confirmed) {
-                t->delivered++;
-        } else {
-                if (t->failed == 0)
-                        t->first_error = r.err;
-                t->failed++;
-                if (f && t->nfailures == t->cfailures) {
-                        size_t c = t->cfailures ? t->cfailures * 2 : 8;
-                        kdc_failure_t **v =
-                            realloc(t->failures, c * sizeof(*v));
+        if (h || !confirmed) {
+                pthread_mutex_lock(&t->lock);
+                if (h)
+                        handle_put(t, h);
+                if (!confirmed) {
+                        if (atomic_load_explicit(&t->failed,
+                                                 memory_order_relaxed) == 0)
+                                t->first_error = r.err;
+                        atomic_fetch_add_explicit(&t->failed, 1,
+                                                  memory_order_relaxed);
+                        if (f && t->nfailures == t->cfailures) {
+                                size_t c = t->cfailures ? t->cfailures * 2 : 8;
+                                kdc_failure_t **v =
+                                    realloc(t->failures, c * sizeof(*v));
 
-                        if (v) {
-                                t->failures = v;
-                                t->cfailures = c;
+                                if (v) {
+                                        t->failures = v;
+                                        t->cfailures = c;
+                                }
+                        }
+                        if (f && t->nfailures < t->cfailures) {
+                                t->failures[t->nfailures++] = f;
+                                f = NULL;
                         }
                 }
-                if (f && t->nfailures < t->cfailures) {
-                        t->failures[t->nfailures++] = f;
-                        f = NULL;
-                }
+                pthread_mutex_unlock(&t->lock);
         }
-        free_now = t->released && t->pending == 0;
-        pthread_mutex_unlock(&t->lock);
+        if (confirmed)
+                atomic_fetch_add_explicit(&t->delivered, 1,
+                                          memory_order_relaxed);
         free(f); /* only if it could not be listed (out of memory) */
-        if (free_now)
-                kdc__tracker_free(t);
+        /* Last: a waiter that sees this message gone sees its outcome. */
+        unref(t);
         return r.opaque;
 }
 
-static struct kdc__track *handle_new(kdc_tracker_t *t, void *app_opaque) {
-        struct kdc__track *h = malloc(sizeof(*h));
-
-        if (h) {
-                h->target.magic = KDC__DR_TARGET_MAGIC;
-                h->target.kind = KDC__DR_TRACK;
-                h->t = t;
-                h->opaque = app_opaque;
-        }
-        return h;
+void kdc__tracker_confirmed(kdc_tracker_t *t) {
+        atomic_fetch_add_explicit(&t->delivered, 1, memory_order_relaxed);
+        unref(t);
 }
 
 int kdc__tracker_add(kdc_tracker_t *t, void *app_opaque, void **handlep) {
-        if (handlep && !(*handlep = handle_new(t, app_opaque)))
-                return KDC_ERR_NOMEM;
-        pthread_mutex_lock(&t->lock);
-        t->pending++;
-        pthread_mutex_unlock(&t->lock);
+        if (handlep) {
+                pthread_mutex_lock(&t->lock);
+                *handlep = handle_get(t, app_opaque);
+                pthread_mutex_unlock(&t->lock);
+                if (!*handlep)
+                        return KDC_ERR_NOMEM;
+        }
+        atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
         return 0;
 }
 
 void kdc__tracker_sub(kdc_tracker_t *t, void *handle) {
         if (handle) {
-                struct kdc__track *h = handle;
-
-                h->target.magic = 0;
-                free(h);
+                pthread_mutex_lock(&t->lock);
+                handle_put(t, handle);
+                pthread_mutex_unlock(&t->lock);
         }
-        pthread_mutex_lock(&t->lock);
-        t->pending--;
-        pthread_mutex_unlock(&t->lock);
+        unref(t);
 }
 
 int kdc_tracker_new(kdc_tracker_t **trackerp) {
@@ -176,37 +244,34 @@ int kdc_tracker_new(kdc_tracker_t **trackerp) {
         }
         t->target.magic = KDC__DR_TARGET_MAGIC;
         t->target.kind = KDC__DR_TRACKER;
+        atomic_init(&t->refs, 1); /* the application's */
+        atomic_init(&t->delivered, 0);
+        atomic_init(&t->failed, 0);
+        atomic_init(&t->rk, NULL);
         t->first_error = RD_KAFKA_RESP_ERR_NO_ERROR;
         *trackerp = t;
         return 0;
 }
 
 void kdc_tracker_destroy(kdc_tracker_t *t) {
-        int free_now;
-
-        if (!t)
-                return;
-        pthread_mutex_lock(&t->lock);
-        t->released = 1;
-        free_now = t->pending == 0;
-        pthread_mutex_unlock(&t->lock);
-        if (free_now)
-                kdc__tracker_free(t);
-        /* else: the last pending report frees it (kdc__tracker_record) */
+        if (t)
+                unref(t); /* else the last pending report frees it */
 }
 
-/* Bind t to rk on first use, checking rk's configuration once, and count
- * one pending message. */
-static int bind_and_count(kdc_tracker_t *t, rd_kafka_t *rk) {
+/* Bind t to rk on first use, checking rk's configuration once. */
+static int bind_producer(kdc_tracker_t *t, rd_kafka_t *rk) {
+        rd_kafka_t *bound =
+            atomic_load_explicit(&t->rk, memory_order_acquire);
         int r = 0;
 
+        if (bound)
+                return bound == rk ? 0 : KDC_ERR_INVALID;
         pthread_mutex_lock(&t->lock);
-        if (t->rk)
-                r = t->rk == rk ? 0 : KDC_ERR_INVALID;
+        bound = atomic_load_explicit(&t->rk, memory_order_relaxed);
+        if (bound)
+                r = bound == rk ? 0 : KDC_ERR_INVALID;
         else if ((r = kdc__producer_check(rk)) == 0)
-                t->rk = rk;
-        if (r == 0)
-                t->pending++;
+                atomic_store_explicit(&t->rk, rk, memory_order_release);
         pthread_mutex_unlock(&t->lock);
         return r;
 }
@@ -217,7 +282,6 @@ int kdc_tracker_produce(kdc_tracker_t *t, rd_kafka_t *rk, const char *topic,
                         rd_kafka_headers_t *headers, int timeout_ms,
                         rd_kafka_resp_err_t *produce_err) {
         rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR__INVALID_ARG;
-        int64_t deadline;
         int r;
 
         if (produce_err)
@@ -226,22 +290,22 @@ int kdc_tracker_produce(kdc_tracker_t *t, rd_kafka_t *rk, const char *topic,
             !kdc__message_args_valid(topic, key, key_len, value, value_len,
                                      timeout_ms))
                 return KDC_ERR_INVALID;
-        deadline = kdc__deadline(timeout_ms);
-
-        /* Count the message before it can possibly be reported: another
-         * thread may serve its report as soon as producev() returns. */
-        if ((r = bind_and_count(t, rk))) {
+        if ((r = bind_producer(t, rk))) {
                 if (produce_err && r == KDC_ERR_CONF)
                         *produce_err = RD_KAFKA_RESP_ERR__NOT_CONFIGURED;
                 return r;
         }
 
+        /* Count the message before it can possibly be reported: another
+         * thread may serve its report as soon as producev() returns. */
+        atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
         r = kdc__produce(rk, topic, partition, key, key_len, value, value_len,
-                         headers, &t->target, deadline, &err);
+                         headers, &t->target, kdc__deadline(timeout_ms),
+                         &err);
         if (produce_err)
                 *produce_err = err;
         if (r)
-                kdc__tracker_sub(t, NULL); /* not enqueued: no report */
+                unref(t); /* not enqueued: no report */
         return r;
 }
 
@@ -253,13 +317,9 @@ int kdc_tracker_track(kdc_tracker_t *t, rd_kafka_t *rk, void *opaque,
                 *handlep = NULL;
         if (!t || !rk || !handlep)
                 return KDC_ERR_INVALID;
-        if ((r = bind_and_count(t, rk)))
+        if ((r = bind_producer(t, rk)))
                 return r;
-        if (!(*handlep = handle_new(t, opaque))) {
-                kdc__tracker_sub(t, NULL);
-                return KDC_ERR_NOMEM;
-        }
-        return 0;
+        return kdc__tracker_add(t, opaque, handlep);
 }
 
 int kdc_tracker_untrack(kdc_tracker_t *t, void *handle) {
@@ -273,38 +333,31 @@ int kdc_tracker_untrack(kdc_tracker_t *t, void *handle) {
 }
 
 int kdc_tracker_wait(kdc_tracker_t *t, rd_kafka_t *rk, int timeout_ms) {
-        int64_t deadline, pending, failed;
-        int bound_elsewhere;
+        rd_kafka_t *bound;
+        int64_t deadline;
 
         if (!t || !rk || timeout_ms < -1)
                 return KDC_ERR_INVALID;
-        pthread_mutex_lock(&t->lock);
-        bound_elsewhere = t->rk && t->rk != rk;
-        pthread_mutex_unlock(&t->lock);
-        if (bound_elsewhere)
+        bound = atomic_load_explicit(&t->rk, memory_order_acquire);
+        if (bound && bound != rk)
                 return KDC_ERR_INVALID;
 
         deadline = kdc__deadline(timeout_ms);
         for (;;) {
-                pthread_mutex_lock(&t->lock);
-                pending = t->pending;
-                failed = t->failed;
-                pthread_mutex_unlock(&t->lock);
-                if (pending == 0)
-                        return failed ? KDC_ERR_DELIVERY : 0;
+                if (pending_of(t) == 0)
+                        break;
                 if (kdc__now_ms() >= deadline) {
                         /* One last non-blocking serve before giving up. */
                         rd_kafka_poll(rk, 0);
-                        pthread_mutex_lock(&t->lock);
-                        pending = t->pending;
-                        failed = t->failed;
-                        pthread_mutex_unlock(&t->lock);
-                        if (pending == 0)
-                                return failed ? KDC_ERR_DELIVERY : 0;
+                        if (pending_of(t) == 0)
+                                break;
                         return KDC_ERR_TIMEOUT;
                 }
                 rd_kafka_poll(rk, kdc__poll_slice(deadline));
         }
+        return atomic_load_explicit(&t->failed, memory_order_relaxed)
+                   ? KDC_ERR_DELIVERY
+                   : 0;
 }
 
 int kdc_tracker_reset(kdc_tracker_t *t) {
@@ -313,58 +366,41 @@ int kdc_tracker_reset(kdc_tracker_t *t) {
         if (!t)
                 return KDC_ERR_INVALID;
         pthread_mutex_lock(&t->lock);
-        if (t->pending) {
+        if (pending_of(t)) {
                 r = KDC_ERR_BUSY;
         } else {
-                t->delivered = 0;
-                t->failed = 0;
+                atomic_store_explicit(&t->delivered, 0, memory_order_relaxed);
+                atomic_store_explicit(&t->failed, 0, memory_order_relaxed);
+                atomic_store_explicit(&t->rk, NULL, memory_order_relaxed);
                 t->first_error = RD_KAFKA_RESP_ERR_NO_ERROR;
-                t->rk = NULL;
                 free_failures(t);
         }
         pthread_mutex_unlock(&t->lock);
         return r;
 }
 
-/* The mutex is logically mutable: reading counts does not change the
- * tracker, so the accessors take a const handle. */
-enum kdc__count { KDC__PENDING, KDC__DELIVERED, KDC__FAILED };
-
-static int64_t kdc__tracker_read(const kdc_tracker_t *ct,
-                                 enum kdc__count which) {
-        kdc_tracker_t *t = (kdc_tracker_t *)ct;
-        int64_t v;
-
-        pthread_mutex_lock(&t->lock);
-        switch (which) {
-        case KDC__PENDING:
-                v = t->pending;
-                break;
-        case KDC__DELIVERED:
-                v = t->delivered;
-                break;
-        default:
-                v = t->failed;
-                break;
-        }
-        pthread_mutex_unlock(&t->lock);
-        return v;
-}
-
 int64_t kdc_tracker_pending(const kdc_tracker_t *t) {
-        return t ? kdc__tracker_read(t, KDC__PENDING) : KDC_ERR_INVALID;
+        return t ? pending_of(t) : KDC_ERR_INVALID;
 }
 
-int64_t kdc_tracker_delivered(const kdc_tracker_t *t) {
-        return t ? kdc__tracker_read(t, KDC__DELIVERED) : KDC_ERR_INVALID;
+int64_t kdc_tracker_delivered(const kdc_tracker_t *ct) {
+        kdc_tracker_t *t = (kdc_tracker_t *)ct; /* atomics only */
+
+        return t ? (int64_t)atomic_load_explicit(&t->delivered,
+                                                 memory_order_acquire)
+                 : KDC_ERR_INVALID;
 }
 
-int64_t kdc_tracker_failed(const kdc_tracker_t *t) {
-        return t ? kdc__tracker_read(t, KDC__FAILED) : KDC_ERR_INVALID;
+int64_t kdc_tracker_failed(const kdc_tracker_t *ct) {
+        kdc_tracker_t *t = (kdc_tracker_t *)ct; /* atomics only */
+
+        return t ? (int64_t)atomic_load_explicit(&t->failed,
+                                                 memory_order_acquire)
+                 : KDC_ERR_INVALID;
 }
 
 const kdc_failure_t *kdc_tracker_failure(const kdc_tracker_t *ct, size_t i) {
-        kdc_tracker_t *t = (kdc_tracker_t *)ct;
+        kdc_tracker_t *t = (kdc_tracker_t *)ct; /* the mutex only */
         const kdc_failure_t *f = NULL;
 
         if (!t)
@@ -377,7 +413,7 @@ const kdc_failure_t *kdc_tracker_failure(const kdc_tracker_t *ct, size_t i) {
 }
 
 rd_kafka_resp_err_t kdc_tracker_first_error(const kdc_tracker_t *ct) {
-        kdc_tracker_t *t = (kdc_tracker_t *)ct;
+        kdc_tracker_t *t = (kdc_tracker_t *)ct; /* the mutex only */
         rd_kafka_resp_err_t err;
 
         if (!t)

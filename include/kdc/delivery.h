@@ -106,8 +106,8 @@ KDC_EXPORT void kdc_dr_msg_cb(rd_kafka_t *rk,
  * handle, a synchronous produce), the report is recorded there: confirmed
  * when rkmessage->err is RD_KAFKA_RESP_ERR_NO_ERROR AND
  * rd_kafka_message_status() is RD_KAFKA_MSG_STATUS_PERSISTED; otherwise
- * failed. A kdc_tracker_track() handle is freed by this call: do not use
- * rkmessage->_private afterwards.
+ * failed. A kdc_tracker_track() handle goes back to its tracker in this
+ * call: do not use rkmessage->_private afterwards.
  *
  * @param rk        the producer (not used; for symmetry with dr_msg_cb).
  * @param rkmessage the report, as passed to dr_msg_cb. Only read.

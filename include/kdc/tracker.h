@@ -45,9 +45,12 @@
  *  tracker with messages in flight is safe: the memory is released by the
  *  last report. Memory is proportional to the messages in flight, never to
  *  the messages produced: kdc_tracker_produce() adds nothing per message
- *  (its opaque is the tracker), kdc_tracker_track() one 24-byte handle freed
- *  by the message's report. Failed messages are kept (one record with a copy
- *  of topic and key each) until kdc_tracker_reset() or destroy.
+ *  (its opaque is the tracker); kdc_tracker_track() uses one 24-byte handle
+ *  per message, recycled when its report arrives (handles are allocated 1024
+ *  at a time and kept until kdc_tracker_destroy(), so this memory follows
+ *  the peak number of tracked messages in flight). Failed messages are kept
+ *  (one record with a copy of topic and key each) until kdc_tracker_reset()
+ *  or destroy.
  *
  * @par Threads
  *  All functions may be called from any thread. Counters are protected by a
@@ -212,8 +215,9 @@ KDC_EXPORT int kdc_tracker_produce(kdc_tracker_t *tracker,
  * @param opaque   the application's own per-message opaque, kept in the
  *                 handle (any value, NULL too; libkdc never dereferences it).
  * @param handlep  receives the handle (set to NULL on failure). It belongs
- *                 to libkdc; it is freed by the message's delivery report,
- *                 or by kdc_tracker_untrack().
+ *                 to libkdc and goes back to the tracker with the message's
+ *                 delivery report, or with kdc_tracker_untrack(); it must
+ *                 not be used after that.
  *
  * @returns 0: counted pending. KDC_ERR_INVALID: NULL argument, @p rk not a
  *          producer or not the bound one. KDC_ERR_CONF: no dr_msg_cb, or
@@ -230,7 +234,8 @@ KDC_EXPORT int kdc_tracker_track(kdc_tracker_t *tracker,
 /**
  * @brief Withdraw a handle from kdc_tracker_track() whose message was NOT
  *        enqueued (the produce call returned an error), so no report will
- *        come: the pending count drops by one and the handle is freed.
+ *        come: the pending count drops by one and the handle goes back to
+ *        the tracker.
  *
  * Never call it for a message that was enqueued: its report would then
  * touch freed memory.
