@@ -14,7 +14,7 @@
  * served by another thread are noticed promptly. */
 #define KDC__POLL_SLICE_MS 100
 
-/* Every per-message opaque libkdc hands to rd_kafka_producev() points to an
+/* Every per-message opaque libkdc hands to rd_kafka_produceva() points to an
  * object that starts with this header; kdc_dr_msg_record() dispatches on
  * its kind. */
 #define KDC__DR_TARGET_MAGIC 0x6b646364u /* "kdcd" */
@@ -97,10 +97,10 @@ int kdc__message_args_valid(const char *topic, const void *key, size_t key_len,
                             const void *value, size_t value_len,
                             int timeout_ms);
 
-/* rd_kafka_producev() with F_COPY and target as per-message opaque; on
+/* rd_kafka_produceva() with F_COPY and target as per-message opaque; on
  * __QUEUE_FULL serve reports with rd_kafka_poll() and retry until deadline.
  * Returns 0, KDC_ERR_QUEUE_FULL or KDC_ERR_PRODUCE; *errp gets the last
- * producev error. On failure headers are still owned by the caller. */
+ * produceva error. On failure headers are still owned by the caller. */
 int kdc__produce(rd_kafka_t *rk, const char *topic, int32_t partition,
                  const void *key, size_t key_len, const void *value,
                  size_t value_len, rd_kafka_headers_t *headers,

@@ -196,7 +196,7 @@ KDC_EXPORT int kdc_dlq_set_topic(kdc_dlq_t *dlq, const char *topic);
  *
  * Thread-safe (several threads may route through one router). Relies on:
  * rd_kafka_message_headers(), rd_kafka_header_get_all(),
- * rd_kafka_message_timestamp(), rd_kafka_producev() with
+ * rd_kafka_message_timestamp(), rd_kafka_produceva() with
  * RD_KAFKA_V_HEADERS, the delivery report's rd_kafka_message_status().
  */
 KDC_EXPORT int kdc_dlq_route(kdc_dlq_t *dlq,

@@ -45,7 +45,7 @@ typedef enum kdc_err_e {
          *  RD_KAFKA_RESP_ERR__QUEUE_FULL) until the deadline; the message was
          *  not enqueued. */
         KDC_ERR_QUEUE_FULL = -5,
-        /** rd_kafka_producev() refused the message for another reason (the
+        /** rd_kafka_produceva() refused the message for another reason (the
          *  librdkafka code is returned through the function's out-parameter);
          *  the message was not enqueued. */
         KDC_ERR_PRODUCE = -6,

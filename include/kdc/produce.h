@@ -25,9 +25,9 @@ extern "C" {
  * @brief Produce one message and wait for that message's own delivery
  *        report.
  *
- * Enqueues the message with rd_kafka_producev() (RD_KAFKA_MSG_F_COPY: key and
+ * Enqueues the message with rd_kafka_produceva() (RD_KAFKA_MSG_F_COPY: key and
  * value are copied, the caller's buffers may be reused on return) with a
- * per-message opaque (RD_KAFKA_V_OPAQUE) pointing to a small libkdc status
+ * per-message opaque (RD_KAFKA_VTYPE_OPAQUE) pointing to a small libkdc status
  * record, then calls rd_kafka_poll(rk, ..) in slices of at most 100 ms until
  * kdc_dr_msg_cb() has stored this message's report in that record, or
  * @p timeout_ms has passed. A __QUEUE_FULL answer is handled by polling and
@@ -66,7 +66,7 @@ extern "C" {
  *                    the report's error (e.g. the broker's
  *                    TOPIC_AUTHORIZATION_FAILED, or local __MSG_TIMED_OUT)
  *                    with KDC_ERR_DELIVERY;
- *                    the rd_kafka_producev() error with KDC_ERR_PRODUCE or
+ *                    the rd_kafka_produceva() error with KDC_ERR_PRODUCE or
  *                    KDC_ERR_QUEUE_FULL;
  *                    RD_KAFKA_RESP_ERR__TIMED_OUT with KDC_ERR_TIMEOUT;
  *                    RD_KAFKA_RESP_ERR__INVALID_ARG with KDC_ERR_INVALID;

@@ -14,7 +14,7 @@
  * returns 0, i.e. every message has a report and none failed.
  *
  * Two ways to produce through a tracker:
- *  - kdc_tracker_produce(): libkdc calls rd_kafka_producev() for you.
+ *  - kdc_tracker_produce(): libkdc calls rd_kafka_produceva() for you.
  *  - kdc_tracker_track(): you call rd_kafka_producev()/produce() yourself
  *    with the per-message handle it gives as the message opaque (keeping
  *    your own opaque inside it), and report with kdc_dr_msg_cb or with
@@ -133,9 +133,9 @@ KDC_EXPORT void kdc_tracker_destroy(kdc_tracker_t *tracker);
 /**
  * @brief Produce one message through the tracker and count it as pending.
  *
- * Calls rd_kafka_producev() with RD_KAFKA_MSG_F_COPY (key and value are
+ * Calls rd_kafka_produceva() with RD_KAFKA_MSG_F_COPY (key and value are
  * copied: the caller's buffers may be reused as soon as this returns) and the
- * tracker as the per-message opaque (RD_KAFKA_V_OPAQUE). When librdkafka
+ * tracker as the per-message opaque (RD_KAFKA_VTYPE_OPAQUE). When librdkafka
  * answers RD_KAFKA_RESP_ERR__QUEUE_FULL (queue.buffering.max.messages or
  * .kbytes reached), it serves delivery reports with rd_kafka_poll() (which is
  * what frees queue space) and retries until @p timeout_ms has passed.
@@ -155,12 +155,12 @@ KDC_EXPORT void kdc_tracker_destroy(kdc_tracker_t *tracker);
  * @param value_len value length in bytes.
  * @param headers   message headers or NULL. On success librdkafka owns them
  *                  (do not destroy them); on any failure the caller still
- *                  owns them (rd_kafka_producev() semantics).
+ *                  owns them (rd_kafka_produceva() semantics).
  * @param timeout_ms how long to keep retrying while the local queue is full,
  *                  in milliseconds; 0 tries once; -1 retries without limit.
  *                  This bounds enqueueing only, never delivery.
  * @param produce_err if not NULL, receives the librdkafka error of the last
- *                  rd_kafka_producev() call (RD_KAFKA_RESP_ERR_NO_ERROR on
+ *                  rd_kafka_produceva() call (RD_KAFKA_RESP_ERR_NO_ERROR on
  *                  success, RD_KAFKA_RESP_ERR__INVALID_ARG for bad arguments).
  *
  * @returns 0: enqueued and counted pending; its report will be counted.
@@ -170,7 +170,7 @@ KDC_EXPORT void kdc_tracker_destroy(kdc_tracker_t *tracker);
  *          KDC_ERR_CONF: @p rk has no dr_msg_cb, or
  *          delivery.report.only.error=true.
  *          KDC_ERR_QUEUE_FULL: still __QUEUE_FULL at the deadline.
- *          KDC_ERR_PRODUCE: rd_kafka_producev() failed otherwise (e.g.
+ *          KDC_ERR_PRODUCE: rd_kafka_produceva() failed otherwise (e.g.
  *          __MSG_SIZE_TOO_LARGE, __UNKNOWN_PARTITION, __FATAL); see
  *          @p produce_err.
  *          On every failure the message is not enqueued and not counted.
