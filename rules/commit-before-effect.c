@@ -4,10 +4,13 @@
  * to a pipeline, writing it to a database, producing it on). A crash or a
  * failure in between loses the message: the group will not deliver it again.
  *
- * Confidence: medium. From a commit of a message m, the path is followed
- * (until m is reassigned) to a call that is given m or its fields and is a
- * side effect, a helper of the analysed code, or a function outside it
- * (logging functions excepted). Commits after the effect are not reported.
+ * Confidence: medium. From a commit of a message m (by message, an offset
+ * list built from the current m, or a commit helper given m), the path is
+ * followed (until m is reassigned, and not into branches where the commit
+ * reported failure) to a call that is given m or its fields and is a side
+ * effect, a helper of the analysed code that performs one or whose result
+ * is tested, or a function outside it (logging functions excepted).
+ * Commits after the effect are not reported.
  */
 #include "consumer_common.h"
 #include "results.h"
@@ -22,6 +25,7 @@ typedef struct cbe_walk {
     const char *index_vars[8]; /* i in batch[i]: a new i is another message */
     size_t nindex;
     const kdc_expr_t *effect;
+    kdc_outcome_t outcome; /* of the commit (or commit helper) call */
 } cbe_walk_t;
 
 static int collect_index_vars(const kdc_expr_t *e, void *arg) {
@@ -30,6 +34,152 @@ static int collect_index_vars(const kdc_expr_t *e, void *arg) {
     if (v && w->nindex < 8)
         w->index_vars[w->nindex++] = v;
     return 0;
+}
+
+/* ---------- the messages an offset list is built from ---------- */
+
+typedef struct list_src {
+    const char *list;     /* the list variable */
+    const char *parts[8]; /* p = rd_kafka_topic_partition_list_add(list, ..) */
+    size_t nparts;
+    const char *msgs[8];  /* messages whose fields fill the list */
+    size_t nmsgs;
+} list_src_t;
+
+static int is_message_ref(const kdc_expr_t *e) {
+    return e->kind == KDC_E_REF && e->usr && e->type && e->ref != KDC_REF_FUNCTION &&
+           (strstr(e->type, "rd_kafka_message_t") || strstr(e->type, "RdKafka::Message"));
+}
+
+static int add_msg(const kdc_expr_t *e, void *arg) {
+    list_src_t *s = arg;
+    if (!is_message_ref(e))
+        return 0;
+    for (size_t i = 0; i < s->nmsgs; i++)
+        if (s->msgs[i] == e->usr)
+            return 0;
+    if (s->nmsgs < 8)
+        s->msgs[s->nmsgs++] = e->usr;
+    return 0;
+}
+
+/* rd_kafka_topic_partition_list_add(list, ..), .._set_offset(list, ..), C++
+ * list.push_back(TopicPartition::create(..)) */
+static int fills_list(const kdc_expr_t *e, void *arg) {
+    const list_src_t *s = arg;
+    if (e->kind != KDC_E_CALL || !e->name)
+        return 0;
+    if (!strncmp(e->name, "rd_kafka_topic_partition_list_", 30) && e->nkids &&
+        kdc_root_var(e->kids[0]) == s->list)
+        return 1;
+    if (e->is_method && e->recv && kdc_root_var(e->recv) == s->list) {
+        const char *base = strrchr(e->name, ':');
+        base = base ? base + 1 : e->name;
+        return !strcmp(base, "push_back") || !strcmp(base, "emplace_back") ||
+               !strcmp(base, "insert");
+    }
+    return 0;
+}
+
+static int find_parts(const kdc_expr_t *e, void *arg) {
+    list_src_t *s = arg;
+    if (e->kind == KDC_E_BINARY && e->op == KDC_OP_ASSIGN && e->nkids == 2 &&
+        kdc_expr_strip(e->kids[0])->kind == KDC_E_REF && kdc_expr_walk(e->kids[1], fills_list, s) &&
+        s->nparts < 8)
+        s->parts[s->nparts++] = kdc_root_var(e->kids[0]);
+    return 0;
+}
+
+static int is_list_lvalue(list_src_t *s, const kdc_expr_t *lhs) {
+    const char *v = kdc_root_var(lhs);
+    if (v && v == s->list)
+        return 1;
+    for (size_t i = 0; v && i < s->nparts; i++)
+        if (s->parts[i] == v)
+            return 1;
+    return kdc_expr_walk(lhs, fills_list, s); /* list_add(list, ..)->offset = .. */
+}
+
+static int find_fill(const kdc_expr_t *e, void *arg) {
+    list_src_t *s = arg;
+    if (fills_list(e, s)) {
+        for (unsigned i = 1; i < e->nkids; i++)
+            kdc_expr_walk(e->kids[i], add_msg, s);
+        if (e->is_method)
+            for (unsigned i = 0; i < e->nkids; i++)
+                kdc_expr_walk(e->kids[i], add_msg, s);
+    } else if (e->kind == KDC_E_BINARY &&
+               (e->op == KDC_OP_ASSIGN || e->op == KDC_OP_COMPOUND_ASSIGN) && e->nkids == 2 &&
+               is_list_lvalue(s, e->kids[0])) {
+        kdc_expr_walk(e->kids[1], add_msg, s);
+    }
+    return 0;
+}
+
+/* Messages whose offsets the list `list` of f is built from (in f). */
+static size_t list_messages(const kdc_func_t *f, const kdc_expr_t *list, const char **msgs,
+                            size_t max) {
+    list_src_t s = {.list = kdc_root_var(list)};
+    if (!s.list)
+        return 0;
+    kdc_func_walk_exprs(f, find_parts, &s);
+    kdc_func_walk_exprs(f, find_fill, &s);
+    size_t n = s.nmsgs < max ? s.nmsgs : max;
+    for (size_t i = 0; i < n; i++)
+        msgs[i] = s.msgs[i];
+    return n;
+}
+
+/* Is the list filled from the current value of msg: is there a path from a
+ * node that fills it from msg to the commit on which msg is not reassigned
+ * (a list built in an earlier iteration is the previous message's)? */
+typedef struct fill_walk {
+    const char *msg;
+    int commit_node;
+    int found;
+} fill_walk_t;
+
+static int fill_visit(void *arg, const kdc_cfg_t *g, int n, int st) {
+    fill_walk_t *w = arg;
+    const kdc_node_t *nd = &g->nodes[n];
+    if (w->found || n == g->exit)
+        return -1;
+    if (n == w->commit_node) {
+        w->found = 1;
+        return -1;
+    }
+    if (nd->kind == KDC_N_ASSIGN && nd->expr->nkids &&
+        kdc_expr_strip(nd->expr->kids[0])->kind == KDC_E_REF &&
+        kdc_root_var(nd->expr->kids[0]) == w->msg)
+        return -1;
+    const kdc_api_t *api = nd->kind == KDC_N_CALL ? kdc_api_lookup(nd->expr) : NULL;
+    if (api && (api->roles & KDC_API_CONSUME))
+        return -1;
+    return st;
+}
+
+static int node_fills(list_src_t *s, const kdc_node_t *nd) {
+    const kdc_expr_t *e = nd->expr;
+    if (nd->kind == KDC_N_CALL)
+        return fills_list(e, s) && kdc_mentions(e, s->msgs[0]);
+    return nd->kind == KDC_N_ASSIGN && e->nkids == 2 && is_list_lvalue(s, e->kids[0]) &&
+           kdc_mentions(e->kids[1], s->msgs[0]);
+}
+
+static int list_of_current(const kdc_func_t *f, const kdc_expr_t *list, const char *msg,
+                           int commit_node) {
+    const kdc_cfg_t *g = f->cfg;
+    list_src_t s = {.list = kdc_root_var(list)};
+    kdc_func_walk_exprs(f, find_parts, &s);
+    s.msgs[0] = msg;
+    s.nmsgs = 1;
+    fill_walk_t w = {msg, commit_node, 0};
+    kdc_search_t srch = {fill_visit, NULL, &w, 1};
+    for (unsigned n = 0; n < g->n && !w.found; n++)
+        if ((g->nodes[n].kind == KDC_N_CALL || g->nodes[n].kind == KDC_N_ASSIGN) &&
+            node_fills(&s, &g->nodes[n]))
+            kdc_cfg_search(g, (int)n, 0, &srch);
+    return w.found;
 }
 
 /* Does a helper of the analysed program do something that may be the
@@ -97,28 +247,107 @@ static int cbe_visit(void *arg, const kdc_cfg_t *g, int n, int st) {
     return st;
 }
 
-static void check_commit(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,
-                         const kdc_api_t *api) {
-    const char *msg = kdc_root_var(kdc_commit_message_of(call, api));
-    const kdc_cfg_t *g = f->cfg;
-    if (!msg || !g || call->call_id < 0 || g->call_node[call->call_id] < 0)
-        return;
+/* Branches on which the commit (or the commit helper: write_and_commit(m) != 0,
+ * then dead_letter(m)) failed did not commit: not followed. */
+static int cbe_edge(void *arg, const kdc_cfg_t *g, int n, unsigned i, int st) {
+    (void)st;
+    cbe_walk_t *w = arg;
+    const kdc_node_t *nd = &g->nodes[n];
+    return nd->kind != KDC_N_COND || kdc_outcome_failure_edge(&w->outcome, nd->expr) != (int)i;
+}
+
+static const kdc_expr_t *effect_after(kdc_rule_ctx_t *ctx, const kdc_func_t *f,
+                                      const kdc_expr_t *call, const char *msg,
+                                      const kdc_expr_t *msg_expr) {
     cbe_walk_t w = {.ctx = ctx, .f = f, .msg = msg};
-    kdc_expr_walk(kdc_commit_message_of(call, api), collect_index_vars, &w);
-    kdc_search_t s = {cbe_visit, NULL, &w, 1};
-    kdc_cfg_search(g, g->call_node[call->call_id], 0, &s);
-    if (!w.effect)
-        return;
+    if (msg_expr)
+        kdc_expr_walk(msg_expr, collect_index_vars, &w);
+    kdc_outcome_init(&w.outcome, ctx->program, f, call);
+    kdc_search_t s = {cbe_visit, cbe_edge, &w, 1};
+    kdc_cfg_search(f->cfg, ((const kdc_cfg_t *)f->cfg)->call_node[call->call_id], 0, &s);
+    return w.effect;
+}
+
+static void report(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,
+                   const kdc_expr_t *effect) {
     kdc_notes_t notes = {0};
-    kdc_notes_add(&notes, &w.effect->loc, "the message's effect happens here, after the commit");
+    kdc_notes_add(&notes, &effect->loc, "the message's effect happens here, after the commit");
     kdc_rule_report(ctx, f, &call->loc, notes.v, notes.n,
                     "the message is committed before its effect: if the process dies or the "
                     "effect fails after this point, the message is not delivered again; commit "
                     "after the effect succeeded");
 }
 
+static void check_commit(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,
+                         const kdc_api_t *api) {
+    const kdc_cfg_t *g = f->cfg;
+    if (!g || call->call_id < 0 || g->call_node[call->call_id] < 0)
+        return;
+    const kdc_expr_t *m = kdc_commit_message_of(call, api);
+    const char *msgs[8];
+    size_t n = 0;
+    if (m) {
+        if ((msgs[0] = kdc_root_var(m)) != NULL)
+            n = 1;
+    } else {
+        /* a list built from messages: rd_kafka_commit(rk, offs, ..),
+         * rd_kafka_offsets_store(rk, offs), C++ commitSync(offsets) */
+        const kdc_expr_t *list = api->list != KDC_ARG_NONE ? kdc_api_arg(call, api->list) : NULL;
+        const kdc_expr_t *ls = kdc_expr_strip(list);
+        if (ls && ls->kind == KDC_E_CALL && !kdc_root_var(ls)) {
+            /* rd_kafka_commit(rk, next_offset_of(m), 0) */
+            list_src_t direct = {0};
+            kdc_expr_walk(ls, add_msg, &direct);
+            for (size_t i = 0; i < direct.nmsgs; i++)
+                msgs[n++] = direct.msgs[i];
+        } else if (list && !kdc_expr_is_null(list)) {
+            const char *built[8];
+            size_t nb = list_messages(f, list, built, 8);
+            for (size_t i = 0; i < nb; i++)
+                if (list_of_current(f, list, built[i], g->call_node[call->call_id]))
+                    msgs[n++] = built[i];
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        const kdc_expr_t *effect = effect_after(ctx, f, call, msgs[i], m);
+        if (effect) {
+            report(ctx, f, call, effect);
+            return;
+        }
+    }
+}
+
+/* A helper of the analysed code (or a configured commit function) that
+ * commits and is given the message: commit_input(rk, m); then write_row(m). */
+static void check_commit_helpers(kdc_rule_ctx_t *ctx, const kdc_func_t *f) {
+    const kdc_cfg_t *g = f->cfg;
+    for (unsigned c = 0; g && c < f->ncalls; c++) {
+        const kdc_expr_t *call = f->calls[c];
+        if (g->call_node[c] < 0 || kdc_api_lookup(call) || kdc_api_is_librdkafka(call) ||
+            !kdc_facts_call_commits(ctx->facts, f, call) ||
+            kdc_facts_call_consumes(ctx->facts, f, call))
+            continue;
+        for (unsigned a = 0; a < call->nkids; a++) {
+            const kdc_expr_t *arg = kdc_expr_strip(call->kids[a]);
+            const char *msg = kdc_root_var(arg);
+            list_src_t probe = {0};
+            kdc_expr_walk(arg, add_msg, &probe);
+            if (!msg || !probe.nmsgs || probe.msgs[0] != msg)
+                continue; /* not a message (or its field) */
+            const kdc_expr_t *effect = effect_after(ctx, f, call, msg, arg);
+            if (effect) {
+                report(ctx, f, call, effect);
+                break;
+            }
+        }
+    }
+}
+
 static void check(kdc_rule_ctx_t *ctx) {
     kdc_rule_for_each_api_call(ctx, KDC_API_COMMIT | KDC_API_STORE, check_commit);
+    size_t nf = kdc_program_nfuncs(ctx->program);
+    for (size_t i = 0; i < nf; i++)
+        check_commit_helpers(ctx, kdc_program_func(ctx->program, i));
 }
 
 const kdc_rule_t kdc_rule_commit_before_effect = {

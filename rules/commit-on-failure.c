@@ -7,14 +7,19 @@
  *
  * Confidence: medium. From a processing call whose result a condition tests,
  * only the branches on which it failed are followed, to the first commit of
- * the same message (or a commit without a message: a bare or list commit).
- * The path ends where the message is routed to a dead-letter queue (the
- * poison path: unconfirmed-dlq-routing checks that), where the processing is
- * retried (the call again), or where the next message is consumed.
+ * the same message (by message, through a commit helper given it, a list
+ * built from it after the failure, or a bare commit when offsets are stored
+ * on hand-over). A test of one error code (rc == STORE_POISON) leaves the
+ * other failures on both branches unless every failure code of the
+ * service's enumeration is tested. The path ends where the message is
+ * routed to a dead-letter queue (the poison path: unconfirmed-dlq-routing
+ * checks that), where the processing is retried (the call again), or where
+ * the next message is consumed; after i++, batch[i] is another message.
  * Classification calls (parse, validate, decode, is_*, a configured
  * poison-classifier) are not processing: poison may be committed and skipped.
  */
 #include "consumer_common.h"
+#include "pts.h"
 #include "results.h"
 
 #include <ctype.h>
@@ -28,7 +33,28 @@ typedef struct cof_walk {
     const char *msgs[8];
     size_t nmsgs;
     const kdc_expr_t *commit;
+    int codes_exhaustive; /* every failure code of the result's enumeration is tested */
+    const char *index_vars[8]; /* i in process(batch[i]): after i++ batch[i] is another message */
+    size_t nindex;
 } cof_walk_t;
+
+/* Walk states (bits). */
+enum { COF_LIST_BUILT = 1, COF_INDEX_MOVED = 2 };
+
+static int collect_index_vars(const kdc_expr_t *e, void *arg) {
+    cof_walk_t *w = arg;
+    const char *v = e->kind == KDC_E_INDEX && e->nkids == 2 ? kdc_root_var(e->kids[1]) : NULL;
+    if (v && w->nindex < 8)
+        w->index_vars[w->nindex++] = v;
+    return 0;
+}
+
+static int mentions_index_var(cof_walk_t *w, const kdc_expr_t *e) {
+    for (size_t i = 0; i < w->nindex; i++)
+        if (kdc_mentions(e, w->index_vars[i]))
+            return 1;
+    return 0;
+}
 
 static int is_msg(cof_walk_t *w, const char *usr) {
     for (size_t i = 0; usr && i < w->nmsgs; i++)
@@ -37,10 +63,156 @@ static int is_msg(cof_walk_t *w, const char *usr) {
     return 0;
 }
 
-/* Does the commit cover the message whose processing failed? */
-static int commit_matches(cof_walk_t *w, const kdc_expr_t *call) {
+/* ---------- the messages an offset list is built from ---------- */
+
+typedef struct list_src {
+    const char *list;     /* the list variable */
+    const char *parts[8]; /* p = rd_kafka_topic_partition_list_add(list, ..) */
+    size_t nparts;
+    const char *msgs[8];  /* messages whose fields fill the list */
+    size_t nmsgs;
+} list_src_t;
+
+static int is_message_ref(const kdc_expr_t *e) {
+    return e->kind == KDC_E_REF && e->usr && e->type && e->ref != KDC_REF_FUNCTION &&
+           (strstr(e->type, "rd_kafka_message_t") || strstr(e->type, "RdKafka::Message"));
+}
+
+static int add_msg(const kdc_expr_t *e, void *arg) {
+    list_src_t *s = arg;
+    if (!is_message_ref(e))
+        return 0;
+    for (size_t i = 0; i < s->nmsgs; i++)
+        if (s->msgs[i] == e->usr)
+            return 0;
+    if (s->nmsgs < 8)
+        s->msgs[s->nmsgs++] = e->usr;
+    return 0;
+}
+
+/* rd_kafka_topic_partition_list_add(list, ..), .._set_offset(list, ..), C++
+ * list.push_back(TopicPartition::create(..)) */
+static int fills_list(const kdc_expr_t *e, void *arg) {
+    const list_src_t *s = arg;
+    if (e->kind != KDC_E_CALL || !e->name)
+        return 0;
+    if (!strncmp(e->name, "rd_kafka_topic_partition_list_", 30) && e->nkids &&
+        kdc_root_var(e->kids[0]) == s->list)
+        return 1;
+    if (e->is_method && e->recv && kdc_root_var(e->recv) == s->list) {
+        const char *base = strrchr(e->name, ':');
+        base = base ? base + 1 : e->name;
+        return !strcmp(base, "push_back") || !strcmp(base, "emplace_back") ||
+               !strcmp(base, "insert");
+    }
+    return 0;
+}
+
+static int find_parts(const kdc_expr_t *e, void *arg) {
+    list_src_t *s = arg;
+    if (e->kind == KDC_E_BINARY && e->op == KDC_OP_ASSIGN && e->nkids == 2 &&
+        kdc_expr_strip(e->kids[0])->kind == KDC_E_REF && kdc_expr_walk(e->kids[1], fills_list, s) &&
+        s->nparts < 8)
+        s->parts[s->nparts++] = kdc_root_var(e->kids[0]);
+    return 0;
+}
+
+static int is_list_lvalue(list_src_t *s, const kdc_expr_t *lhs) {
+    const char *v = kdc_root_var(lhs);
+    if (v && v == s->list)
+        return 1;
+    for (size_t i = 0; v && i < s->nparts; i++)
+        if (s->parts[i] == v)
+            return 1;
+    return kdc_expr_walk(lhs, fills_list, s); /* list_add(list, ..)->offset = .. */
+}
+
+static int find_fill(const kdc_expr_t *e, void *arg) {
+    list_src_t *s = arg;
+    if (fills_list(e, s)) {
+        for (unsigned i = 1; i < e->nkids; i++)
+            kdc_expr_walk(e->kids[i], add_msg, s);
+        if (e->is_method)
+            for (unsigned i = 0; i < e->nkids; i++)
+                kdc_expr_walk(e->kids[i], add_msg, s);
+    } else if (e->kind == KDC_E_BINARY &&
+               (e->op == KDC_OP_ASSIGN || e->op == KDC_OP_COMPOUND_ASSIGN) && e->nkids == 2 &&
+               is_list_lvalue(s, e->kids[0])) {
+        kdc_expr_walk(e->kids[1], add_msg, s);
+    }
+    return 0;
+}
+
+/* Messages whose offsets the list `list` of f is built from (in f). */
+static size_t list_messages(const kdc_func_t *f, const kdc_expr_t *list, const char **msgs,
+                            size_t max) {
+    list_src_t s = {.list = kdc_root_var(list)};
+    if (!s.list)
+        return 0;
+    kdc_func_walk_exprs(f, find_parts, &s);
+    kdc_func_walk_exprs(f, find_fill, &s);
+    size_t n = s.nmsgs < max ? s.nmsgs : max;
+    for (size_t i = 0; i < n; i++)
+        msgs[i] = s.msgs[i];
+    return n;
+}
+
+/* The processing call itself, or a variable holding its outcome. */
+static int is_outcome(const kdc_expr_t *e, void *arg) {
+    cof_walk_t *w = arg;
+    if (e == w->proc)
+        return 1;
+    if (e->kind != KDC_E_REF && e->kind != KDC_E_MEMBER)
+        return 0;
+    const char *k = kdc_pts_lvalue_key(w->ctx->program, e);
+    for (size_t i = 0; k && i < w->outcome.nvars; i++)
+        if (w->outcome.vars[i].key == k)
+            return 1;
+    return 0;
+}
+
+/* Does a CFG node build an offset list from the failed message (list_add or
+ * set_offset given its fields, `p->offset = m->offset + 1`, `l = offsets_of(m)`)?
+ * A list built before the failure (in an earlier iteration) is another message's. */
+static int mentions_msg(cof_walk_t *w, const kdc_expr_t *e) {
+    for (size_t k = 0; k < w->nmsgs; k++)
+        if (kdc_mentions(e, w->msgs[k]))
+            return 1;
+    return 0;
+}
+
+static int fills_list_from_msg(cof_walk_t *w, const kdc_node_t *nd) {
+    const kdc_expr_t *e = nd->expr;
+    if (nd->kind == KDC_N_CALL && e->name) {
+        const char *base = strrchr(e->name, ':');
+        base = base ? base + 1 : e->name;
+        int fills = !strncmp(e->name, "rd_kafka_topic_partition_list_", 30) ||
+                    !strcmp(e->name, "RdKafka::TopicPartition::create") ||
+                    (e->is_method && (!strcmp(base, "push_back") || !strcmp(base, "emplace_back")));
+        for (unsigned i = 0; fills && i < e->nkids; i++)
+            if (mentions_msg(w, e->kids[i]))
+                return 1;
+        return 0;
+    }
+    if (nd->kind != KDC_N_ASSIGN || e->nkids != 2)
+        return 0;
+    const kdc_expr_t *l = kdc_expr_strip(e->kids[0]);
+    int list_lhs = (l->type && strstr(l->type, "rd_kafka_topic_partition")) ||
+                   (l->kind == KDC_E_MEMBER && l->usr && strstr(l->usr, "rd_kafka_topic_partition_s"));
+    return list_lhs && mentions_msg(w, e->kids[1]);
+}
+
+/* Does the commit cover the message whose processing failed? `list_built`:
+ * an offset list was built from it on the path since the failure. */
+static int commit_matches(cof_walk_t *w, const kdc_expr_t *call, int st) {
     const kdc_api_t *api = kdc_api_lookup(call);
-    if (!api) { /* a helper that commits: when given the message */
+    if ((st & COF_INDEX_MOVED) && mentions_index_var(w, call))
+        return 0; /* batch[i] after i moved on: another message */
+    if (!api) { /* a helper that commits: when given the message (and not the outcome,
+                 * finish(rk, m, rc): then the helper decides) */
+        for (unsigned i = 0; i < call->nkids; i++)
+            if (kdc_expr_walk(call->kids[i], is_outcome, w))
+                return 0;
         for (unsigned i = 0; i < call->nkids; i++)
             for (size_t k = 0; k < w->nmsgs; k++)
                 if (kdc_mentions(call->kids[i], w->msgs[k]))
@@ -50,9 +222,16 @@ static int commit_matches(cof_walk_t *w, const kdc_expr_t *call) {
     const char *m = kdc_root_var(kdc_commit_message_of(call, api));
     if (m)
         return is_msg(w, m);
-    const kdc_expr_t *list = kdc_api_arg(call, api->list);
-    if (list && !kdc_expr_is_null(list))
-        return 0; /* a list: built for some message, not known to be this one */
+    const kdc_expr_t *list = api->list != KDC_ARG_NONE ? kdc_api_arg(call, api->list) : NULL;
+    if (list && !kdc_expr_is_null(list)) {
+        /* a list: when it is built from the failed message's fields */
+        const char *built[8];
+        size_t n = (st & COF_LIST_BUILT) ? list_messages(w->f, list, built, 8) : 0;
+        for (size_t i = 0; i < n; i++)
+            if (is_msg(w, built[i]))
+                return 1;
+        return 0;
+    }
     /* a bare commit covers the failed message when offsets are stored on hand-over */
     kdc_bits_t clients;
     int unknown = 0;
@@ -68,8 +247,18 @@ static int commit_matches(cof_walk_t *w, const kdc_expr_t *call) {
 static int cof_visit(void *arg, const kdc_cfg_t *g, int n, int st) {
     cof_walk_t *w = arg;
     const kdc_node_t *nd = &g->nodes[n];
-    if (n == g->exit || w->commit || nd->kind != KDC_N_CALL)
-        return n == g->exit || w->commit ? -1 : st;
+    if (n == g->exit || w->commit)
+        return -1;
+    if ((nd->kind == KDC_N_CALL || nd->kind == KDC_N_ASSIGN) && fills_list_from_msg(w, nd))
+        st |= COF_LIST_BUILT;
+    if (nd->kind == KDC_N_ASSIGN && nd->expr->nkids) {
+        const char *v = kdc_root_var(nd->expr->kids[0]);
+        for (size_t i = 0; v && i < w->nindex; i++)
+            if (w->index_vars[i] == v)
+                st |= COF_INDEX_MOVED;
+    }
+    if (nd->kind != KDC_N_CALL)
+        return st;
     const kdc_expr_t *c = nd->expr;
     if (c == w->proc)
         return -1; /* processed again: a retry */
@@ -80,11 +269,102 @@ static int cof_visit(void *arg, const kdc_cfg_t *g, int n, int st) {
         kdc_facts_call_confirms(w->ctx->facts, w->f, c) ||
         kdc_options_has_role(w->ctx->opts, c, KDC_ROLE_CLASSIFIER))
         return -1; /* the poison path */
-    if (kdc_facts_call_commits(w->ctx->facts, w->f, c) && commit_matches(w, c)) {
+    if (kdc_facts_call_commits(w->ctx->facts, w->f, c) && commit_matches(w, c, st)) {
         w->commit = c;
         return -1;
     }
     return st;
+}
+
+/* `rc == STORE_POISON`, `e == RD_KAFKA_RESP_ERR__QUEUE_FULL`: true means that
+ * failure, false means success or any other failure (0 and -1 stand for
+ * success and the only failure). Returns the constant, or NULL. */
+static const kdc_expr_t *tested_code(const kdc_expr_t *cond) {
+    cond = kdc_expr_strip(cond);
+    if (!cond || cond->kind != KDC_E_BINARY || cond->op != KDC_OP_EQ || cond->nkids != 2)
+        return NULL;
+    for (unsigned i = 0; i < 2; i++) {
+        const kdc_expr_t *k = kdc_expr_strip(cond->kids[i]);
+        if (k && k->has_ival && !kdc_expr_strip(cond->kids[1 - i])->has_ival)
+            return k->ival != 0 && k->ival != -1 ? k : NULL;
+    }
+    return NULL;
+}
+
+/* The failure codes of a service's own enumeration (enum store_rc {STORE_OK,
+ * STORE_POISON, STORE_UNAVAILABLE}) that the program names anywhere. */
+typedef struct enum_codes {
+    const char *prefix; /* enumerator USR up to its last '@' */
+    size_t plen;
+    long long vals[8];
+    size_t n;
+    int overflow;
+} enum_codes_t;
+
+static void add_code(enum_codes_t *c, long long v) {
+    for (size_t i = 0; i < c->n; i++)
+        if (c->vals[i] == v)
+            return;
+    if (c->n < 8)
+        c->vals[c->n++] = v;
+    else
+        c->overflow = 1;
+}
+
+static int enum_prefix(const kdc_expr_t *k, size_t *plen) {
+    if (k->kind != KDC_E_REF || k->ref != KDC_REF_ENUMERATOR || !k->usr || !k->name ||
+        !strncmp(k->name, "RD_KAFKA_", 9) || !strncmp(k->name, "ERR_", 4) || strstr(k->usr, "RdKafka"))
+        return 0; /* librdkafka's error codes are never all handled */
+    const char *at = strrchr(k->usr, '@');
+    if (!at)
+        return 0;
+    *plen = (size_t)(at - k->usr) + 1;
+    return 1;
+}
+
+static int collect_codes(const kdc_expr_t *e, void *arg) {
+    enum_codes_t *c = arg;
+    if (e->kind == KDC_E_REF && e->ref == KDC_REF_ENUMERATOR && e->usr && e->has_ival &&
+        e->ival != 0 && !strncmp(e->usr, c->prefix, c->plen) && !strchr(e->usr + c->plen, '@'))
+        add_code(c, e->ival);
+    return 0;
+}
+
+/* Do the conditions of f compare the call's result with every failure code of
+ * its enumeration (`if (rc == STORE_UNAVAILABLE) ..; if (rc == STORE_POISON) ..`)?
+ * Then a false edge of one of them is not "some other failure". */
+static int codes_exhaustive(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_outcome_t *o) {
+    const kdc_cfg_t *g = f->cfg;
+    enum_codes_t tested = {0};
+    for (unsigned n = 0; n < g->n; n++) {
+        const kdc_expr_t *k;
+        size_t plen;
+        if (g->nodes[n].kind != KDC_N_COND || !(k = tested_code(g->nodes[n].expr)) ||
+            !kdc_outcome_polarity(o, g->nodes[n].expr))
+            continue;
+        if (!enum_prefix(k, &plen) ||
+            (tested.prefix && (plen != tested.plen || strncmp(tested.prefix, k->usr, plen))))
+            return 0; /* a plain number, librdkafka's codes, or two enumerations */
+        tested.prefix = k->usr;
+        tested.plen = plen;
+        add_code(&tested, k->ival);
+    }
+    if (!tested.n)
+        return 0;
+    enum_codes_t all = {tested.prefix, tested.plen, {0}, 0, 0};
+    size_t nf = kdc_program_nfuncs(ctx->program);
+    for (size_t i = 0; i < nf; i++)
+        kdc_func_walk_exprs(kdc_program_func(ctx->program, i), collect_codes, &all);
+    if (all.overflow)
+        return 0;
+    for (size_t i = 0; i < all.n; i++) {
+        size_t j = 0;
+        while (j < tested.n && tested.vals[j] != all.vals[i])
+            j++;
+        if (j == tested.n)
+            return 0;
+    }
+    return 1;
 }
 
 static int cof_edge(void *arg, const kdc_cfg_t *g, int n, unsigned i, int st) {
@@ -94,7 +374,7 @@ static int cof_edge(void *arg, const kdc_cfg_t *g, int n, unsigned i, int st) {
     if (nd->kind != KDC_N_COND)
         return 1;
     int fail = kdc_outcome_failure_edge(&w->outcome, nd->expr);
-    return fail < 0 || fail == (int)i;
+    return fail < 0 || fail == (int)i || (!w->codes_exhaustive && tested_code(nd->expr));
 }
 
 /* Classification is not processing: a message found poison by parse(),
@@ -164,16 +444,19 @@ static void check_func(kdc_rule_ctx_t *ctx, const kdc_func_t *f) {
         const kdc_expr_t *call = f->calls[c];
         if (g->call_node[c] < 0 || !is_processing(ctx, f, call))
             continue;
-        cof_walk_t w = {ctx, f, call, {0}, {0}, 0, NULL};
+        cof_walk_t w = {.ctx = ctx, .f = f, .proc = call};
         kdc_outcome_init(&w.outcome, ctx->program, f, call);
         if (!w.outcome.nvars && kdc_result_use(ctx->program, f, call) != KDC_USE_USED)
             continue; /* nobody looks at its outcome: nothing to follow */
+        w.codes_exhaustive = codes_exhaustive(ctx, f, &w.outcome);
         for (unsigned k = 0; k < call->nkids && w.nmsgs < 8; k++) {
             const char *m = kdc_root_var(call->kids[k]);
-            if (m && kdc_expr_walk(call->kids[k], message_typed, NULL))
+            if (m && kdc_expr_walk(call->kids[k], message_typed, NULL)) {
                 w.msgs[w.nmsgs++] = m;
+                kdc_expr_walk(call->kids[k], collect_index_vars, &w);
+            }
         }
-        kdc_search_t s = {cof_visit, cof_edge, &w, 1};
+        kdc_search_t s = {cof_visit, cof_edge, &w, 4};
         kdc_cfg_search(g, g->call_node[c], 0, &s);
         if (!w.commit)
             continue;
