@@ -8,7 +8,10 @@
  * Confidence: high. Any use of the result counts as checking it: a test, a
  * variable that is read, a return, an argument, a retry loop on
  * RD_KAFKA_RESP_ERR__QUEUE_FULL. The legacy rd_kafka_produce() followed by
- * rd_kafka_last_error() in the same function is checked.
+ * rd_kafka_last_error() in the same function is checked, and so is a helper
+ * that drops the legacy call's result when every caller of the helper reads
+ * rd_kafka_last_error(). A variable that is only cast to void (`(void)err;`,
+ * the idiom that silences -Wunused) is not read.
  */
 #include "results.h"
 #include "rule.h"
@@ -22,15 +25,113 @@ static int calls_last_error(const kdc_func_t *f) {
     return 0;
 }
 
+/* Does every caller of f read rd_kafka_last_error() (and is there one)? A
+ * helper around the legacy rd_kafka_produce() leaves the check to them:
+ * `send_line(rkt, l); if (rd_kafka_last_error() == ..QUEUE_FULL)`. */
+static int callers_read_last_error(kdc_rule_ctx_t *ctx, const kdc_func_t *f) {
+    size_t nf = kdc_program_nfuncs(ctx->program), callers = 0;
+    for (size_t i = 0; i < nf; i++) {
+        const kdc_func_t *g = kdc_program_func(ctx->program, i);
+        for (unsigned c = 0; c < g->ncalls; c++) {
+            if (g->calls[c]->usr != f->usr ||
+                kdc_program_find_callee(ctx->program, g->calls[c]->usr, g->tu) != f)
+                continue;
+            if (!calls_last_error(g))
+                return 0;
+            callers++;
+            break;
+        }
+    }
+    return callers > 0;
+}
+
+/* ---------- a variable whose only reads are `(void)var;` ---------- */
+
+typedef struct reads {
+    const char *usr;  /* the local variable */
+    unsigned reads;   /* reads other than `(void)var;` statements */
+    unsigned voids;   /* `(void)var;` statements */
+} reads_t;
+
+static void count_reads(const kdc_expr_t *e, reads_t *r, int depth) {
+    if (!e || depth > 64)
+        return;
+    if (e->kind == KDC_E_BINARY && e->op == KDC_OP_ASSIGN && e->nkids == 2) {
+        count_reads(e->kids[1], r, depth + 1);
+        const kdc_expr_t *l = kdc_expr_strip(e->kids[0]);
+        if (l && l->kind != KDC_E_REF) /* a->f = x, a[i] = x read a */
+            for (unsigned i = 0; i < l->nkids; i++)
+                count_reads(l->kids[i], r, depth + 1);
+        return;
+    }
+    if (e->kind == KDC_E_REF && e->usr == r->usr)
+        r->reads++;
+    if (e->recv)
+        count_reads(e->recv, r, depth + 1);
+    if (e->callee_expr)
+        count_reads(e->callee_expr, r, depth + 1);
+    for (unsigned i = 0; i < e->nkids; i++)
+        count_reads(e->kids[i], r, depth + 1);
+}
+
+static void reads_in_stmt(const kdc_stmt_t *s, void *arg) {
+    reads_t *r = arg;
+    const kdc_expr_t *e = kdc_expr_strip(s->expr);
+    if (s->kind == KDC_S_EXPR && e && e->kind == KDC_E_REF && e->usr == r->usr) {
+        r->voids++; /* `(void)err;`: evaluated and thrown away */
+        return;
+    }
+    count_reads(s->expr, r, 0);
+    count_reads(s->inc, r, 0);
+}
+
+typedef struct store {
+    const kdc_expr_t *call;
+    const char *usr; /* local the call's value is assigned to */
+} store_t;
+
+static int find_store(const kdc_expr_t *e, void *arg) {
+    store_t *s = arg;
+    if (e->kind == KDC_E_BINARY && e->op == KDC_OP_ASSIGN && e->nkids == 2 &&
+        kdc_expr_strip(e->kids[1]) == s->call) {
+        const kdc_expr_t *l = kdc_expr_strip(e->kids[0]);
+        if (l && l->kind == KDC_E_REF && l->ref == KDC_REF_LOCAL && l->usr)
+            s->usr = l->usr;
+        return 1;
+    }
+    return 0;
+}
+
+/* How the call's value is used, where a local that is only cast to void
+ * counts as never read. */
+static kdc_use_t result_use(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,
+                            int *voided) {
+    kdc_use_t use = kdc_result_use(ctx->program, f, call);
+    *voided = 0;
+    if (use != KDC_USE_USED)
+        return use;
+    store_t s = {call, NULL};
+    kdc_func_walk_exprs(f, find_store, &s);
+    if (!s.usr)
+        return use;
+    reads_t r = {s.usr, 0, 0};
+    kdc_stmt_walk(f->body, reads_in_stmt, &r);
+    *voided = r.voids && !r.reads;
+    return *voided ? KDC_USE_STORED_UNREAD : use;
+}
+
+/* ---------- reports ---------- */
+
 static void check_produce(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,
                           const kdc_api_t *api) {
     (void)api;
-    kdc_use_t use = kdc_result_use(ctx->program, f, call);
+    int voided = 0;
+    kdc_use_t use = result_use(ctx, f, call, &voided);
     if (use == KDC_USE_USED)
         return;
     int legacy = !strcmp(call->name, "rd_kafka_produce");
     int last_error = calls_last_error(f);
-    if (legacy && last_error)
+    if (legacy && (last_error || (use == KDC_USE_DISCARDED && callers_read_last_error(ctx, f))))
         return; /* rd_kafka_produce() sets rd_kafka_last_error() */
     const char *name = call->is_method ? call->name + 9 : call->name;
     if (last_error)
@@ -44,7 +145,10 @@ static void check_produce(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_ex
                         "the result of %s is %s: a message that was not enqueued (queue full, too "
                         "large, fatal error) vanishes silently; check it (retry on "
                         "RD_KAFKA_RESP_ERR__QUEUE_FULL after rd_kafka_poll())",
-                        name, use == KDC_USE_DISCARDED ? "discarded" : "stored but never read");
+                        name,
+                        use == KDC_USE_DISCARDED ? "discarded"
+                        : voided                 ? "stored and only cast to void"
+                                                 : "stored but never read");
 }
 
 static void check(kdc_rule_ctx_t *ctx) {
