@@ -6,36 +6,316 @@
  * dropped and the group waits for the session timeout before rebalancing.
  *
  * Confidence: medium. Reported on the destroy call when the program never
- * closes that consumer, or when the destroy asks explicitly not to.
+ * closes that consumer (rd_kafka_consumer_close(), rd_kafka_consumer_close_queue(),
+ * C++ close()), when a path leads from a commit of that consumer to the
+ * destroy without a close (in the destroy's function, or, for a teardown
+ * helper that does not close, in its callers up to the call of the helper),
+ * or when the destroy's flags may ask not to close it and no close precedes
+ * it on every path in its function. A destroy in the consumer's creating
+ * function before anything was committed (a failed subscription) is not
+ * reported.
  */
 #include "consumer_common.h"
 
 #include <string.h>
+
+#define TWC_MAX_DEPTH 4
+
+/* Does the call's handle denote the client (or a handle that cannot be followed)? */
+static int on_client(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,
+                     const kdc_api_t *api, size_t client) {
+    kdc_bits_t clients;
+    int unknown = 0;
+    kdc_call_clients(ctx, f, call, api, 1, &clients, &unknown);
+    int hit = kdc_bits_get(&clients, client) || unknown;
+    kdc_bits_free(&clients);
+    return hit;
+}
+
+/* rd_kafka_consumer_close_queue(rk, queue): the asynchronous close (its
+ * completion is awaited with rd_kafka_consumer_closed()). */
+static const kdc_api_t close_queue_api = {"rd_kafka_consumer_close_queue", KDC_API_CLOSE, 0,
+                                          KDC_ARG_NONE, KDC_ARG_NONE, KDC_ARG_NONE,
+                                          KDC_ARG_NONE, KDC_ARG_NONE, KDC_ARG_NONE,
+                                          KDC_ARG_NONE, 0};
+
+static const kdc_api_t *close_api(const kdc_expr_t *call) {
+    const kdc_api_t *api = kdc_api_lookup(call);
+    if (api)
+        return (api->roles & KDC_API_CLOSE) ? api : NULL;
+    return call->name && !strcmp(call->name, "rd_kafka_consumer_close_queue") ? &close_queue_api
+                                                                              : NULL;
+}
+
+/* Does the call hand the helper only handles of other clients (so whatever
+ * it does, it does to them)? A helper reaching the client through a global
+ * or a struct it is given is not excluded. */
+static int only_other_clients(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,
+                              size_t client) {
+    int others = 0;
+    for (unsigned i = 0; i < call->nkids; i++) {
+        const kdc_expr_t *a = kdc_expr_strip(call->kids[i]);
+        if (!a || !a->type ||
+            !((strstr(a->type, "rd_kafka_t") && !strstr(a->type, "rd_kafka_topic")) ||
+              strstr(a->type, "RdKafka::Producer") || strstr(a->type, "RdKafka::KafkaConsumer")))
+            continue; /* not a client handle */
+        kdc_bits_t clients;
+        int unknown = 0;
+        kdc_rule_clients(ctx, f, a, 1, &clients, &unknown);
+        int mine = kdc_bits_get(&clients, client) || unknown;
+        kdc_bits_free(&clients);
+        if (mine)
+            return 0;
+        others = 1;
+    }
+    return others;
+}
+
+/* The helper of the program a call runs, when it may act on the client. */
+static const kdc_func_t *callee_of(kdc_rule_ctx_t *ctx, const kdc_func_t *f,
+                                   const kdc_expr_t *call, size_t client) {
+    if (kdc_api_lookup(call) || !call->usr || call->callee_system ||
+        only_other_clients(ctx, f, call, client))
+        return NULL;
+    const kdc_func_t *g = kdc_program_find_callee(ctx->program, call->usr, f->tu);
+    return g && g->body && g->cfg ? g : NULL;
+}
+
+/* A close of the client, directly or in a helper of the program (on some path in it). */
+static int closes(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call, size_t client,
+                  int depth) {
+    const kdc_api_t *api = close_api(call);
+    if (api)
+        return on_client(ctx, f, call, api, client);
+    const kdc_func_t *g = depth < TWC_MAX_DEPTH ? callee_of(ctx, f, call, client) : NULL;
+    if (!g || g == f)
+        return 0;
+    for (unsigned c = 0; c < g->ncalls; c++)
+        if (closes(ctx, g, g->calls[c], client, depth + 1))
+            return 1;
+    return 0;
+}
+
+/* A commit or offset store of the client, directly or in a helper. */
+static int commits(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,
+                   size_t client, int depth) {
+    const kdc_api_t *api = kdc_api_lookup(call);
+    if (api)
+        return (api->roles & (KDC_API_COMMIT | KDC_API_STORE)) && strncmp(api->name, "kdc_", 4) &&
+               on_client(ctx, f, call, api, client);
+    const kdc_func_t *g = depth < TWC_MAX_DEPTH ? callee_of(ctx, f, call, client) : NULL;
+    if (!g || g == f)
+        return 0;
+    for (unsigned c = 0; c < g->ncalls; c++)
+        if (commits(ctx, g, g->calls[c], client, depth + 1))
+            return 1;
+    return 0;
+}
 
 static int closed_anywhere(kdc_rule_ctx_t *ctx, size_t client) {
     size_t nf = kdc_program_nfuncs(ctx->program);
     for (size_t i = 0; i < nf; i++) {
         const kdc_func_t *f = kdc_program_func(ctx->program, i);
         for (unsigned c = 0; c < f->ncalls; c++) {
-            const kdc_api_t *api = kdc_api_lookup(f->calls[c]);
-            if (!api || !(api->roles & KDC_API_CLOSE))
-                continue;
-            kdc_bits_t clients;
-            int unknown = 0;
-            kdc_call_clients(ctx, f, f->calls[c], api, 1, &clients, &unknown);
-            int hit = kdc_bits_get(&clients, client) || unknown;
-            kdc_bits_free(&clients);
-            if (hit)
+            const kdc_api_t *api = close_api(f->calls[c]);
+            if (api && on_client(ctx, f, f->calls[c], api, client))
                 return 1;
         }
     }
     return 0;
 }
 
+typedef struct twc_walk {
+    kdc_rule_ctx_t *ctx;
+    const kdc_func_t *f;
+    size_t client;
+    const kdc_expr_t *destroy;
+    int reached;
+} twc_walk_t;
+
+/* Is `target` (a call; NULL: the exit) reached from node `from`? */
+static int leads_to(const kdc_cfg_t *g, int from, const kdc_expr_t *target) {
+    int stack[64], seen[64], nstack = 0, nseen = 0;
+    stack[nstack++] = from;
+    while (nstack) {
+        int m = stack[--nstack];
+        int dup = 0;
+        for (int k = 0; k < nseen; k++)
+            dup |= seen[k] == m;
+        if (dup)
+            continue;
+        if (nseen == 64)
+            return 0;
+        seen[nseen++] = m;
+        const kdc_node_t *nd = &g->nodes[m];
+        if (target ? nd->kind == KDC_N_CALL && nd->expr == target : m == g->exit)
+            return 1;
+        for (unsigned i = 0; i < nd->nsucc && nstack < 64; i++)
+            stack[nstack++] = nd->succ[i];
+    }
+    return 0;
+}
+
+/* Does the (non-loop) condition n only choose whether to close before the
+ * destroy: every way out of it meets a close or the destroy as its first call,
+ * and some meet a close? A close under a condition (`if (subscribed)
+ * rd_kafka_consumer_close(rk); rd_kafka_destroy(rk);`) counts as a close: the
+ * condition usually says whether there is anything to close, which the paths
+ * here cannot tell. */
+static int guards_close(twc_walk_t *w, const kdc_cfg_t *g, int n) {
+    int stack[64], seen[64], nstack = 0, nseen = 0, barrier = 0;
+    for (unsigned i = 0; i < g->nodes[n].nsucc && nstack < 64; i++)
+        stack[nstack++] = g->nodes[n].succ[i];
+    while (nstack) {
+        int m = stack[--nstack];
+        int dup = 0;
+        for (int k = 0; k < nseen; k++)
+            dup |= seen[k] == m;
+        if (dup)
+            continue;
+        if (nseen == 64)
+            return 0;
+        seen[nseen++] = m;
+        const kdc_node_t *nd = &g->nodes[m];
+        if (m == g->exit) {
+            if (!(0))
+                return 0;
+            continue;
+        }
+        if (nd->kind == KDC_N_CALL) {
+            if (closes(w->ctx, w->f, nd->expr, w->client, 0)) {
+                if (!leads_to(g, m, w->destroy))
+                    return 0; /* it closes before another destroy or return */
+                barrier = 1;
+            }
+            else if (nd->expr != w->destroy)
+                return 0;
+            continue;
+        }
+        if (nd->kind == KDC_N_COND && nd->loop_cond)
+            return 0; /* back into (or out of) a loop: not a choice before the destroy */
+        for (unsigned i = 0; i < nd->nsucc; i++) {
+            if (nstack == 64)
+                return 0;
+            stack[nstack++] = nd->succ[i];
+        }
+    }
+    return barrier;
+}
+
+static int twc_visit(void *arg, const kdc_cfg_t *g, int n, int st) {
+    twc_walk_t *w = arg;
+    const kdc_node_t *nd = &g->nodes[n];
+    if (w->reached || n == g->exit)
+        return -1;
+    if (nd->kind == KDC_N_COND && !nd->loop_cond && guards_close(w, g, n))
+        return -1;
+    if (nd->kind != KDC_N_CALL)
+        return st;
+    if (nd->expr == w->destroy) {
+        w->reached = 1;
+        return -1;
+    }
+    return closes(w->ctx, w->f, nd->expr, w->client, 0) ? -1 : st;
+}
+
+/* Is the destroy reached from `start` (a node of f) without a close of the client? */
+static int reached_unclosed(kdc_rule_ctx_t *ctx, const kdc_func_t *f, size_t client,
+                            const kdc_expr_t *destroy, int start) {
+    twc_walk_t w = {ctx, f, client, destroy, 0};
+    kdc_search_t s = {twc_visit, NULL, &w, 1};
+    kdc_cfg_search(f->cfg, start, 0, &s);
+    return w.reached;
+}
+
+/* A commit of the client in f from which the destroy is reached without a close. */
+static const kdc_expr_t *unclosed_commit(kdc_rule_ctx_t *ctx, const kdc_func_t *f, size_t client,
+                                         const kdc_expr_t *destroy) {
+    const kdc_cfg_t *g = f->cfg;
+    if (!g)
+        return NULL;
+    for (unsigned c = 0; c < f->ncalls; c++)
+        if (g->call_node[c] >= 0 && commits(ctx, f, f->calls[c], client, 0) &&
+            reached_unclosed(ctx, f, client, destroy, g->call_node[c]))
+            return f->calls[c];
+    return NULL;
+}
+
+typedef struct twc_commit_walk {
+    kdc_rule_ctx_t *ctx;
+    const kdc_func_t *f;
+    size_t client;
+    const kdc_expr_t *destroy;
+    int reached;
+} twc_commit_walk_t;
+
+/* State 1: a commit of the client was passed. */
+static int twc_commit_visit(void *arg, const kdc_cfg_t *g, int n, int st) {
+    twc_commit_walk_t *w = arg;
+    const kdc_node_t *nd = &g->nodes[n];
+    if (w->reached || n == g->exit)
+        return -1;
+    if (nd->kind != KDC_N_CALL)
+        return st;
+    if (nd->expr == w->destroy) {
+        w->reached |= st == 1;
+        return -1;
+    }
+    return st || commits(w->ctx, w->f, nd->expr, w->client, 0);
+}
+
+/* Is the destroy in the function that creates the consumer, with no commit
+ * of it on any path from the creation to the destroy (a setup failure:
+ * nothing was committed, nothing is in flight)? */
+static int before_any_commit(kdc_rule_ctx_t *ctx, const kdc_func_t *f, size_t client,
+                             const kdc_expr_t *destroy) {
+    const kdc_obj_t *o = kdc_facts_obj(ctx->facts, client);
+    const kdc_cfg_t *g = f->cfg;
+    if (!o || o->func != f || !o->site || !g || o->site->call_id < 0 ||
+        g->call_node[o->site->call_id] < 0)
+        return 0;
+    twc_commit_walk_t w = {ctx, f, client, destroy, 0};
+    kdc_search_t s = {twc_commit_visit, NULL, &w, 2};
+    kdc_cfg_search(g, g->call_node[o->site->call_id], 0, &s);
+    return !w.reached;
+}
+
+/* The destroy is in a helper (a teardown function) that does not close first:
+ * a commit in a caller from which the call of the helper is reached without
+ * a close. */
+static const kdc_expr_t *unclosed_at_caller(kdc_rule_ctx_t *ctx, const kdc_func_t *f,
+                                            size_t client, const kdc_expr_t *destroy) {
+    const kdc_cfg_t *g = f->cfg;
+    if (!g || !reached_unclosed(ctx, f, client, destroy, g->entry))
+        return NULL;
+    size_t nf = kdc_program_nfuncs(ctx->program);
+    for (size_t i = 0; i < nf; i++) {
+        const kdc_func_t *c = kdc_program_func(ctx->program, i);
+        for (unsigned k = 0; c != f && k < c->ncalls; k++) {
+            const kdc_expr_t *cc = c->calls[k];
+            if (kdc_api_lookup(cc) || !cc->usr || cc->callee_system ||
+                kdc_program_find_callee(ctx->program, cc->usr, c->tu) != f ||
+                only_other_clients(ctx, c, cc, client))
+                continue;
+            const kdc_expr_t *commit = unclosed_commit(ctx, c, client, cc);
+            if (commit)
+                return commit;
+        }
+    }
+    return NULL;
+}
+
+static int has_no_close_bit(const kdc_expr_t *e, void *arg) {
+    (void)arg;
+    return e->has_ival && (e->ival & 0x8); /* RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE */
+}
+
 static void check_destroy(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,
                           const kdc_api_t *api) {
     const kdc_expr_t *flags = kdc_api_arg(call, api->value);
-    int no_close = flags && flags->has_ival && (flags->ival & 0x8); /* RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE */
+    /* the flags may ask not to close: a constant with the bit, or one of the values
+     * of `fast ? RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE : 0` */
+    int no_close = flags && kdc_expr_walk(flags, has_no_close_bit, NULL);
     if (kdc_expr_is_topic_handle(ctx, f, kdc_api_arg(call, api->handle)))
         return; /* delete topic: the client lives on */
     kdc_bits_t clients;
@@ -43,13 +323,25 @@ static void check_destroy(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_ex
     kdc_call_clients(ctx, f, call, api, 1, &clients, &unknown);
     for (size_t k = 0; k < clients.nwords * 64; k++) {
         if (!kdc_bits_get(&clients, k) || kdc_facts_client_type(ctx->facts, k) != 1 ||
-            !kdc_consumer_commits_manually(ctx, k) || !kdc_consumer_is_group(ctx, k))
+            !kdc_consumer_commits_manually(ctx, k) || !kdc_consumer_is_group(ctx, k) ||
+            before_any_commit(ctx, f, k, call))
             continue;
-        if (!no_close && closed_anywhere(ctx, k))
+        const kdc_expr_t *commit = NULL;
+        if (no_close) {
+            /* already closed on every path to it: the flag changes nothing */
+            const kdc_cfg_t *g = f->cfg;
+            if (!g || g->call_node[call->call_id] < 0 ||
+                !reached_unclosed(ctx, f, k, call, g->entry))
+                continue;
+        } else if (closed_anywhere(ctx, k) && !(commit = unclosed_commit(ctx, f, k, call)) &&
+                   !(commit = unclosed_at_caller(ctx, f, k, call))) {
             continue;
+        }
         kdc_notes_t notes = {0};
         kdc_notes_add(&notes, kdc_facts_client_loc(ctx->facts, k),
                       "consumer created here; it commits offsets itself");
+        if (commit)
+            kdc_notes_add(&notes, &commit->loc, "committed here, not closed before the destroy");
         kdc_rule_report(ctx, f, &call->loc, notes.v, notes.n,
                         "consumer destroyed %s: outstanding commits are dropped and the group "
                         "only rebalances after the session timeout; call "
