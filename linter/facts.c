@@ -88,19 +88,30 @@ static int side_effect_api(const kdc_expr_t *call) {
         "fsync", "fdatasync", "PQexec", "PQexecParams", "PQexecPrepared", "PQsendQuery",
         "PQsendQueryParams", "PQsendQueryPrepared", "sqlite3_step", "sqlite3_exec", "mysql_query",
         "mysql_real_query", "mysql_stmt_execute", "redisCommand", "redisCommandArgv",
-        "redisAppendCommand", "curl_easy_perform", "curl_multi_perform", NULL};
+        "redisAppendCommand", "curl_easy_perform", "curl_multi_perform", "fprintf", "vfprintf",
+        "fputs", "fputc", "putc", "dprintf", NULL};
     for (size_t i = 0; names[i]; i++)
         if (!strcmp(call->name, names[i])) {
             /* printing to stdout/stderr is not an effect that needs confirming */
             const kdc_expr_t *stream = NULL;
             if (!strcmp(names[i], "fwrite"))
                 stream = kdc_call_arg(call, 3);
-            else if (!strncmp(names[i], "write", 5) || !strncmp(names[i], "pwrite", 6))
+            else if (!strncmp(names[i], "write", 5) || !strncmp(names[i], "pwrite", 6) ||
+                     !strcmp(names[i], "fprintf") || !strcmp(names[i], "vfprintf") ||
+                     !strcmp(names[i], "dprintf"))
                 stream = kdc_call_arg(call, 0);
+            else if (!strcmp(names[i], "fputs") || !strcmp(names[i], "fputc") ||
+                     !strcmp(names[i], "putc"))
+                stream = kdc_call_arg(call, 1);
             stream = kdc_expr_strip(stream);
             if (stream && ((stream->kind == KDC_E_REF && stream->name &&
                             (!strcmp(stream->name, "stdout") || !strcmp(stream->name, "stderr"))) ||
                            (stream->has_ival && (stream->ival == 1 || stream->ival == 2))))
+                return 0;
+            /* a log file (log_fp, logfile, trace_out) is logging, not the message's effect */
+            const char *root = stream ? kdc_expr_root_name(stream) : NULL;
+            if (root && (strcasestr(root, "log") || strcasestr(root, "trace") ||
+                         strcasestr(root, "debug")))
                 return 0;
             return 1;
         }

@@ -132,6 +132,7 @@ int kdc_facts_call_confirms(const kdc_facts_t *fx, const kdc_func_t *f, const kd
 int kdc_facts_call_commits(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call);
 
 /* Does the call perform a side effect: a produce; write, send, fwrite, pwrite,
+ * fprintf, fputs, dprintf (not to stdout/stderr or a stream named like a log),
  * fsync; a database client call (PQexec*, sqlite3_step, mysql_query,
  * redisCommand); curl_easy_perform; a configured effect function; a helper
  * that does one of these? */
