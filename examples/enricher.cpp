@@ -3,7 +3,7 @@
  * "clicks.enriched". The producer registers a delivery-report callback, but:
  *   - produce()'s result is dropped (produce-result-ignored);
  *   - the consumer commits right after flush(), without looking at the
- *     delivery reports (commit-before-delivery-report);
+ *     delivery reports (commit-before-delivery-report, flush-as-confirmation);
  *   - it commits with commitSync() and no offsets while librdkafka stores
  *     offsets on hand-over (enable.auto.offset.store defaults to true), so the
  *     commit covers events whose enrichment failed (bare-commit).
@@ -58,7 +58,7 @@ int main() {
         producer->produce("clicks.enriched", RdKafka::Topic::PARTITION_UA, /* expect: produce-result-ignored; ok: produce-without-delivery-callback */
                           RdKafka::Producer::RK_MSG_COPY, const_cast<char *>(out.data()),
                           out.size(), nullptr, 0, 0, nullptr);
-        producer->flush(10000);
+        producer->flush(10000); /* expect: flush-as-confirmation */
         consumer->commitSync(); /* expect: bare-commit, commit-before-delivery-report */
     }
     consumer->close();

@@ -11,16 +11,17 @@
  * to a checkpoint: a commit or offset store, a configured commit/ack
  * function, a helper that commits, or a call or assignment whose name has a
  * checkpoint word (checkpoint, commit, confirm, ack, watermark, advance, lsn,
- * position, offset: confirm_position, saveCheckpoint, persist_offset). Reading
+ * position, offset: confirm_position, saveCheckpoint, persist_offset). A
+ * flush whose result is not even checked is followed from the call. Reading
  * delivery-report state on the way (a status, a tracker counter; in a loop
  * over per-message statuses, or in a helper such as batch_delivered()) or
  * waiting for reports ends the path.
  *
  * Wrappers count as the flush: a function that returns the flush's result
  * (`return rd_kafka_flush(rk, t);`, `return rd_kafka_flush(rk, t) == 0;`) is
- * followed from its callers' tests, and a function that drains the queue
- * without looking at the outcome (`void drain(rk) { while
- * (rd_kafka_outq_len(rk) > 0) rd_kafka_poll(rk, 100); }`) from its call.
+ * followed from its callers' tests, and a function that flushes or drains
+ * without looking at the outcome (`void drain(rk) { rd_kafka_flush(rk, t); }`)
+ * from its call.
  */
 #include "results.h"
 #include "rule.h"
@@ -66,7 +67,7 @@ enum {
     W_NONE = 0,
     W_ERROR = 1,   /* returns the flush's result: true (non-zero) means it failed */
     W_SUCCESS = 2, /* returns "flushed": true means rd_kafka_flush() returned 0 */
-    W_DRAIN = 3    /* drains the queue (outq_len() loop), ignores the outcome, returns */
+    W_DRAIN = 3    /* flushes or drains, ignores the outcome, returns */
 };
 
 typedef struct fac {
@@ -345,9 +346,20 @@ static void find_ret(const kdc_stmt_t *s, void *arg) {
     q->pol = q->pol && q->pol != kind ? -1 : kind;
 }
 
-/* Classifies g: returns a flush's result (W_ERROR / W_SUCCESS), drains the
- * queue with an outq_len() loop and returns without a look at the outcome
- * (W_DRAIN), or neither. */
+typedef struct wfind {
+    const kdc_expr_t *call;
+    int stmt;
+} wfind_t;
+
+/* Is the flush call a statement of its own (its value dropped)? */
+static void find_dropped(const kdc_stmt_t *s, void *arg) {
+    wfind_t *q = arg;
+    if (s->kind == KDC_S_EXPR && kdc_expr_strip(s->expr) == q->call)
+        q->stmt = 1;
+}
+
+/* Classifies g: returns a flush's result (W_ERROR / W_SUCCESS), flushes or
+ * drains and returns without a look at the outcome (W_DRAIN), or neither. */
 static int classify(fac_t *x, const kdc_func_t *g, const kdc_expr_t **inner) {
     const kdc_cfg_t *cfg = g->cfg;
     if (!cfg || !g->body)
@@ -366,11 +378,17 @@ static int classify(fac_t *x, const kdc_func_t *g, const kdc_expr_t **inner) {
                 return q.pol;
             }
         }
-        if (kind == W_DRAIN) {
+        int dropped = kind == W_DRAIN;
+        if (kind == W_ERROR || kind == W_SUCCESS) {
+            wfind_t q = {call, 0};
+            kdc_stmt_walk(g->body, find_dropped, &q);
+            dropped = q.stmt;
+        }
+        if (dropped) {
             int exit = 0;
             const kdc_expr_t *cp = checkpoint_after(x, g, cfg, cfg->call_node[c], 0, &exit);
             if (!cp && exit) {
-                *inner = x->inner[h->index];
+                *inner = h ? x->inner[h->index] : call;
                 return W_DRAIN;
             }
         }
@@ -427,17 +445,20 @@ static int seen_add(seen_t *s, const kdc_expr_t *e) {
 }
 
 static void report(fac_t *x, const kdc_func_t *f, const kdc_expr_t *at, const kdc_expr_t *inner,
-                   const kdc_expr_t *checkpoint, int drain) {
+                   const kdc_expr_t *checkpoint, int drain, int unchecked) {
     kdc_notes_t notes = {0};
     if (inner && inner != at)
         kdc_notes_add(&notes, &inner->loc,
                       drain ? "the queue is drained here" : "rd_kafka_flush() is called here");
     kdc_notes_add(&notes, &checkpoint->loc, "checkpoint advanced here without a delivery outcome");
     kdc_rule_report(x->ctx, f, &at->loc, notes.v, notes.n,
-                    "%s is taken as confirmation: it also says \"done\" when deliveries failed, so "
-                    "the checkpoint advances over messages that never arrived; confirm from the "
-                    "delivery reports (a tracker wait, per-message status) before advancing",
-                    drain ? "an empty rd_kafka_outq_len() queue" : "rd_kafka_flush() == 0");
+                    "%s%s is taken as confirmation%s: it also says \"done\" when deliveries "
+                    "failed, so the checkpoint advances over messages that never arrived; confirm "
+                    "from the delivery reports (a tracker wait, per-message status) before "
+                    "advancing",
+                    drain ? "an empty rd_kafka_outq_len() queue" : "rd_kafka_flush()",
+                    drain || unchecked ? "" : " == 0",
+                    unchecked ? " (its result is not even checked)" : "");
 }
 
 static void check_func(fac_t *x, const kdc_func_t *f) {
@@ -448,14 +469,19 @@ static void check_func(fac_t *x, const kdc_func_t *f) {
     for (unsigned n = 0; n < g->n; n++) {
         const kdc_node_t *nd = &g->nodes[n];
         if (nd->kind == KDC_N_CALL) {
-            /* a helper that drains the queue: its return is the loop's exit */
+            /* a flush (or a wrapper) whose outcome nobody looks at, or a drain helper */
             const kdc_expr_t *call = nd->expr;
             const kdc_func_t *h = callee_of(x, f, call);
-            if (!h || x->wrapper[h->index] != W_DRAIN)
+            int kind = is_flush_api(call) ? W_ERROR : h ? x->wrapper[h->index] : W_NONE;
+            if (!kind)
+                continue;
+            if (kind != W_DRAIN && kdc_result_use(x->ctx->program, f, call) == KDC_USE_USED)
                 continue;
             const kdc_expr_t *cp = checkpoint_after(x, f, g, (int)n, 0, NULL);
+            const kdc_expr_t *inner = h ? x->inner[h->index] : NULL;
+            int drain = inner && !is_flush_api(inner);
             if (cp && seen_add(&seen, call))
-                report(x, f, call, x->inner[h->index], cp, 1);
+                report(x, f, call, inner, cp, drain, kind != W_DRAIN);
             continue;
         }
         if (nd->kind != KDC_N_COND)
@@ -467,7 +493,7 @@ static void check_func(fac_t *x, const kdc_func_t *f) {
             const kdc_expr_t *cp = e >= 0 ? checkpoint_after(x, f, g, (int)n, (unsigned)e, NULL)
                                           : NULL;
             if (cp && seen_add(&seen, outq))
-                report(x, f, outq, NULL, cp, 1);
+                report(x, f, outq, NULL, cp, 1, 0);
             continue;
         }
         for (unsigned c = 0; c < f->ncalls; c++) {
@@ -481,7 +507,7 @@ static void check_func(fac_t *x, const kdc_func_t *f) {
                 continue;
             const kdc_expr_t *cp = checkpoint_after(x, f, g, (int)n, edge == 0 ? 1u : 0u, NULL);
             if (cp && seen_add(&seen, call))
-                report(x, f, call, h ? x->inner[h->index] : NULL, cp, 0);
+                report(x, f, call, h ? x->inner[h->index] : NULL, cp, 0, 0);
             break;
         }
     }
