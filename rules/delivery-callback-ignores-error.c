@@ -77,8 +77,13 @@ static int hands_on(dcb_ctx_t *d, const kdc_expr_t *e) {
         if (!*e->name || e->callee_expr)
             return 1; /* through a function pointer: code we cannot see */
         if (e->callee_system) {
-            if (!strcmp(e->name, "memcpy") || !strcmp(e->name, "memmove"))
-                return 1; /* a copy of the message, read later */
+            const char *base = strrchr(e->name, ':');
+            base = base ? base + 1 : e->name;
+            if (!strcmp(base, "operator()"))
+                return 1; /* a std::function handler: code we cannot see */
+            if (!strcmp(base, "memcpy") || !strcmp(base, "memmove") || strstr(base, "push") ||
+                strstr(base, "emplace") || strstr(base, "insert"))
+                return 1; /* a copy of the message (memcpy, a container), read later */
             continue;
         }
         const kdc_func_t *g =
