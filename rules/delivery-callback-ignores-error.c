@@ -69,6 +69,10 @@ static int is_outcome_call(const char *name) {
 
 /* Does the call hand the message to code that may read its error? */
 static int hands_on(dcb_ctx_t *d, const kdc_expr_t *e) {
+    if (e->is_ctor)
+        for (unsigned i = 0; i < e->nkids; i++)
+            if (is_msg(e->kids[i], d->msg))
+                return 1; /* wrapped in an object (RdKafka::MessageImpl msg(.., rkmessage, ..)) */
     if (!e->name || kdc_api_is_librdkafka(e) || kdc_api_lookup(e))
         return 0; /* librdkafka reads the message's headers, timestamp, ..: not its outcome */
     for (unsigned i = 0; i < e->nkids; i++) {
