@@ -52,6 +52,7 @@ static const kdc_summary_t *callee_summary(const kdc_facts_t *fx, const kdc_func
         merged->effects |= s->effects;
         merged->routes_dlq |= s->routes_dlq;
         merged->consumes |= s->consumes;
+        merged->reads_dr |= s->reads_dr;
         merged->confirms &= s->confirms;
         merged->noreturn &= s->noreturn;
         merged->pending_produce |= s->pending_produce;
@@ -454,10 +455,19 @@ typedef struct reads_ctx {
     const kdc_facts_t *fx;
     const char *opaque;
     int hit;
+    const kdc_func_t *f; /* when set, a call of a helper that reads the state counts */
 } reads_ctx_t;
 
 static int reads_visit(const kdc_expr_t *e, void *arg) {
     reads_ctx_t *r = arg;
+    if (e->kind == KDC_E_CALL && r->f && !kdc_api_lookup(e)) {
+        kdc_summary_t m;
+        const kdc_summary_t *s = callee_summary(r->fx, r->f, e, &m);
+        if (s && s->reads_dr) {
+            r->hit = 1;
+            return 1;
+        }
+    }
     if (e->kind != KDC_E_REF && e->kind != KDC_E_MEMBER)
         return 0;
     const char *k = kdc__lkey(r->fx, e);
@@ -470,13 +480,21 @@ static int reads_visit(const kdc_expr_t *e, void *arg) {
 
 /* Does the condition read delivery-report state (or the produce's opaque)? */
 static int reads_dr_state(const kdc_facts_t *fx, const kdc_expr_t *cond, const char *opaque) {
-    reads_ctx_t r = {fx, opaque, 0};
+    reads_ctx_t r = {fx, opaque, 0, NULL};
     kdc_expr_walk(cond, reads_visit, &r);
     return r.hit;
 }
 
 int kdc_facts_reads_delivery_state(const kdc_facts_t *fx, const kdc_expr_t *e) {
     return reads_dr_state(fx, e, NULL);
+}
+
+/* ... also through helpers of f that read it (batch_delivered(b)). */
+static int reads_dr_state_in(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *cond,
+                             const char *opaque) {
+    reads_ctx_t r = {fx, opaque, 0, f};
+    kdc_expr_walk(cond, reads_visit, &r);
+    return r.hit;
 }
 
 int kdc_facts_call_confirms(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call) {
@@ -518,7 +536,105 @@ typedef struct walk {
     int exit_reached;
     kdc_reached_fn reached;
     void *ctx;
+    kdc_outcome_t txn[4];       /* commit_transaction calls of f: their success confirms */
+    int ntxn;
+    const char *flags[8];       /* variables of f assigned from delivery state (delivered = d.err == 0) */
+    int nflags;
+    const kdc_expr_t *status_loops[32]; /* conditions of loops over per-message statuses */
+    int nstatus_loops;
 } walk_t;
+
+typedef struct walk_prep {
+    walk_t *w;
+    int in_status_loop;
+} walk_prep_t;
+
+static int is_api_call(const kdc_expr_t *e, void *arg) {
+    (void)arg;
+    return e->kind == KDC_E_CALL && kdc_api_lookup(e) != NULL;
+}
+
+static int find_dr_flags(const kdc_expr_t *e, void *arg) {
+    walk_t *w = arg;
+    /* a read of the state, not a call that is given it (e = producev(.., OPAQUE(st), ..)) */
+    if (e->kind == KDC_E_BINARY && e->op == KDC_OP_ASSIGN && e->nkids == 2 && w->nflags < 8 &&
+        !kdc_expr_walk(e->kids[1], is_api_call, NULL) &&
+        reads_dr_state_in(w->fx, w->f, e->kids[1], w->opaque)) {
+        const char *k = kdc__lkey(w->fx, e->kids[0]);
+        if (k)
+            w->flags[w->nflags++] = k;
+    }
+    return 0;
+}
+
+static int add_loop_cond(const kdc_expr_t *e, void *arg) {
+    walk_t *w = arg;
+    if (w->nstatus_loops < 32)
+        w->status_loops[w->nstatus_loops++] = e;
+    return 0;
+}
+
+static void find_if_reading(const kdc_stmt_t *st, void *arg) {
+    walk_prep_t *p = arg;
+    if (st->kind == KDC_S_IF && st->expr && reads_dr_state_in(p->w->fx, p->w->f, st->expr, p->w->opaque))
+        p->in_status_loop = 1;
+}
+
+/* for (i = 0; i < n; i++) if (!d[i].done || d[i].err) return; — leaving the loop
+ * through its condition means every status was checked. */
+static void find_status_loops(const kdc_stmt_t *st, void *arg) {
+    walk_t *w = arg;
+    if ((st->kind != KDC_S_FOR && st->kind != KDC_S_WHILE && st->kind != KDC_S_DO) || !st->expr ||
+        !st->body)
+        return;
+    walk_prep_t p = {w, 0};
+    kdc_stmt_walk(st->body, find_if_reading, &p);
+    if (p.in_status_loop)
+        kdc_expr_walk(st->expr, add_loop_cond, w);
+}
+
+static int mentions_key(const kdc_facts_t *fx, const kdc_expr_t *e, const char *const *keys, int n);
+
+static void walk_prepare(walk_t *w) {
+    kdc_func_walk_exprs(w->f, find_dr_flags, w);
+    if (w->f->body)
+        kdc_stmt_walk(w->f->body, find_status_loops, w);
+}
+
+typedef struct key_ctx {
+    const kdc_facts_t *fx;
+    const char *const *keys;
+    int n, hit;
+} key_ctx_t;
+
+static int key_visit(const kdc_expr_t *e, void *arg) {
+    key_ctx_t *k = arg;
+    if (e->kind != KDC_E_REF && e->kind != KDC_E_MEMBER)
+        return 0;
+    const char *lk = kdc__lkey(k->fx, e);
+    for (int i = 0; lk && i < k->n; i++)
+        if (k->keys[i] == lk)
+            return k->hit = 1;
+    return 0;
+}
+
+static int mentions_key(const kdc_facts_t *fx, const kdc_expr_t *e, const char *const *keys, int n) {
+    key_ctx_t k = {fx, keys, n, 0};
+    kdc_expr_walk(e, key_visit, &k);
+    return k.hit;
+}
+
+/* A successful rd_kafka_commit_transaction() (C++ Producer::commit_transaction)
+ * flushes and fails when any message of the transaction was not delivered: its
+ * success edge confirms every output produced in the transaction. */
+static void walk_find_txn_commits(walk_t *w) {
+    for (unsigned c = 0; c < w->f->ncalls && w->ntxn < 4; c++) {
+        const kdc_expr_t *call = w->f->calls[c];
+        if (call->name && (!strcmp(call->name, "rd_kafka_commit_transaction") ||
+                           !strcmp(call->name, "RdKafka::Producer::commit_transaction")))
+            kdc_outcome_init(&w->txn[w->ntxn++], w->fx->p, w->f, call);
+    }
+}
 
 /* Path state bit 0: delivery reports were served since the walk started. */
 static int walk_visit(void *ctx, const kdc_cfg_t *g, int n, int state) {
@@ -543,8 +659,15 @@ static int walk_visit(void *ctx, const kdc_cfg_t *g, int n, int state) {
         if (e.serves_dr)
             state |= 1;
     } else if (nd->kind == KDC_N_COND) {
-        /* a wait loop on the delivery's state, or a check of it once reports were served */
-        if ((nd->loop_cond || (state & 1)) && reads_dr_state(w->fx, nd->expr, w->opaque))
+        /* a wait loop on the delivery's state, or a check of it once reports were served
+         * (directly, in a helper, or through a loop over per-message statuses) */
+        if ((nd->loop_cond || (state & 1)) && reads_dr_state_in(w->fx, w->f, nd->expr, w->opaque))
+            return -1;
+        for (int i = 0; (state & 1) && i < w->nstatus_loops; i++)
+            if (w->status_loops[i] == nd->expr)
+                return -1;
+        /* a flag set from the delivery's state (delivered = d.err == 0) gates what follows */
+        if (w->nflags && mentions_key(w->fx, nd->expr, w->flags, w->nflags))
             return -1;
     }
     return state;
@@ -554,7 +677,14 @@ static int walk_edge(void *ctx, const kdc_cfg_t *g, int n, unsigned i, int state
     (void)state;
     walk_t *w = ctx;
     const kdc_node_t *nd = &g->nodes[n];
-    if (!w->prune_failure || nd->kind != KDC_N_COND)
+    if (nd->kind != KDC_N_COND)
+        return 1;
+    for (int t = 0; t < w->ntxn; t++) {
+        int fail = kdc_outcome_failure_edge(&w->txn[t], nd->expr);
+        if (fail >= 0 && fail != (int)i)
+            return 0; /* the transaction committed: its outputs are confirmed */
+    }
+    if (!w->prune_failure)
         return 1;
     return kdc_outcome_failure_edge(&w->outcome, nd->expr) != (int)i;
 }
@@ -564,9 +694,12 @@ static int walk_from(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_
     const kdc_cfg_t *g = f->cfg;
     if (!g || produce->call_id < 0 || g->call_node[produce->call_id] < 0)
         return 0;
-    walk_t w = {fx, f, produce, opaque_key(fx, produce), {0}, prune_failure, 1, 0, reached, ctx};
+    walk_t w = {.fx = fx, .f = f, .produce = produce, .opaque = opaque_key(fx, produce),
+                .prune_failure = prune_failure, .stop_at_commit = 1, .reached = reached, .ctx = ctx};
     if (prune_failure)
         kdc_outcome_init(&w.outcome, fx->p, f, produce);
+    walk_find_txn_commits(&w);
+    walk_prepare(&w);
     kdc_search_t s = {walk_visit, walk_edge, &w, 2};
     kdc_cfg_search(g, g->call_node[produce->call_id], 0, &s);
     return w.exit_reached;
@@ -578,6 +711,27 @@ int kdc_facts_walk_unconfirmed(const kdc_facts_t *fx, const kdc_func_t *f,
 }
 
 /* ---------- summaries ---------- */
+
+/* Reads of delivery-report state outside the arguments of librdkafka calls (a
+ * produce given the status cell as its opaque does not read it). */
+static void reads_outside_api(const kdc_expr_t *e, reads_ctx_t *r) {
+    if (!e || r->hit)
+        return;
+    if (e->kind == KDC_E_CALL && kdc_api_lookup(e))
+        return;
+    if (reads_visit(e, r))
+        return;
+    for (unsigned i = 0; i < e->nkids && !r->hit; i++)
+        reads_outside_api(e->kids[i], r);
+    if (e->kind == KDC_E_CALL && e->recv)
+        reads_outside_api(e->recv, r);
+}
+
+static void summary_reads_stmt(const kdc_stmt_t *st, void *arg) {
+    reads_ctx_t *r = arg;
+    reads_outside_api(st->expr, r);
+    reads_outside_api(st->inc, r);
+}
 
 /* Pass 1: may commit, may serve delivery reports (monotone in callees). */
 static int summarize_effects(kdc_facts_t *fx, const kdc_func_t *f) {
@@ -596,6 +750,11 @@ static int summarize_effects(kdc_facts_t *fx, const kdc_func_t *f) {
         s->routes_dlq |= e.routes_dlq;
         s->consumes |= e.consumes;
     }
+    if (!s->reads_dr && f->body) {
+        reads_ctx_t r = {fx, NULL, 0, f};
+        kdc_stmt_walk(f->body, summary_reads_stmt, &r);
+        s->reads_dr = (unsigned)r.hit;
+    }
     return memcmp(s, &old, sizeof *s) != 0;
 }
 
@@ -605,8 +764,10 @@ static int summarize_confirms(kdc_facts_t *fx, const kdc_func_t *f) {
     kdc_summary_t *s = &fx->sum[f->index];
     if (!f->cfg || s->noreturn || s->confirms)
         return 0;
-    walk_t w = {fx, f, NULL, NULL, {0}, 0, 0, 0, NULL, NULL};
-    kdc_search_t srch = {walk_visit, NULL, &w, 2};
+    walk_t w = {.fx = fx, .f = f};
+    walk_find_txn_commits(&w);
+    walk_prepare(&w);
+    kdc_search_t srch = {walk_visit, walk_edge, &w, 2};
     kdc_cfg_search(f->cfg, ((const kdc_cfg_t *)f->cfg)->entry, 0, &srch);
     s->confirms = !w.exit_reached;
     return s->confirms;

@@ -47,6 +47,7 @@ typedef struct kdc_summary {
     unsigned routes_dlq : 1;      /* may produce to a dead-letter destination */
     unsigned consumes : 1;        /* may consume messages */
     unsigned confirms : 1;        /* every path to its exit passes a delivery confirmation */
+    unsigned reads_dr : 1;        /* reads delivery-report state (batch_delivered(b)) */
     unsigned pending_produce : 1; /* may return with a produced message unconfirmed (and
                                      no commit after it on that path) */
     unsigned pending_dlq : 1;     /* ... a message produced to a dead-letter destination */
