@@ -1,34 +1,140 @@
 /*
  * destroy-without-flush: a producer destroyed on a path where produced
  * messages may still be queued: no rd_kafka_flush() (or drain loop on
- * rd_kafka_outq_len()) between the produce and the destroy. rd_kafka_destroy()
- * purges what is still queued; those messages are never delivered and, when
- * their delivery reports were not required, nobody notices.
+ * rd_kafka_outq_len(), or wait for delivery reports) between the produce and
+ * the destroy. rd_kafka_destroy() purges what is still queued; those
+ * messages are never delivered and, when their delivery reports were not
+ * required, nobody notices.
  *
  * Confidence: medium. Reported on the destroy (rd_kafka_destroy, C++ delete)
- * when the program never flushes that producer, or when a path in the same
- * function leads from a produce to the destroy without a flush. A flush whose
- * result is ignored still counts.
+ * when the program never flushes that producer, or when a path leads from a
+ * produce of that producer (directly or in a helper that returns without
+ * flushing) to the destroy without a flush: in the destroy's function, or,
+ * for a teardown helper that does not flush, in its callers up to the call
+ * of the helper. A flush whose result is ignored still counts, and so does a
+ * flush in a helper, or under a condition right before the destroy.
  */
+#include "config_common.h"
 #include "consumer_common.h"
 #include "results.h"
+
+#include <string.h>
+
+#define DWF_MAX_DEPTH 4
+#define DWF_BARRIER (KDC_API_FLUSH | KDC_API_OUTQ | KDC_API_CONFIRM | KDC_API_TXN_ABORT)
+
+/* Does the call's handle denote the client (or a handle that cannot be followed)? */
+static int on_client(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,
+                     const kdc_api_t *api, size_t client) {
+    kdc_bits_t clients;
+    int unknown = 0;
+    kdc_call_clients(ctx, f, call, api, 0, &clients, &unknown);
+    int hit = kdc_bits_get(&clients, client) || unknown;
+    kdc_bits_free(&clients);
+    return hit;
+}
+
+/* A flush, an outq_len drain, a confirming wait or abort_transaction (which
+ * purges and waits) of the client. */
+static int is_barrier_api(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,
+                          size_t client) {
+    const kdc_api_t *api = kdc_api_lookup(call);
+    return api && (api->roles & DWF_BARRIER) && on_client(ctx, f, call, api, client);
+}
+
+/* Does the call hand the helper only handles of other clients (so whatever
+ * it does, it does to them)? A helper reaching the client through a global
+ * or a struct it is given is not excluded. */
+static int only_other_clients(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,
+                              size_t client) {
+    int others = 0;
+    for (unsigned i = 0; i < call->nkids; i++) {
+        const kdc_expr_t *a = kdc_expr_strip(call->kids[i]);
+        if (!a || !a->type ||
+            !((strstr(a->type, "rd_kafka_t") && !strstr(a->type, "rd_kafka_topic")) ||
+              strstr(a->type, "RdKafka::Producer") || strstr(a->type, "RdKafka::KafkaConsumer")))
+            continue; /* not a client handle */
+        kdc_bits_t clients;
+        int unknown = 0;
+        kdc_rule_clients(ctx, f, a, 0, &clients, &unknown);
+        int mine = kdc_bits_get(&clients, client) || unknown;
+        kdc_bits_free(&clients);
+        if (mine)
+            return 0;
+        others = 1;
+    }
+    return others;
+}
+
+/* The helper of the program a call runs, when it may act on the client. */
+static const kdc_func_t *callee_of(kdc_rule_ctx_t *ctx, const kdc_func_t *f,
+                                   const kdc_expr_t *call, size_t client) {
+    if (kdc_api_lookup(call) || !call->usr || call->callee_system ||
+        only_other_clients(ctx, f, call, client))
+        return NULL;
+    const kdc_func_t *g = kdc_program_find_callee(ctx->program, call->usr, f->tu);
+    return g && g->body && g->cfg ? g : NULL;
+}
+
+/* A helper of the program that flushes (drains, waits for) the client: a
+ * shutdown helper called before the destroy (on some path in it, as a close). */
+static int helper_flushes(kdc_rule_ctx_t *ctx, const kdc_func_t *g, size_t client, int depth) {
+    for (unsigned c = 0; c < g->ncalls; c++) {
+        if (is_barrier_api(ctx, g, g->calls[c], client))
+            return 1;
+        const kdc_func_t *h = depth < DWF_MAX_DEPTH ? callee_of(ctx, g, g->calls[c], client) : NULL;
+        if (h && h != g && helper_flushes(ctx, h, client, depth + 1))
+            return 1;
+    }
+    return 0;
+}
+
+typedef struct wait_loop {
+    kdc_rule_ctx_t *ctx;
+    const kdc_func_t *f;
+    size_t client;
+    int serves, found;
+} wait_loop_t;
+
+static int serves_client(const kdc_expr_t *e, void *arg) {
+    wait_loop_t *w = arg;
+    const kdc_api_t *api = e->kind == KDC_E_CALL ? kdc_api_lookup(e) : NULL;
+    if (api && (api->roles & KDC_API_SERVE_DR) && on_client(w->ctx, w->f, e, api, w->client))
+        w->serves = 1;
+    return w->serves;
+}
+
+static void body_serves(const kdc_stmt_t *st, void *arg) {
+    wait_loop_t *w = arg;
+    if (st->expr)
+        kdc_expr_walk(st->expr, serves_client, w);
+}
+
+/* while (status == RD_KAFKA_RESP_ERR__IN_PROGRESS) rd_kafka_poll(rk, 100);
+ * a loop that waits for delivery state (written by the delivery callback)
+ * while serving the client's delivery reports. */
+static void find_wait_loop(const kdc_stmt_t *st, void *arg) {
+    wait_loop_t *w = arg;
+    if ((st->kind != KDC_S_WHILE && st->kind != KDC_S_DO && st->kind != KDC_S_FOR) || !st->expr ||
+        w->found || !kdc_facts_reads_delivery_state(w->ctx->facts, st->expr))
+        return;
+    w->serves = 0;
+    kdc_expr_walk(st->expr, serves_client, w);
+    kdc_stmt_walk(st->body, body_serves, w);
+    w->found = w->serves;
+}
 
 static int flushes_anywhere(kdc_rule_ctx_t *ctx, size_t client) {
     size_t nf = kdc_program_nfuncs(ctx->program);
     for (size_t i = 0; i < nf; i++) {
         const kdc_func_t *f = kdc_program_func(ctx->program, i);
-        for (unsigned c = 0; c < f->ncalls; c++) {
-            const kdc_api_t *api = kdc_api_lookup(f->calls[c]);
-            if (!api || !(api->roles & (KDC_API_FLUSH | KDC_API_OUTQ | KDC_API_CONFIRM)))
-                continue;
-            kdc_bits_t clients;
-            int unknown = 0;
-            kdc_call_clients(ctx, f, f->calls[c], api, 0, &clients, &unknown);
-            int hit = kdc_bits_get(&clients, client) || unknown;
-            kdc_bits_free(&clients);
-            if (hit)
+        for (unsigned c = 0; c < f->ncalls; c++)
+            if (is_barrier_api(ctx, f, f->calls[c], client))
                 return 1;
-        }
+        wait_loop_t w = {ctx, f, client, 0, 0};
+        kdc_stmt_walk(f->body, find_wait_loop, &w);
+        if (w.found)
+            return 1;
     }
     return 0;
 }
@@ -36,7 +142,10 @@ static int flushes_anywhere(kdc_rule_ctx_t *ctx, size_t client) {
 typedef struct dwf_walk {
     kdc_rule_ctx_t *ctx;
     const kdc_func_t *f;
-    const kdc_expr_t *destroy;
+    size_t client;
+    const kdc_expr_t *destroy; /* the target; NULL: the function's exit */
+    const kdc_expr_t *produce; /* where the walk starts */
+    int depth;
     kdc_outcome_t outcome; /* of the produce: its failure edges queue nothing */
     const kdc_expr_t *drain[32]; /* conditions of drain loops (`while (run && outq_len(rk))`) */
     size_t ndrain;
@@ -56,12 +165,15 @@ static int add_drain_part(const kdc_expr_t *e, void *arg) {
     return 0;
 }
 
-/* A loop whose condition waits for the queue to drain is a drain loop on every
- * way out of it, also when a cancellation flag ends it early (the program
- * asked to stop waiting). */
+/* A loop whose condition waits for the queue to drain (or for delivery
+ * reports: a status cell or a pending counter the delivery callback writes)
+ * is a drain loop on every way out of it, also when a cancellation flag ends
+ * it early (the program asked to stop waiting). */
 static void find_drain_loops(const kdc_stmt_t *st, void *arg) {
+    dwf_walk_t *w = arg;
     if ((st->kind == KDC_S_WHILE || st->kind == KDC_S_DO || st->kind == KDC_S_FOR) && st->expr &&
-        kdc_expr_walk(st->expr, is_drain_call, NULL))
+        (kdc_expr_walk(st->expr, is_drain_call, NULL) ||
+         kdc_facts_reads_delivery_state(w->ctx->facts, st->expr)))
         kdc_expr_walk(st->expr, add_drain_part, arg);
 }
 
@@ -72,50 +184,149 @@ static int in_drain_condition(const dwf_walk_t *w, const kdc_expr_t *e) {
     return 0;
 }
 
+/* State 0: right after the produce, whose failure queued nothing; state 1:
+ * the produce ran again (a loop): the message of the earlier round is queued
+ * whatever the later one does. */
 static int dwf_edge(void *arg, const kdc_cfg_t *g, int n, unsigned i, int st) {
-    (void)st;
     dwf_walk_t *w = arg;
     const kdc_node_t *nd = &g->nodes[n];
-    if (nd->kind != KDC_N_COND)
+    if (nd->kind != KDC_N_COND || st)
         return 1;
     int fail = kdc_outcome_failure_edge(&w->outcome, nd->expr);
     return fail < 0 || fail != (int)i;
 }
 
+/* A call that flushes the client: flush, drain, confirming wait, or a helper doing one. */
+static int flushes(dwf_walk_t *w, const kdc_expr_t *call) {
+    const kdc_func_t *h = callee_of(w->ctx, w->f, call, w->client);
+    return is_barrier_api(w->ctx, w->f, call, w->client) ||
+           kdc_facts_call_confirms(w->ctx->facts, w->f, call) ||
+           (h && helper_flushes(w->ctx, h, w->client, w->depth + 1));
+}
+
+/* Is `target` (a call; NULL: the exit) reached from node `from`? */
+static int leads_to(const kdc_cfg_t *g, int from, const kdc_expr_t *target) {
+    int stack[64], seen[64], nstack = 0, nseen = 0;
+    stack[nstack++] = from;
+    while (nstack) {
+        int m = stack[--nstack];
+        int dup = 0;
+        for (int k = 0; k < nseen; k++)
+            dup |= seen[k] == m;
+        if (dup)
+            continue;
+        if (nseen == 64)
+            return 0;
+        seen[nseen++] = m;
+        const kdc_node_t *nd = &g->nodes[m];
+        if (target ? nd->kind == KDC_N_CALL && nd->expr == target : m == g->exit)
+            return 1;
+        for (unsigned i = 0; i < nd->nsucc && nstack < 64; i++)
+            stack[nstack++] = nd->succ[i];
+    }
+    return 0;
+}
+
+/* Does the (non-loop) condition n only choose whether to flush before the
+ * destroy (or the exit of a helper): every way out of it meets a flush or the
+ * destroy as its first call, and some meet a flush? A flush under a condition
+ * (`if (queued) rd_kafka_flush(rk, ..); rd_kafka_destroy(rk);`) counts as a
+ * flush: the condition usually says whether anything is queued, which the
+ * paths here cannot tell. */
+static int guards_flush(dwf_walk_t *w, const kdc_cfg_t *g, int n) {
+    int stack[64], seen[64], nstack = 0, nseen = 0, barrier = 0;
+    for (unsigned i = 0; i < g->nodes[n].nsucc && nstack < 64; i++)
+        stack[nstack++] = g->nodes[n].succ[i];
+    while (nstack) {
+        int m = stack[--nstack];
+        int dup = 0;
+        for (int k = 0; k < nseen; k++)
+            dup |= seen[k] == m;
+        if (dup)
+            continue;
+        if (nseen == 64)
+            return 0;
+        seen[nseen++] = m;
+        const kdc_node_t *nd = &g->nodes[m];
+        if (m == g->exit) {
+            if (!(!w->destroy))
+                return 0;
+            continue;
+        }
+        if (nd->kind == KDC_N_CALL) {
+            if (flushes(w, nd->expr)) {
+                if (!leads_to(g, m, w->destroy))
+                    return 0; /* it flushes before another destroy or return */
+                barrier = 1;
+            }
+            else if (nd->expr != w->destroy)
+                return 0;
+            continue;
+        }
+        if (nd->kind == KDC_N_COND && nd->loop_cond)
+            return 0; /* back into (or out of) a loop: not a choice before the destroy */
+        for (unsigned i = 0; i < nd->nsucc; i++) {
+            if (nstack == 64)
+                return 0;
+            stack[nstack++] = nd->succ[i];
+        }
+    }
+    return barrier;
+}
+
 static int dwf_visit(void *arg, const kdc_cfg_t *g, int n, int st) {
     dwf_walk_t *w = arg;
     const kdc_node_t *nd = &g->nodes[n];
-    if (n == g->exit || w->reached)
+    if (w->reached)
         return -1;
-    if (nd->kind == KDC_N_COND && in_drain_condition(w, nd->expr))
+    if (n == g->exit) {
+        w->reached = !w->destroy;
+        return -1;
+    }
+    if (nd->kind == KDC_N_COND &&
+        (in_drain_condition(w, nd->expr) || (!nd->loop_cond && guards_flush(w, g, n))))
         return -1;
     if (nd->kind != KDC_N_CALL)
         return st;
-    if (nd->expr == w->destroy) {
+    if (w->destroy && nd->expr == w->destroy) {
         w->reached = 1;
         return -1;
     }
-    const kdc_api_t *api = kdc_api_lookup(nd->expr);
-    if ((api && (api->roles & (KDC_API_FLUSH | KDC_API_OUTQ | KDC_API_CONFIRM))) ||
-        kdc_facts_call_confirms(w->ctx->facts, w->f, nd->expr))
-        return -1;
-    return st;
+    if (nd->expr == w->produce)
+        return 1;
+    return flushes(w, nd->expr) ? -1 : st;
 }
 
-/* A produce in f from which the destroy is reached without a flush. */
-static const kdc_expr_t *unflushed_produce(kdc_rule_ctx_t *ctx, const kdc_func_t *f,
-                                           const kdc_expr_t *destroy) {
+static const kdc_expr_t *pending_produce(kdc_rule_ctx_t *ctx, const kdc_func_t *f, size_t client,
+                                         const kdc_expr_t *destroy, int depth);
+
+/* Does the call queue a message of the client that may still be queued when
+ * it returns: a produce, or a helper that produces without flushing on some
+ * path to its exit? */
+static int queues(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call, size_t client,
+                  int depth) {
+    const kdc_api_t *api = kdc_api_lookup(call);
+    if (api)
+        return (api->roles & KDC_API_PRODUCE) && on_client(ctx, f, call, api, client);
+    const kdc_func_t *h = depth < DWF_MAX_DEPTH ? callee_of(ctx, f, call, client) : NULL;
+    return h && h != f && pending_produce(ctx, h, client, NULL, depth + 1);
+}
+
+/* A produce (or producing helper call) in f from which the destroy (NULL: the
+ * exit of f) is reached without a flush of the client. */
+static const kdc_expr_t *pending_produce(kdc_rule_ctx_t *ctx, const kdc_func_t *f, size_t client,
+                                         const kdc_expr_t *destroy, int depth) {
     const kdc_cfg_t *g = f->cfg;
     if (!g)
         return NULL;
     for (unsigned c = 0; c < f->ncalls; c++) {
-        const kdc_api_t *api = kdc_api_lookup(f->calls[c]);
-        if (!api || !(api->roles & KDC_API_PRODUCE) || g->call_node[c] < 0)
+        if (g->call_node[c] < 0 || !queues(ctx, f, f->calls[c], client, depth))
             continue;
-        dwf_walk_t w = {.ctx = ctx, .f = f, .destroy = destroy};
+        dwf_walk_t w = {.ctx = ctx,         .f = f,         .client = client,
+                        .destroy = destroy, .produce = f->calls[c], .depth = depth};
         kdc_outcome_init(&w.outcome, ctx->program, f, f->calls[c]);
         kdc_stmt_walk(f->body, find_drain_loops, &w);
-        kdc_search_t s = {dwf_visit, dwf_edge, &w, 1};
+        kdc_search_t s = {dwf_visit, dwf_edge, &w, 2};
         kdc_cfg_search(g, g->call_node[c], 0, &s);
         if (w.reached)
             return f->calls[c];
@@ -123,17 +334,66 @@ static const kdc_expr_t *unflushed_produce(kdc_rule_ctx_t *ctx, const kdc_func_t
     return NULL;
 }
 
+/* A transactional producer's messages are delivered by commit_transaction(),
+ * which flushes; what an open transaction holds at destroy is aborted together
+ * with its input offsets (they were never committed): nothing is lost. */
+static int is_transactional(kdc_rule_ctx_t *ctx, size_t client) {
+    kdc_config_values_t v;
+    kdc_config_values(ctx, client, "transactional.id", &v);
+    return v.n > 0;
+}
+
+/* Is the destroy reached from the entry of f without a flush of the client? */
+static int unflushed_from_entry(kdc_rule_ctx_t *ctx, const kdc_func_t *f, size_t client,
+                                const kdc_expr_t *destroy) {
+    const kdc_cfg_t *g = f->cfg;
+    if (!g)
+        return 0;
+    dwf_walk_t w = {.ctx = ctx, .f = f, .client = client, .destroy = destroy};
+    kdc_stmt_walk(f->body, find_drain_loops, &w);
+    kdc_search_t s = {dwf_visit, dwf_edge, &w, 2};
+    kdc_cfg_search(g, g->entry, 1, &s); /* state 1: no produce outcome to prune by */
+    return w.reached;
+}
+
+/* The destroy is in a helper (a teardown function) that does not flush first:
+ * a produce in a caller from which the call of the helper is reached without a
+ * flush. */
+static const kdc_expr_t *pending_at_caller(kdc_rule_ctx_t *ctx, const kdc_func_t *f, size_t client,
+                                           const kdc_expr_t *destroy) {
+    if (!unflushed_from_entry(ctx, f, client, destroy))
+        return NULL;
+    size_t nf = kdc_program_nfuncs(ctx->program);
+    for (size_t i = 0; i < nf; i++) {
+        const kdc_func_t *c = kdc_program_func(ctx->program, i);
+        for (unsigned k = 0; c != f && k < c->ncalls; k++) {
+            const kdc_expr_t *cc = c->calls[k];
+            if (kdc_api_lookup(cc) || !cc->usr || cc->callee_system ||
+                kdc_program_find_callee(ctx->program, cc->usr, c->tu) != f ||
+                only_other_clients(ctx, c, cc, client))
+                continue;
+            const kdc_expr_t *produce = pending_produce(ctx, c, client, cc, 0);
+            if (produce)
+                return produce;
+        }
+    }
+    return NULL;
+}
+
 static void check_destroy(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,
                           const kdc_api_t *api) {
+    if (kdc_expr_is_topic_handle(ctx, f, kdc_api_arg(call, api->handle)))
+        return; /* delete topic: the client lives on */
     kdc_bits_t clients;
     int unknown = 0;
     kdc_call_clients(ctx, f, call, api, 0, &clients, &unknown);
     for (size_t k = 0; k < clients.nwords * 64; k++) {
         if (!kdc_bits_get(&clients, k) || kdc_facts_client_type(ctx->facts, k) != 0 ||
-            !kdc_facts_client_produces(ctx->facts, k, NULL))
+            !kdc_facts_client_produces(ctx->facts, k, NULL) || is_transactional(ctx, k))
             continue;
         const kdc_expr_t *produce = NULL;
-        if (flushes_anywhere(ctx, k) && !(produce = unflushed_produce(ctx, f, call)))
+        if (flushes_anywhere(ctx, k) && !(produce = pending_produce(ctx, f, k, call, 0)) &&
+            !(produce = pending_at_caller(ctx, f, k, call)))
             continue;
         kdc_notes_t notes = {0};
         kdc_notes_add(&notes, kdc_facts_client_loc(ctx->facts, k), "producer created here");
