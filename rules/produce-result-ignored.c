@@ -11,11 +11,17 @@
  * rd_kafka_last_error() in the same function is checked, and so is a helper
  * that drops the legacy call's result when every caller of the helper reads
  * rd_kafka_last_error(). A variable that is only cast to void (`(void)err;`,
- * the idiom that silences -Wunused) is not read.
+ * the idiom that silences -Wunused) is not read. A wrapper that returns the
+ * produce's result (`return rd_kafka_producev(..)`, `return e;`, `return
+ * rd_kafka_producev(..) ? -1 : 0`) hands the check to its callers: a call of
+ * it whose result is dropped is reported at that call. A wrapper that tests
+ * the result itself (an if, a retry loop) has checked it, whatever it
+ * returns.
  */
 #include "results.h"
 #include "rule.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static int calls_last_error(const kdc_func_t *f) {
@@ -120,6 +126,117 @@ static kdc_use_t result_use(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_
     return *voided ? KDC_USE_STORED_UNREAD : use;
 }
 
+/* ---------- wrappers that return a produce's result ---------- */
+
+typedef struct carriers {
+    kdc_rule_ctx_t *ctx;
+    const char **api; /* per function index: the produce API whose result it returns */
+    const kdc_func_t *f;
+    const char *found;
+} carriers_t;
+
+static const char *carried(carriers_t *c, const kdc_expr_t *e, int depth);
+
+typedef struct assigned {
+    carriers_t *c;
+    const char *usr;
+    int depth;
+    const char *found;
+} assigned_t;
+
+static int find_assigned(const kdc_expr_t *e, void *arg) {
+    assigned_t *a = arg;
+    if (e->kind == KDC_E_BINARY && e->op == KDC_OP_ASSIGN && e->nkids == 2) {
+        const kdc_expr_t *l = kdc_expr_strip(e->kids[0]);
+        if (l && l->kind == KDC_E_REF && l->usr == a->usr && !a->found)
+            a->found = carried(a->c, e->kids[1], a->depth + 1);
+    }
+    return a->found != NULL;
+}
+
+/* The produce API whose result the value of e is (or is computed from, by
+ * operators: `== 0`, `? -1 : 0`, `!`), directly or through a local variable
+ * or a wrapper; NULL when none. An argument of another call is not its value. */
+static const char *carried(carriers_t *c, const kdc_expr_t *e, int depth) {
+    e = kdc_expr_strip(e);
+    if (!e || depth > 8)
+        return NULL;
+    switch (e->kind) {
+    case KDC_E_CALL: {
+        const kdc_api_t *api = kdc_api_lookup(e);
+        if (api)
+            return (api->roles & KDC_API_PRODUCE) ? e->name : NULL;
+        const kdc_func_t *g = kdc_program_find_callee(c->ctx->program, e->usr, c->f->tu);
+        return g ? c->api[g->index] : NULL;
+    }
+    case KDC_E_REF: {
+        if (e->ref != KDC_REF_LOCAL || !e->usr)
+            return NULL;
+        assigned_t a = {c, e->usr, depth, NULL};
+        kdc_func_walk_exprs(c->f, find_assigned, &a);
+        return a.found;
+    }
+    case KDC_E_BINARY:
+        if (e->op == KDC_OP_ASSIGN && e->nkids == 2)
+            return carried(c, e->kids[1], depth + 1);
+        if (e->op == KDC_OP_COMPOUND_ASSIGN || e->op == KDC_OP_COMMA)
+            return NULL;
+        /* fall through */
+    case KDC_E_UNARY:
+    case KDC_E_COND:
+        for (unsigned i = 0; i < e->nkids; i++) {
+            const char *a = carried(c, e->kids[i], depth + 1);
+            if (a)
+                return a;
+        }
+        return NULL;
+    default:
+        return NULL;
+    }
+}
+
+static void find_return(const kdc_stmt_t *s, void *arg) {
+    carriers_t *c = arg;
+    if (s->kind == KDC_S_RETURN && s->expr && !c->found)
+        c->found = carried(c, s->expr, 0);
+}
+
+/* Is a produce's result tested by an if/loop/switch condition of c->f (a
+ * retry loop on QUEUE_FULL, `if (e) log(..)`)? Then the wrapper checked it. */
+static void find_test(const kdc_stmt_t *s, void *arg) {
+    carriers_t *c = arg;
+    if (c->found || !s->expr)
+        return;
+    if (s->kind == KDC_S_IF || s->kind == KDC_S_WHILE || s->kind == KDC_S_DO ||
+        s->kind == KDC_S_FOR || s->kind == KDC_S_SWITCH)
+        c->found = carried(c, s->expr, 0);
+}
+
+/* Marks every function that returns a produce's result (through wrappers too). */
+static void find_carriers(carriers_t *c) {
+    size_t nf = kdc_program_nfuncs(c->ctx->program);
+    for (int round = 0, changed = 1; changed && round < 8; round++) {
+        changed = 0;
+        for (size_t i = 0; i < nf; i++) {
+            const kdc_func_t *f = kdc_program_func(c->ctx->program, i);
+            if (c->api[f->index] || !f->body)
+                continue;
+            c->f = f;
+            c->found = NULL;
+            kdc_stmt_walk(f->body, find_return, c);
+            const char *api = c->found;
+            if (!api)
+                continue;
+            c->found = NULL;
+            kdc_stmt_walk(f->body, find_test, c);
+            if (c->found)
+                continue; /* checked in the wrapper, in some form */
+            c->api[f->index] = api;
+            changed = 1;
+        }
+    }
+}
+
 /* ---------- reports ---------- */
 
 static void check_produce(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,
@@ -151,8 +268,44 @@ static void check_produce(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_ex
                                                  : "stored but never read");
 }
 
+static void check_wrapper_call(kdc_rule_ctx_t *ctx, const carriers_t *c, const kdc_func_t *f,
+                               const kdc_expr_t *call) {
+    if (kdc_api_lookup(call))
+        return;
+    const kdc_func_t *g = kdc_program_find_callee(ctx->program, call->usr, f->tu);
+    if (!g || !c->api[g->index])
+        return;
+    int voided = 0;
+    kdc_use_t use = result_use(ctx, f, call, &voided);
+    if (use == KDC_USE_USED)
+        return;
+    const char *api = c->api[g->index];
+    if (!strncmp(api, "RdKafka::", 9))
+        api += 9;
+    kdc_notes_t notes = {0};
+    kdc_notes_add(&notes, &g->loc, "this function returns the produce's result to its caller");
+    kdc_rule_report(ctx, f, &call->loc, notes.v, notes.n,
+                    "the result of %s, which returns the result of %s, is %s: a message that was "
+                    "not enqueued (queue full, too large, fatal error) vanishes silently; check it",
+                    g->name, api,
+                    use == KDC_USE_DISCARDED ? "discarded"
+                    : voided                 ? "stored and only cast to void"
+                                             : "stored but never read");
+}
+
 static void check(kdc_rule_ctx_t *ctx) {
     kdc_rule_for_each_api_call(ctx, KDC_API_PRODUCE, check_produce);
+    size_t nf = kdc_program_nfuncs(ctx->program);
+    carriers_t c = {ctx, calloc(nf ? nf : 1, sizeof *c.api), NULL, NULL};
+    if (!c.api)
+        return;
+    find_carriers(&c);
+    for (size_t i = 0; i < nf; i++) {
+        const kdc_func_t *f = kdc_program_func(ctx->program, i);
+        for (unsigned k = 0; k < f->ncalls; k++)
+            check_wrapper_call(ctx, &c, f, f->calls[k]);
+    }
+    free(c.api);
 }
 
 const kdc_rule_t kdc_rule_produce_result_ignored = {
