@@ -30,6 +30,7 @@ static const kdc_api_t table[] = {
     {"RdKafka::Producer::flush", KDC_API_SERVE_DR | KDC_API_FLUSH, R, N, N, N, N, N, N, N, 0},
     {"RdKafka::Producer::produce", KDC_API_PRODUCE, R, 0, N, N, N, N, N, N, 0},
     {"RdKafka::Producer::send_offsets_to_transaction", KDC_API_TXN, R, N, N, 0, N, N, N, N, 0},
+    {"RdKafka::Queue::consume", KDC_API_CONSUME, R, N, N, N, N, N, N, N, 0},
     {"RdKafka::Topic::create", KDC_API_TOPIC_NEW, 0, 1, 2, N, N, N, N, N, 0},
     {"RdKafka::Topic::offset_store", KDC_API_STORE, N, R, N, N, N, N, N, N, 0},
     /* libkdc (include/kdc/kdc.h) */

@@ -211,13 +211,14 @@ static int emit_stmt(bld_t *b, const kdc_stmt_t *s, int cur) {
         return join(b, a, c);
     }
     case KDC_S_WHILE: {
-        cur = emit_stmt(b, s->init, cur);
+        /* `while (T *m = pop())`: the condition variable is set again on every pass */
         int head = node(b, KDC_N_NOP, NULL), after = node(b, KDC_N_NOP, NULL);
         edge(b, cur, head);
-        int t = head, f = -1;
+        int init = emit_stmt(b, s->init, head);
+        int t = init, f = -1;
         size_t mark = b->nodes.n;
         if (s->expr)
-            emit_cond(b, s->expr, head, &t, &f);
+            emit_cond(b, s->expr, init, &t, &f);
         mark_loop_conds(b, mark);
         edge(b, f, after);
         edge(b, emit_loop_body(b, s->body, t, after, head), head);

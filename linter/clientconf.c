@@ -391,6 +391,12 @@ static void scan_config_calls(kdc_facts_t *fx) {
                 scan_set_call(fx, f, call, api);
             } else if (api && (api->roles & (KDC_API_DR_REGISTER | KDC_API_EVENTS_SET))) {
                 const kdc_expr_t *v = kdc_api_arg(call, api->value);
+                if ((api->roles & KDC_API_EVENTS_SET) && v && v->has_ival && (v->ival & 0x10)) {
+                    /* RD_KAFKA_EVENT_REBALANCE: rebalances are served as events */
+                    apply_ctx_t r = {{0}, 0, 1};
+                    kdc__for_each_obj(fx, f, kdc_api_arg(call, api->conf), KDC_OBJ_CONF, apply, &r,
+                                      NULL);
+                }
                 if ((api->roles & KDC_API_EVENTS_SET) && v && v->has_ival && !(v->ival & 0x1))
                     continue; /* RD_KAFKA_EVENT_DR not among the flags */
                 apply_ctx_t a = {{0}, 1, 0};

@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* strcasestr */
 #include "results.h"
 #include "pts.h"
 
@@ -101,7 +102,7 @@ int kdc_result_error_truthy(const kdc_expr_t *call) {
     if (strstr(t, "bool") || strstr(t, "_Bool"))
         return 0;
     if (strchr(t, '*'))
-        return strstr(t, "error") != NULL; /* rd_kafka_error_t *: NULL is success */
+        return strcasestr(t, "error") != NULL; /* rd_kafka_error_t *, RdKafka::Error *: NULL is success */
     return 1; /* int, rd_kafka_resp_err_t, ssize_t, ErrorCode: 0 is success */
 }
 
