@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cmocka.h>
 
@@ -27,6 +28,38 @@ static const char *env(const char *name) {
     return v;
 }
 
+/* The markers of every C and C++ source below dir (examples/broken/ too:
+ * kdc-lint analyses a directory recursively). Hidden directories are
+ * skipped, as kdc-lint skips them. */
+static void collect_sources(const char *dir, kdc_markers_t *ms, size_t *nsources) {
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    char err[1024];
+
+    assert_non_null(d);
+    while ((de = readdir(d))) {
+        size_t n = strlen(de->d_name);
+        char path[PATH_MAX];
+        struct stat st;
+
+        if (de->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+            collect_sources(path, ms, nsources);
+            continue;
+        }
+        int c = n > 2 && !strcmp(de->d_name + n - 2, ".c");
+        int cxx = n > 4 && !strcmp(de->d_name + n - 4, ".cpp");
+        if (!c && !cxx)
+            continue;
+        if (kdc_markers_parse_file(ms, path, err, sizeof err))
+            fail_msg("%s", err);
+        (*nsources)++;
+    }
+    closedir(d);
+}
+
 static void examples_report_exactly_their_marked_findings(void **state) {
     (void)state;
     const char *lint = env("KDC_LINT"), *examples = env("KDC_EXAMPLES_DIR");
@@ -34,23 +67,8 @@ static void examples_report_exactly_their_marked_findings(void **state) {
 
     kdc_markers_t ms = {0};
     size_t nsources = 0;
-    DIR *d = opendir(examples);
-    assert_non_null(d);
-    struct dirent *de;
     char err[1024];
-    while ((de = readdir(d))) {
-        size_t n = strlen(de->d_name);
-        int c = n > 2 && !strcmp(de->d_name + n - 2, ".c");
-        int cxx = n > 4 && !strcmp(de->d_name + n - 4, ".cpp");
-        if (!c && !cxx)
-            continue;
-        char path[PATH_MAX];
-        snprintf(path, sizeof path, "%s/%s", examples, de->d_name);
-        if (kdc_markers_parse_file(&ms, path, err, sizeof err))
-            fail_msg("%s", err);
-        nsources++;
-    }
-    closedir(d);
+    collect_sources(examples, &ms, &nsources);
     assert_true(nsources >= 4);
     assert_true(kdc_markers_count(&ms, KDC_MARK_EXPECT, NULL) >= 4);
 

@@ -1,0 +1,173 @@
+/*
+ * broken/unconfirmed-dlq-routing: the reference service's job with one bug:
+ * a malformed event is produced to the dead-letter queue, with a proper
+ * envelope (original coordinates and identity), and committed right away,
+ * without waiting for the DLQ message's delivery report. When the DLQ write
+ * fails, the event is in neither topic and its offset is committed.
+ *
+ * kdc-lint: unconfirmed-dlq-routing. kdc-harness: loses events in
+ * dlq-failing (README table). Compare reference-service.c.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <librdkafka/rdkafka.h>
+#include <kdc/kdc.h>
+
+#define WAIT_MS 60000
+
+static volatile sig_atomic_t running = 1;
+
+static void stop(int sig) {
+        (void)sig;
+        running = 0;
+}
+
+static const char *env(const char *name, const char *fallback) {
+        const char *v = getenv(name);
+        return v && *v ? v : fallback;
+}
+
+static void conf_set(rd_kafka_conf_t *conf, const char *name, const char *value) {
+        char err[256];
+        if (value && rd_kafka_conf_set(conf, name, value, err, sizeof err) != RD_KAFKA_CONF_OK)
+                fprintf(stderr, "unconfirmed-dlq-routing: %s\n", err);
+}
+
+/* "amount=N" with N in 1..1000000 */
+static int well_formed(const rd_kafka_message_t *m) {
+        char text[32], *end;
+        long amount;
+
+        if (!m->payload || m->len < 8 || m->len >= sizeof text)
+                return 0;
+        memcpy(text, m->payload, m->len);
+        text[m->len] = '\0';
+        if (strncmp(text, "amount=", 7) != 0 || text[7] < '1' || text[7] > '9')
+                return 0;
+        amount = strtol(text + 7, &end, 10);
+        return *end == '\0' && amount >= 1 && amount <= 1000000;
+}
+
+/* The DLQ envelope: the event's key and value with headers naming where it
+ * came from and its identity (the kdc.* headers of kdc/dlq.h). */
+static rd_kafka_headers_t *envelope(const rd_kafka_message_t *m) {
+        rd_kafka_headers_t *h = rd_kafka_headers_new(8);
+        const char *topic = rd_kafka_topic_name(m->rkt);
+        unsigned char id[KDC_IDENTITY_LEN];
+        char text[2 * KDC_IDENTITY_LEN + 1];
+
+        rd_kafka_header_add(h, KDC_DLQ_HDR_TOPIC, -1, topic, -1);
+        snprintf(text, sizeof text, "%d", (int)m->partition);
+        rd_kafka_header_add(h, KDC_DLQ_HDR_PARTITION, -1, text, -1);
+        snprintf(text, sizeof text, "%lld", (long long)m->offset);
+        rd_kafka_header_add(h, KDC_DLQ_HDR_OFFSET, -1, text, -1);
+        rd_kafka_header_add(h, KDC_DLQ_HDR_CLASS, -1, "poison", -1);
+        if (kdc_identity(topic, m->key, m->key_len, m->payload, m->len, id) == 0) {
+                for (int i = 0; i < KDC_IDENTITY_LEN; i++)
+                        snprintf(text + 2 * i, 3, "%02x", id[i]);
+                rd_kafka_header_add(h, KDC_DLQ_HDR_IDENTITY, -1, text, -1);
+        }
+        return h;
+}
+
+/* The event's output, confirmed by its own delivery report. */
+static int publish(rd_kafka_t *producer, const char *topic, const rd_kafka_message_t *m,
+                   rd_kafka_resp_err_t *err) {
+        return kdc_produce_confirmed(producer, topic, RD_KAFKA_PARTITION_UA, m->key, m->key_len,
+                                     m->payload, m->len, WAIT_MS, err);
+}
+
+/* A malformed event's DLQ copy, enqueued. BUG: nobody waits for its
+ * delivery report, so a failed DLQ write goes unseen. */
+static int park(rd_kafka_t *producer, const char *dlq_topic, const rd_kafka_message_t *m,
+                rd_kafka_resp_err_t *err) {
+        rd_kafka_headers_t *h = envelope(m);
+
+        *err = rd_kafka_producev(producer, RD_KAFKA_V_TOPIC(dlq_topic),
+                                 RD_KAFKA_V_KEY(m->key, m->key_len),
+                                 RD_KAFKA_V_VALUE(m->payload, m->len), RD_KAFKA_V_HEADERS(h),
+                                 RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END);
+        if (*err) {
+                rd_kafka_headers_destroy(h);
+                return -1;
+        }
+        rd_kafka_poll(producer, 0);
+        return 0;
+}
+
+int main(void) {
+        const char *brokers = env("KAFKA_BOOTSTRAP_SERVERS", NULL);
+        const char *input = env("KAFKA_INPUT_TOPIC", "kdc.input");
+        const char *output = env("KAFKA_OUTPUT_TOPIC", "kdc.output");
+        const char *group = env("KAFKA_GROUP_ID", "kdc-service");
+        kdc_assignment_t *assignment = NULL;
+        const char *dlq_topic = env("KAFKA_DLQ_TOPIC", "kdc.dlq");
+        char err[256];
+
+        if (!brokers || kdc_assignment_new(&assignment, NULL, NULL) != 0)
+                return 2;
+        rd_kafka_conf_t *pconf = rd_kafka_conf_new();
+        conf_set(pconf, "bootstrap.servers", brokers);
+        conf_set(pconf, "enable.idempotence", "true");
+        conf_set(pconf, "linger.ms", "0");
+        conf_set(pconf, "message.timeout.ms", env("KAFKA_MESSAGE_TIMEOUT_MS", NULL));
+        rd_kafka_conf_set_dr_msg_cb(pconf, kdc_dr_msg_cb);
+        rd_kafka_t *producer = rd_kafka_new(RD_KAFKA_PRODUCER, pconf, err, sizeof err);
+
+        rd_kafka_conf_t *cconf = rd_kafka_conf_new();
+        conf_set(cconf, "bootstrap.servers", brokers);
+        conf_set(cconf, "group.id", group);
+        conf_set(cconf, "enable.auto.commit", "false");
+        conf_set(cconf, "auto.offset.reset", "earliest");
+        conf_set(cconf, "session.timeout.ms", env("KAFKA_SESSION_TIMEOUT_MS", NULL));
+        conf_set(cconf, "heartbeat.interval.ms", env("KAFKA_HEARTBEAT_INTERVAL_MS", NULL));
+        conf_set(cconf, "max.poll.interval.ms", env("KAFKA_MAX_POLL_INTERVAL_MS", NULL));
+        rd_kafka_conf_set_rebalance_cb(cconf, kdc_assignment_rebalance_cb);
+        rd_kafka_conf_set_opaque(cconf, assignment);
+        rd_kafka_t *consumer = rd_kafka_new(RD_KAFKA_CONSUMER, cconf, err, sizeof err);
+        if (!producer || !consumer)
+                return 2;
+        signal(SIGINT, stop);
+        signal(SIGTERM, stop);
+
+        rd_kafka_topic_partition_list_t *topics = rd_kafka_topic_partition_list_new(1);
+        rd_kafka_topic_partition_list_add(topics, input, RD_KAFKA_PARTITION_UA);
+        rd_kafka_subscribe(consumer, topics);
+        rd_kafka_topic_partition_list_destroy(topics);
+
+        while (running) {
+                rd_kafka_message_t *m = rd_kafka_consumer_poll(consumer, 100);
+                rd_kafka_resp_err_t perr;
+                int rc;
+
+                if (!m)
+                        continue;
+                if (m->err) {
+                        rd_kafka_message_destroy(m);
+                        continue;
+                }
+                uint64_t epoch = kdc_assignment_stamp(assignment, m);
+                if (well_formed(m))
+                        rc = publish(producer, output, m, &perr);
+                else
+                        rc = park(producer, dlq_topic, m, &perr);
+                if (rc != 0) {
+                        fprintf(stderr, "unconfirmed-dlq-routing: %s: halting\n",
+                                rd_kafka_err2name(perr));
+                        rd_kafka_message_destroy(m);
+                        break; /* halt: the offset stays */
+                }
+                kdc_commit_message(consumer, m, assignment, epoch, NULL); /* expect: unconfirmed-dlq-routing */
+                rd_kafka_message_destroy(m);
+        }
+
+        rd_kafka_consumer_close(consumer);
+        rd_kafka_destroy(consumer);
+        rd_kafka_flush(producer, WAIT_MS);
+        rd_kafka_destroy(producer);
+        kdc_assignment_destroy(assignment);
+        return 0;
+}

@@ -1,0 +1,321 @@
+/**
+ * @file kdc/testkit.h
+ * @brief kdc testkit: run a consume-process-produce service against
+ *        librdkafka's mock cluster while faults are injected, and count what
+ *        it lost, the way Jepsen counts.
+ *
+ * This is the C API behind the `kdc-harness` command (docs/harness.md). One
+ * run:
+ *  1. starts a mock cluster of three brokers on loopback
+ *     (rd_kafka_mock_cluster_new()) and creates the input, output and
+ *     dead-letter (DLQ) topics; broker 1 leads the input partitions and is
+ *     the group coordinator, broker 2 leads the output partitions, broker 3
+ *     the DLQ partition, so a fault can hit one role only;
+ *  2. starts the service: a command (kdc_testkit_run_command(), a child
+ *     process) or a loop function (kdc_testkit_run_loop(), a thread of the
+ *     calling process), telling it the bootstrap servers, topics, group and
+ *     client settings (kdc_testkit_env_t, or the environment variables named
+ *     there);
+ *  3. produces the input events, confirmed, at a steady rate: each has a
+ *     unique id (key and header "event-id"); a scenario may mix in
+ *     malformed (poison) ones;
+ *  4. applies the scenario's faults on a schedule drawn from the seed, at
+ *     fractions of the events produced;
+ *  5. restarts the service whenever it exits (as an orchestrator would),
+ *     and ends the run when every event is committed, when nothing moved
+ *     for idle_ms, or at the deadline; then stops the service (SIGTERM, or
+ *     kdc_testkit_stopping() for a loop);
+ *  6. reads back every output and DLQ record and the group's committed
+ *     offsets, and counts (kdc_testkit_result_t):
+ *     - lost: an event below its partition's committed offset with no
+ *       output and no DLQ record (the service committed past it);
+ *     - duplicated: an event with more than one output record;
+ *     - unprocessed: an event at or above the committed offset at the end;
+ *     - DLQ records without the original identity and coordinates (the
+ *       kdc.* headers of kdc/dlq.h, checked with kdc_dlq_decode()).
+ *
+ * @par The service's side of the contract
+ * - Read the input topic as a member of the given consumer group; write one
+ *   output record per well-formed event to the output topic, and route
+ *   poison events to the DLQ topic.
+ * - An output record names its event by a header "event-id" (preferred) or
+ *   by its key: copy the input's key or header.
+ * - Input value: "amount=N" with N a decimal integer 1..1000000 is
+ *   well-formed; anything else is poison.
+ * - Honour the client settings it is given where it can (session timeout,
+ *   heartbeat, max.poll.interval.ms, message.timeout.ms): scenarios use them
+ *   to make faults bite within seconds.
+ *
+ * @par What the mock cluster can and cannot do (librdkafka 2.0.2)
+ * Each scenario says, in kdc_testkit_scenario_t.mock_limits, where the mock
+ * falls short and which equivalent is used. In general: error injection is
+ * per request type (ApiKey) and per broker, not per topic; brokers can go
+ * down and up and partitions and coordinators can move; offsets sent with
+ * send_offsets_to_transaction() are not stored and read_committed consumers
+ * see aborted records, so transactional (exactly-once) services cannot be
+ * judged: every stored record counts as an output.
+ *
+ * @par Conventions
+ * Functions that can fail return 0 or a negative KDC_ERR_* code
+ * (kdc/error.h). Times are in milliseconds. The testkit is a separate
+ * library (CMake target kdc::testkit) because, unlike libkdc, it starts
+ * threads (a progress probe; loop services), spawns and signals child
+ * processes, and hosts a mock cluster. Run one run at a time per process.
+ */
+#ifndef KDC_TESTKIT_H
+#define KDC_TESTKIT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <kdc/error.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) && __GNUC__ >= 4
+#define KDC_TESTKIT_EXPORT __attribute__((visibility("default")))
+#else
+#define KDC_TESTKIT_EXPORT
+#endif
+
+/** Environment variables a command service receives (see kdc_testkit_env_t). */
+#define KDC_TESTKIT_ENV_BOOTSTRAP "KAFKA_BOOTSTRAP_SERVERS"
+#define KDC_TESTKIT_ENV_INPUT "KAFKA_INPUT_TOPIC"
+#define KDC_TESTKIT_ENV_OUTPUT "KAFKA_OUTPUT_TOPIC"
+#define KDC_TESTKIT_ENV_DLQ "KAFKA_DLQ_TOPIC"
+#define KDC_TESTKIT_ENV_GROUP "KAFKA_GROUP_ID"
+#define KDC_TESTKIT_ENV_SESSION_TIMEOUT "KAFKA_SESSION_TIMEOUT_MS"
+#define KDC_TESTKIT_ENV_HEARTBEAT "KAFKA_HEARTBEAT_INTERVAL_MS"
+#define KDC_TESTKIT_ENV_MAX_POLL "KAFKA_MAX_POLL_INTERVAL_MS"
+#define KDC_TESTKIT_ENV_MESSAGE_TIMEOUT "KAFKA_MESSAGE_TIMEOUT_MS"
+#define KDC_TESTKIT_ENV_SCENARIO "KDC_HARNESS_SCENARIO"
+#define KDC_TESTKIT_ENV_INSTANCE "KDC_HARNESS_INSTANCE"
+
+/** Header carrying the event id on every input event. */
+#define KDC_TESTKIT_EVENT_ID_HEADER "event-id"
+
+/** Output formats of kdc_testkit_results_print(). */
+typedef enum kdc_testkit_format_e {
+        KDC_TESTKIT_TEXT = 0, /**< a few lines per scenario, for people */
+        KDC_TESTKIT_JSON = 1  /**< one JSON document (see docs/harness.md) */
+} kdc_testkit_format_t;
+
+/**
+ * @brief Options of a run. Initialise with kdc_testkit_options_init(), then
+ *        change what you need. Strings are borrowed for the run's duration.
+ *        New fields are only ever appended.
+ */
+typedef struct kdc_testkit_options_s {
+        /** Input events to produce (default 1000; 1..10,000,000). */
+        int64_t events;
+        /** Seed of the fault schedule and of the poison events (default 1).
+         *  The same seed gives the same schedule and the same events. */
+        uint64_t seed;
+        /** Partitions of the input and output topics (default 4; 1..64). */
+        int partitions;
+        /** Topic names (defaults "kdc.input", "kdc.output", "kdc.dlq"). */
+        const char *input_topic, *output_topic, *dlq_topic;
+        /** The service's consumer group (default "kdc-service"). */
+        const char *group;
+        /** Events per second produced after the warm-up (default 1000). */
+        int rate;
+        /** Whole run deadline, ms (default 300000). */
+        int timeout_ms;
+        /** After the last fault and the last event: end the run when the
+         *  committed offsets and outputs have not moved for this long, ms
+         *  (default 20000). */
+        int idle_ms;
+        /** Time a stopped service gets to exit before SIGKILL, ms (default
+         *  10000). For a loop: how long to wait before reporting it stuck. */
+        int stop_grace_ms;
+        /** Non-zero: a duplicated event also makes the run invalid. */
+        int exactly_once;
+        /** Where to write one line per fault, restart and phase; NULL: none. */
+        FILE *log;
+        /** File descriptor for a command service's stdout and stderr; -1
+         *  (default): the service writes to this process's stderr. */
+        int service_fd;
+} kdc_testkit_options_t;
+
+/** @brief Set every option to its default. NULL is ignored. */
+KDC_TESTKIT_EXPORT void kdc_testkit_options_init(kdc_testkit_options_t *options);
+
+/**
+ * @brief A documented scenario (static storage, read-only).
+ */
+typedef struct kdc_testkit_scenario_s {
+        const char *name;        /**< e.g. "produce-topic-authorization-failed" */
+        const char *summary;     /**< one line */
+        const char *faults;      /**< what is injected, and when */
+        const char *expect;      /**< what a correct service does here */
+        const char *mock_limits; /**< what the mock cannot do here ("" if
+                                      nothing), and the equivalent used */
+        int needs_process;       /**< SIGKILL/SIGSTOP: command services only */
+} kdc_testkit_scenario_t;
+
+/** @brief Number of scenarios. */
+KDC_TESTKIT_EXPORT size_t kdc_testkit_scenario_count(void);
+
+/** @brief Scenario @p i (0-based, in `kdc-harness list` order); NULL when
+ *         out of range. */
+KDC_TESTKIT_EXPORT const kdc_testkit_scenario_t *kdc_testkit_scenario(size_t i);
+
+/** @brief The scenario named @p name; NULL if there is none. */
+KDC_TESTKIT_EXPORT const kdc_testkit_scenario_t *
+kdc_testkit_scenario_find(const char *name);
+
+/**
+ * @brief What a service instance is told; for a command service, the same
+ *        values arrive as environment variables (KDC_TESTKIT_ENV_*; the
+ *        client settings only when non-zero).
+ */
+typedef struct kdc_testkit_env_s {
+        const char *bootstrap_servers; /**< KAFKA_BOOTSTRAP_SERVERS */
+        const char *input_topic;       /**< KAFKA_INPUT_TOPIC */
+        const char *output_topic;      /**< KAFKA_OUTPUT_TOPIC */
+        const char *dlq_topic;         /**< KAFKA_DLQ_TOPIC */
+        const char *group;             /**< KAFKA_GROUP_ID */
+        /** Client settings the scenario wants (0: keep librdkafka's
+         *  default): session.timeout.ms, heartbeat.interval.ms,
+         *  max.poll.interval.ms, message.timeout.ms. */
+        int session_timeout_ms, heartbeat_interval_ms;
+        int max_poll_interval_ms, message_timeout_ms;
+        const char *scenario; /**< KDC_HARNESS_SCENARIO */
+        int instance;         /**< KDC_HARNESS_INSTANCE: 1, or 2 for a
+                                   second consumer */
+} kdc_testkit_env_t;
+
+/**
+ * @brief A service loop run in a thread by kdc_testkit_run_loop().
+ *
+ * It must consume, process and commit until kdc_testkit_stopping(env) is
+ * non-zero, then close its clients and return. Returning earlier is an exit:
+ * the testkit starts it again (as an orchestrator restarts a halted
+ * service). The return value is recorded as the exit status.
+ * @param env    valid until the loop returns.
+ * @param opaque as given to kdc_testkit_run_loop().
+ */
+typedef int(kdc_testkit_loop_t)(const kdc_testkit_env_t *env, void *opaque);
+
+/** @brief Non-zero once the loop running with @p env should return.
+ *         Thread-safe; cheap enough to call once per poll. */
+KDC_TESTKIT_EXPORT int kdc_testkit_stopping(const kdc_testkit_env_t *env);
+
+/**
+ * @brief The verdict of one run (owned by the testkit until
+ *        kdc_testkit_result_destroy()). Every field is public; new fields
+ *        are only ever appended.
+ */
+typedef struct kdc_testkit_result_s {
+        const char *scenario;   /**< scenario name */
+        uint64_t seed;          /**< the seed used */
+        int64_t events;         /**< input events stored (broker-confirmed) */
+        int64_t poison;         /**< of which poison */
+        int64_t committed;      /**< events below the committed offsets */
+        int64_t output_records; /**< records read back from the output topic */
+        int64_t dlq_records;    /**< records read back from the DLQ topic */
+        int64_t processed;      /**< events with at least one output */
+        int64_t dead_lettered;  /**< events with at least one DLQ record */
+        int64_t lost;           /**< committed, no output, no DLQ record */
+        int64_t duplicated;     /**< more than one output record */
+        int64_t unprocessed;    /**< at or above the committed offset */
+        int64_t dlq_without_identity; /**< DLQ records kdc_dlq_decode()
+                                           rejects, or whose coordinates name
+                                           no input event */
+        int64_t foreign_records; /**< output records naming no event */
+        int starts;     /**< service instances started (restarts included) */
+        int exits;      /**< instances that exited on their own before the end */
+        int kills;      /**< SIGKILLs sent by the scenario */
+        int stuck;      /**< instances that ignored the stop (killed) */
+        int faults;     /**< fault steps applied */
+        int64_t duration_ms; /**< wall time of the run */
+        const char *end_reason; /**< "all events committed", "idle",
+                                     "deadline", "service never started" */
+        int valid;      /**< 1: nothing lost (and, with exactly_once, nothing
+                             duplicated); 0 otherwise */
+} kdc_testkit_result_t;
+
+/** Which events kdc_testkit_result_event() lists. */
+typedef enum kdc_testkit_list_e {
+        KDC_TESTKIT_LOST = 0,
+        KDC_TESTKIT_DUPLICATED = 1,
+        KDC_TESTKIT_UNPROCESSED = 2
+} kdc_testkit_list_t;
+
+/** @brief The id of the @p i-th event (0-based, in id order) of @p list;
+ *         NULL past the end. Valid until the result is destroyed. */
+KDC_TESTKIT_EXPORT const char *
+kdc_testkit_result_event(const kdc_testkit_result_t *result,
+                         kdc_testkit_list_t list, size_t i);
+
+/** @brief The @p i-th line of the fault log ("+3.20s (41%) broker 2 down");
+ *         NULL past the end. */
+KDC_TESTKIT_EXPORT const char *
+kdc_testkit_result_fault(const kdc_testkit_result_t *result, size_t i);
+
+/** @brief The group's committed offset of input partition @p partition at
+ *         the end (-1 when none). */
+KDC_TESTKIT_EXPORT int64_t
+kdc_testkit_result_committed(const kdc_testkit_result_t *result,
+                             int32_t partition);
+
+/** @brief Free a result; NULL is ignored. */
+KDC_TESTKIT_EXPORT void kdc_testkit_result_destroy(kdc_testkit_result_t *result);
+
+/**
+ * @brief Run @p scenario with a command service.
+ *
+ * @p argv (NULL-terminated; argv[0] is looked up in PATH) is started with
+ * posix_spawnp() in a process group of its own, with the environment of
+ * this process plus the KDC_TESTKIT_ENV_* variables. SIGKILL, SIGSTOP and
+ * SIGCONT of a scenario, and the final SIGTERM, go to that process group.
+ *
+ * @param options  NULL for the defaults.
+ * @param scenario a name from kdc_testkit_scenario().
+ * @param resultp  receives the verdict (also when events were lost: that is
+ *                 a completed run); the caller destroys it.
+ * @returns 0: the run completed; read (*resultp)->valid.
+ *          KDC_ERR_INVALID: unknown scenario, bad options, empty argv.
+ *          KDC_ERR_NOENT: the command could not be started.
+ *          KDC_ERR_TIMEOUT: the mock cluster did not confirm the input
+ *          events (nothing to judge).
+ *          KDC_ERR_NOMEM.
+ * Blocks for the whole run (seconds to minutes). Relies on:
+ * rdkafka_mock.h (cluster, broker up/down, per-broker error stacks,
+ * coordinator and leader changes), rd_kafka_committed(),
+ * rd_kafka_query_watermark_offsets().
+ */
+KDC_TESTKIT_EXPORT int kdc_testkit_run_command(const kdc_testkit_options_t *options,
+                                               const char *scenario,
+                                               char *const argv[],
+                                               kdc_testkit_result_t **resultp);
+
+/**
+ * @brief Run @p scenario with a loop service in threads of this process (one
+ *        per instance), for in-process tests of a service's loop.
+ *
+ * @returns as kdc_testkit_run_command(); KDC_ERR_INVALID also for a scenario
+ *          with needs_process set (a thread cannot be SIGKILLed or stopped).
+ */
+KDC_TESTKIT_EXPORT int kdc_testkit_run_loop(const kdc_testkit_options_t *options,
+                                            const char *scenario,
+                                            kdc_testkit_loop_t *loop,
+                                            void *opaque,
+                                            kdc_testkit_result_t **resultp);
+
+/**
+ * @brief Print @p n results: text (one block each and a summary line) or
+ *        one JSON document {"tool": .., "runs": [..], "valid": bool}.
+ * @returns 0; KDC_ERR_INVALID for NULL arguments; KDC_ERR_NOMEM.
+ */
+KDC_TESTKIT_EXPORT int kdc_testkit_results_print(const kdc_testkit_result_t *const *results,
+                                                 size_t n, FILE *out,
+                                                 kdc_testkit_format_t format);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KDC_TESTKIT_H */

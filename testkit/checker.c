@@ -1,0 +1,67 @@
+/* The verdict, Jepsen-style: from the events the broker stored (each with
+ * its partition and offset) and what the service left behind (outputs and
+ * DLQ records per event, committed offsets per partition), count
+ *   lost        below the committed offset, no output and no DLQ record
+ *   duplicated  more than one output record
+ *   unprocessed at or above the committed offset
+ * No Kafka here: tests feed it histories directly. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static int append(struct tk_verdict *v, int list, int64_t i) {
+        size_t n = v->nlists[list];
+
+        /* grow at powers of two */
+        if ((n & (n - 1)) == 0) {
+                int64_t *p = realloc(v->lists[list], (n ? 2 * n : 1) * sizeof *p);
+                if (!p)
+                        return -1;
+                v->lists[list] = p;
+        }
+        v->lists[list][n] = i;
+        v->nlists[list] = n + 1;
+        return 0;
+}
+
+int tk_check(const struct tk_event *ev, int64_t n, const int64_t *committed, int partitions,
+             struct tk_verdict *v) {
+        memset(v, 0, sizeof *v);
+        for (int64_t i = 0; i < n; i++) {
+                const struct tk_event *e = &ev[i];
+                int covered;
+
+                if (e->offset < 0 || e->partition < 0 || e->partition >= partitions)
+                        continue; /* never stored: not an event of this run */
+                v->events++;
+                v->poison += e->poison;
+                v->processed += e->outputs > 0;
+                v->dead_lettered += e->dlq > 0;
+                covered = committed[e->partition] >= 0 && e->offset < committed[e->partition];
+                if (covered) {
+                        v->committed++;
+                        if (e->outputs == 0 && e->dlq == 0) {
+                                v->lost++;
+                                if (append(v, KDC_TESTKIT_LOST, i))
+                                        return KDC_ERR_NOMEM;
+                        }
+                } else {
+                        v->unprocessed++;
+                        if (append(v, KDC_TESTKIT_UNPROCESSED, i))
+                                return KDC_ERR_NOMEM;
+                }
+                if (e->outputs > 1) {
+                        v->duplicated++;
+                        if (append(v, KDC_TESTKIT_DUPLICATED, i))
+                                return KDC_ERR_NOMEM;
+                }
+        }
+        return 0;
+}
+
+void tk_verdict_free(struct tk_verdict *v) {
+        for (int i = 0; i < 3; i++)
+                free(v->lists[i]);
+        memset(v, 0, sizeof *v);
+}

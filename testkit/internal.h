@@ -1,0 +1,271 @@
+/* kdc testkit internals: the objects of one run, one file each.
+ *
+ *   scenarios.c  the scenario table and each scenario's fault plan
+ *   cluster.c    the mock cluster, its topics, and the faults applied to it
+ *   workload.c   the input events: ids, poison, paced confirmed production
+ *   service.c    service instances: child processes or loop threads
+ *   probe.c      a thread that watches committed offsets and outputs
+ *   history.c    reading back outputs, DLQ records and committed offsets
+ *   checker.c    the verdict, from events and what was read back
+ *   report.c     text and JSON reports
+ *   run.c        one run, start to verdict (the public run functions)
+ */
+#ifndef KDC_TESTKIT_INTERNAL_H
+#define KDC_TESTKIT_INTERNAL_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include <librdkafka/rdkafka.h>
+#include <librdkafka/rdkafka_mock.h>
+#include <kdc/testkit.h>
+
+/* Broker roles in the mock cluster (ids start at 1). */
+#define TK_BROKERS 3
+#define TK_BROKER_INPUT 1 /* input partition leader, group coordinator */
+#define TK_BROKER_OUTPUT 2
+#define TK_BROKER_DLQ 3
+
+/* Kafka protocol ApiKeys (not in a public librdkafka header). */
+#define TK_APIKEY_PRODUCE 0
+#define TK_APIKEY_OFFSET_COMMIT 8
+
+#define TK_MAX_INSTANCES 2
+#define TK_MAX_STEPS 32
+
+/* Milliseconds on the monotonic clock. */
+int64_t tk_now_ms(void);
+
+/* ---- scenarios.c ------------------------------------------------------ */
+
+enum tk_action {
+        TK_BROKER_DOWN,   /* broker (or -1: all) stops accepting connections */
+        TK_BROKER_UP,
+        TK_PUSH_ERRORS,   /* count errors on broker's apikey request stack */
+        TK_SET_COORDINATOR, /* group coordinator -> broker */
+        TK_SET_LEADERS,   /* every partition of a topic role -> broker */
+        TK_KILL,          /* SIGKILL an instance (restarted after delay_ms) */
+        TK_PAUSE,         /* SIGSTOP an instance */
+        TK_RESUME,        /* SIGCONT */
+        TK_START,         /* start an instance */
+        TK_STOP           /* stop an instance (SIGTERM / stopping flag) */
+};
+
+enum tk_topic_role { TK_INPUT, TK_OUTPUT, TK_DLQ };
+
+struct tk_step {
+        /* When: at >= 0: once this fraction of the events is produced (and
+         * not before the previous step); otherwise after_ms after the
+         * previous step. */
+        double at;
+        int after_ms;
+        enum tk_action action;
+        int broker;
+        int16_t apikey;
+        int count;
+        rd_kafka_resp_err_t err;
+        int rtt_ms;
+        enum tk_topic_role role;
+        int instance;  /* 0-based */
+        int delay_ms;  /* TK_KILL: restart delay */
+};
+
+struct tk_plan {
+        struct tk_step steps[TK_MAX_STEPS];
+        int nsteps;
+        double poison_ratio;
+        /* client settings for the service (0: librdkafka default) */
+        int session_timeout_ms, heartbeat_interval_ms;
+        int max_poll_interval_ms, message_timeout_ms;
+};
+
+struct tk_scenario {
+        kdc_testkit_scenario_t pub;
+        void (*plan)(struct tk_plan *plan, unsigned short rng[3]);
+};
+
+const struct tk_scenario *tk_scenario_find(const char *name);
+/* The plan of a scenario for a seed: defaults, then the scenario's steps. */
+void tk_plan_make(const struct tk_scenario *s, uint64_t seed, struct tk_plan *plan);
+/* "broker 2 down", ... (for the fault log) */
+void tk_step_describe(const struct tk_step *step, const char *const topics[3],
+                      char *buf, size_t size);
+
+/* ---- cluster.c -------------------------------------------------------- */
+
+struct tk_cluster {
+        rd_kafka_t *host; /* owns the mock cluster */
+        rd_kafka_mock_cluster_t *mcluster;
+        const char *bootstraps; /* owned by mcluster */
+        const char *topics[3];  /* by enum tk_topic_role */
+        int partitions[3];
+        const char *group;
+        /* librdkafka 2.0.2's mock thread serves control calls (leaders,
+         * errors, brokers down) only when it wakes up for I/O or a timer,
+         * up to a second later; a client asking for metadata every 20 ms
+         * keeps it awake, so that a fault lands when it is scheduled. */
+        rd_kafka_t *waker;
+        pthread_t waker_thread;
+        int waker_stop;
+};
+
+int tk_cluster_start(struct tk_cluster *c, const kdc_testkit_options_t *o);
+void tk_cluster_stop(struct tk_cluster *c);
+/* Apply one cluster fault (not the instance ones). */
+void tk_cluster_apply(struct tk_cluster *c, const struct tk_step *step);
+/* Every broker up. Error stacks cannot be cleared per broker in 2.0.2:
+ * they drain as requests consume them. */
+void tk_cluster_heal(struct tk_cluster *c);
+/* Client configuration for the testkit's own clients on the cluster. */
+rd_kafka_conf_t *tk_cluster_conf(const struct tk_cluster *c);
+
+/* ---- workload.c ------------------------------------------------------- */
+
+struct tk_event {
+        int32_t partition;
+        int64_t offset;   /* -1 until the broker confirmed it */
+        uint8_t poison;
+        uint8_t failed;   /* the testkit's own produce failed */
+        int32_t outputs;  /* output records naming it */
+        int32_t dlq;      /* DLQ records naming it */
+};
+
+struct tk_workload {
+        int64_t n;
+        struct tk_event *ev;
+        int64_t enqueued;  /* produce calls made */
+        int64_t confirmed; /* delivery reports with PERSISTED */
+        int64_t failed;
+        rd_kafka_t *producer;
+        const char *topic;
+        int partitions;
+};
+
+/* Event id of index i, e.g. "evt-0000042" (buf >= 24 bytes). */
+void tk_event_id(int64_t i, char *buf, size_t size);
+/* Value of event i ("amount=N", or a malformed one for poison); its length. */
+int tk_event_value(const struct tk_workload *w, int64_t i, char *buf, size_t size);
+/* Index of an event id, -1 if it is not one of n ids. */
+int64_t tk_event_index(const void *id, size_t len, int64_t n);
+
+int tk_workload_new(struct tk_workload *w, struct tk_cluster *c, int64_t n,
+                    double poison_ratio, uint64_t seed);
+/* Produce events up to index `upto` (exclusive); serves delivery reports. */
+void tk_workload_produce(struct tk_workload *w, int64_t upto);
+/* Serve delivery reports for up to timeout_ms. */
+void tk_workload_poll(struct tk_workload *w, int timeout_ms);
+/* Wait for every outstanding report; 0 when all events are confirmed. */
+int tk_workload_drain(struct tk_workload *w, int timeout_ms);
+void tk_workload_destroy(struct tk_workload *w);
+
+/* ---- service.c -------------------------------------------------------- */
+
+struct tk_instance {
+        int index; /* 0-based; env.instance = index + 1 */
+        kdc_testkit_env_t env;
+        /* process mode */
+        char *const *argv;
+        char **envp;
+        int out_fd;
+        pid_t pid;
+        int paused;
+        /* loop mode */
+        kdc_testkit_loop_t *loop;
+        void *opaque;
+        pthread_t thread;
+        int thread_live;
+        int stopping;        /* read by kdc_testkit_stopping() */
+        int finished;        /* the loop returned (atomic) */
+        int loop_status;
+        /* supervision */
+        int wanted;          /* should be running */
+        int running;
+        int64_t restart_at;  /* ms: start again then */
+        int64_t started_at;  /* ms: last start */
+        int starts, exits, kills, stuck;
+        FILE *log;
+        int64_t t0;
+};
+
+int tk_instance_init(struct tk_instance *in, int index, const kdc_testkit_env_t *env,
+                     char *const *argv, kdc_testkit_loop_t *loop, void *opaque,
+                     int out_fd, FILE *log, int64_t t0);
+int tk_instance_start(struct tk_instance *in);
+/* Reap an exited instance; schedules a restart if it is wanted. */
+void tk_instance_check(struct tk_instance *in, int64_t now);
+void tk_instance_kill(struct tk_instance *in, int restart_delay_ms);
+void tk_instance_pause(struct tk_instance *in, int pause);
+/* Stop (SIGTERM / stopping flag), wait up to grace_ms, then SIGKILL. */
+void tk_instance_stop(struct tk_instance *in, int grace_ms);
+void tk_instance_destroy(struct tk_instance *in);
+
+/* ---- probe.c ---------------------------------------------------------- */
+
+struct tk_probe {
+        pthread_t thread;
+        pthread_mutex_t lock;
+        int stop;
+        rd_kafka_t *consumer; /* group.id = the service's; never subscribes */
+        const struct tk_cluster *cluster;
+        int64_t committed;    /* sum of committed offsets of the input */
+        int64_t outputs;      /* sum of output + DLQ high watermarks */
+        int64_t changed_at;   /* ms of the last change of either */
+        int samples;
+};
+
+int tk_probe_start(struct tk_probe *p, const struct tk_cluster *c);
+void tk_probe_read(struct tk_probe *p, int64_t *committed, int64_t *outputs,
+                   int64_t *changed_at);
+void tk_probe_stop(struct tk_probe *p);
+
+/* ---- history.c -------------------------------------------------------- */
+
+struct tk_history {
+        int64_t *committed; /* per input partition, -1 when none */
+        int partitions;
+        int64_t output_records, dlq_records;
+        int64_t foreign_records, dlq_without_identity;
+        int complete; /* every partition read up to its high watermark */
+};
+
+/* Read back outputs and DLQ records into w->ev[].outputs/.dlq, and the
+ * group's committed offsets. 0, or -1 when the cluster did not answer. */
+int tk_history_read(struct tk_history *h, const struct tk_cluster *c,
+                    struct tk_workload *w);
+void tk_history_free(struct tk_history *h);
+
+/* ---- checker.c -------------------------------------------------------- */
+
+struct tk_verdict {
+        int64_t events, poison, committed, processed, dead_lettered;
+        int64_t lost, duplicated, unprocessed;
+        int64_t *lists[3]; /* event indexes by kdc_testkit_list_t */
+        size_t nlists[3];
+};
+
+/* Count the verdict over n events (stored ones only) against the committed
+ * offsets of `partitions` partitions (-1: none). */
+int tk_check(const struct tk_event *ev, int64_t n, const int64_t *committed,
+             int partitions, struct tk_verdict *v);
+void tk_verdict_free(struct tk_verdict *v);
+
+/* ---- result ----------------------------------------------------------- */
+
+struct tk_result {
+        kdc_testkit_result_t pub;
+        char *scenario;
+        char **ids[3];
+        size_t nids[3];
+        char **faults;
+        size_t nfaults;
+        int64_t *committed;
+        int partitions;
+        int64_t events_requested;
+        int exactly_once;
+};
+
+int tk_result_add_fault(struct tk_result *r, const char *line);
+
+#endif

@@ -1,0 +1,452 @@
+/* One run, start to verdict: cluster, service, warm-up, paced events and
+ * the fault schedule, the end of the run, read-back and the checker. */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+#define TK_WARMUP_MS 60000     /* wait this long at most for the service to start working */
+#define TK_SETTLE_MS 1000      /* after every event is committed, let outputs land */
+#define TK_DRAIN_MS 60000      /* for the input events' own delivery reports */
+
+int64_t tk_now_ms(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void kdc_testkit_options_init(kdc_testkit_options_t *o) {
+        if (!o)
+                return;
+        memset(o, 0, sizeof *o);
+        o->events = 1000;
+        o->seed = 1;
+        o->partitions = 4;
+        o->input_topic = "kdc.input";
+        o->output_topic = "kdc.output";
+        o->dlq_topic = "kdc.dlq";
+        o->group = "kdc-service";
+        o->rate = 1000;
+        o->timeout_ms = 300000;
+        o->idle_ms = 20000;
+        o->stop_grace_ms = 10000;
+        o->service_fd = -1;
+}
+
+static int valid_topic(const char *t) {
+        size_t n = t ? strlen(t) : 0;
+
+        if (n == 0 || n > 249 || !strcmp(t, ".") || !strcmp(t, ".."))
+                return 0;
+        for (size_t i = 0; i < n; i++)
+                if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-",
+                            t[i]))
+                        return 0;
+        return 1;
+}
+
+static int options_valid(const kdc_testkit_options_t *o) {
+        return o->events >= 1 && o->events <= 10000000 && o->partitions >= 1 &&
+               o->partitions <= 64 && valid_topic(o->input_topic) &&
+               valid_topic(o->output_topic) && valid_topic(o->dlq_topic) &&
+               strcmp(o->input_topic, o->output_topic) && strcmp(o->input_topic, o->dlq_topic) &&
+               strcmp(o->output_topic, o->dlq_topic) && o->group && *o->group && o->rate >= 1 &&
+               o->timeout_ms >= 1000 && o->idle_ms >= 100 && o->stop_grace_ms >= 0;
+}
+
+struct tk_run {
+        kdc_testkit_options_t o;
+        const struct tk_scenario *scenario;
+        struct tk_plan plan;
+        struct tk_cluster cluster;
+        struct tk_workload w;
+        struct tk_probe probe;
+        struct tk_instance inst[TK_MAX_INSTANCES];
+        int ninst;
+        struct tk_result *r;
+        int64_t t0;
+};
+
+static void run_log(struct tk_run *run, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void run_log(struct tk_run *run, const char *fmt, ...) {
+        va_list ap;
+
+        if (!run->o.log)
+                return;
+        fprintf(run->o.log, "kdc-harness: +%.2fs ", (tk_now_ms() - run->t0) / 1000.0);
+        va_start(ap, fmt);
+        vfprintf(run->o.log, fmt, ap);
+        va_end(ap);
+        fputc('\n', run->o.log);
+        fflush(run->o.log);
+}
+
+int tk_result_add_fault(struct tk_result *r, const char *line) {
+        char **p = realloc(r->faults, (r->nfaults + 1) * sizeof *p);
+
+        if (!p)
+                return -1;
+        r->faults = p;
+        if (!(p[r->nfaults] = strdup(line)))
+                return -1;
+        r->nfaults++;
+        return 0;
+}
+
+static void apply(struct tk_run *run, const struct tk_step *st) {
+        char what[192], line[448];
+        struct tk_instance *in = &run->inst[st->instance];
+
+        switch (st->action) {
+        case TK_KILL:
+                tk_instance_kill(in, st->delay_ms);
+                break;
+        case TK_PAUSE:
+                tk_instance_pause(in, 1);
+                break;
+        case TK_RESUME:
+                tk_instance_pause(in, 0);
+                break;
+        case TK_START:
+                tk_instance_start(in);
+                break;
+        case TK_STOP:
+                tk_instance_stop(in, run->o.stop_grace_ms);
+                break;
+        default:
+                tk_cluster_apply(&run->cluster, st);
+        }
+        int64_t committed, outputs, changed_at;
+
+        tk_probe_read(&run->probe, &committed, &outputs, &changed_at);
+        tk_step_describe(st, run->cluster.topics, what, sizeof what);
+        snprintf(line, sizeof line,
+                 "+%.2fs (%" PRId64 "%% of the events produced, %" PRId64 " committed, %" PRId64
+                 " output and DLQ records) %s",
+                 (tk_now_ms() - run->t0) / 1000.0, run->w.enqueued * 100 / run->w.n, committed,
+                 outputs, what);
+        tk_result_add_fault(run->r, line);
+        run->r->pub.faults++;
+        run_log(run, "fault: %s", what);
+}
+
+static void supervise(struct tk_run *run) {
+        int64_t now = tk_now_ms();
+
+        for (int i = 0; i < run->ninst; i++)
+                tk_instance_check(&run->inst[i], now);
+}
+
+/* Serve the producer and the instances for about ms. */
+static void tick(struct tk_run *run, int ms) {
+        tk_workload_poll(&run->w, ms);
+        supervise(run);
+}
+
+static int result_new(struct tk_run *run) {
+        struct tk_result *r = calloc(1, sizeof *r);
+
+        if (!r || !(r->scenario = strdup(run->scenario->pub.name))) {
+                free(r);
+                return KDC_ERR_NOMEM;
+        }
+        r->pub.scenario = r->scenario;
+        r->pub.seed = run->o.seed;
+        r->exactly_once = run->o.exactly_once;
+        r->events_requested = run->o.events;
+        run->r = r;
+        return 0;
+}
+
+static int fill_result(struct tk_run *run, const struct tk_history *h, const struct tk_verdict *v) {
+        struct tk_result *r = run->r;
+        kdc_testkit_result_t *p = &r->pub;
+
+        p->events = v->events;
+        p->poison = v->poison;
+        p->committed = v->committed;
+        p->output_records = h->output_records;
+        p->dlq_records = h->dlq_records;
+        p->processed = v->processed;
+        p->dead_lettered = v->dead_lettered;
+        p->lost = v->lost;
+        p->duplicated = v->duplicated;
+        p->unprocessed = v->unprocessed;
+        p->dlq_without_identity = h->dlq_without_identity;
+        p->foreign_records = h->foreign_records;
+        for (int i = 0; i < run->ninst; i++) {
+                p->starts += run->inst[i].starts;
+                p->exits += run->inst[i].exits;
+                p->kills += run->inst[i].kills;
+                p->stuck += run->inst[i].stuck;
+        }
+        p->valid = v->lost == 0 && (!r->exactly_once || v->duplicated == 0);
+        r->partitions = h->partitions;
+        r->committed = malloc((size_t)h->partitions * sizeof *r->committed);
+        if (!r->committed)
+                return KDC_ERR_NOMEM;
+        memcpy(r->committed, h->committed, (size_t)h->partitions * sizeof *r->committed);
+        for (int l = 0; l < 3; l++) {
+                r->ids[l] = calloc(v->nlists[l] + 1, sizeof *r->ids[l]);
+                if (!r->ids[l])
+                        return KDC_ERR_NOMEM;
+                for (size_t i = 0; i < v->nlists[l]; i++) {
+                        char id[24];
+                        tk_event_id(v->lists[l][i], id, sizeof id);
+                        if (!(r->ids[l][i] = strdup(id)))
+                                return KDC_ERR_NOMEM;
+                        r->nids[l]++;
+                }
+        }
+        return 0;
+}
+
+/* A SIGKILL or SIGSTOP is meant for a service at work: it waits until the
+ * instance runs and has moved something (a commit, an output) since it
+ * started, or has run for TK_BUSY_WAIT_MS without. */
+#define TK_BUSY_WAIT_MS 10000
+
+static int instance_busy(struct tk_run *run, const struct tk_instance *in) {
+        int64_t committed, outputs, changed_at;
+
+        if (!in->running)
+                return 0;
+        tk_probe_read(&run->probe, &committed, &outputs, &changed_at);
+        return changed_at > in->started_at || tk_now_ms() - in->started_at >= TK_BUSY_WAIT_MS;
+}
+
+static int step_due(struct tk_run *run, const struct tk_step *st, int64_t last_step_at) {
+        int64_t now = tk_now_ms();
+        int due = st->at >= 0 ? now >= last_step_at &&
+                                    (double)run->w.enqueued >= st->at * (double)run->w.n
+                              : now >= last_step_at + st->after_ms;
+
+        if (due && (st->action == TK_KILL || st->action == TK_PAUSE))
+                due = instance_busy(run, &run->inst[st->instance]);
+        return due;
+}
+
+static int run_scenario(struct tk_run *run) {
+        const kdc_testkit_options_t *o = &run->o;
+        int64_t deadline = run->t0 + o->timeout_ms;
+        int64_t warm = o->events / 20 > 0 ? o->events / 20 : 1;
+        int64_t committed, outputs, changed_at, now, last_step_at, quiet_since;
+        int k = 0, rc;
+
+        run_log(run, "scenario %s, seed %" PRIu64 ", %" PRId64 " events, mock cluster %s",
+                run->scenario->pub.name, o->seed, o->events, run->cluster.bootstraps);
+        if ((rc = tk_instance_start(&run->inst[0])) != 0)
+                return rc;
+
+        /* Warm-up: the first 5% of the events, then wait until the service
+         * shows it works (a commit or an output), so that faults hit a
+         * service that is processing, not one still joining its group. */
+        tk_workload_produce(&run->w, warm);
+        do {
+                tick(run, 20);
+                tk_probe_read(&run->probe, &committed, &outputs, &changed_at);
+        } while (committed == 0 && outputs == 0 && tk_now_ms() < run->t0 + TK_WARMUP_MS &&
+                 tk_now_ms() < deadline);
+        run_log(run, "warm-up done (%s)",
+                committed || outputs ? "the service works" : "no sign of the service yet");
+
+        /* The rest of the events at the configured rate; the plan's steps
+         * when their time comes. */
+        int64_t start = tk_now_ms();
+        last_step_at = start;
+        while ((run->w.enqueued < run->w.n || k < run->plan.nsteps) && tk_now_ms() < deadline) {
+                int64_t target = warm + (tk_now_ms() - start) * o->rate / 1000;
+                tk_workload_produce(&run->w, target);
+                while (k < run->plan.nsteps && step_due(run, &run->plan.steps[k], last_step_at)) {
+                        apply(run, &run->plan.steps[k++]);
+                        last_step_at = tk_now_ms();
+                }
+                tick(run, 10);
+        }
+        /* Every fault is over: brokers up (error stacks drain by use). */
+        tk_cluster_heal(&run->cluster);
+        for (int i = 0; i < run->ninst; i++)
+                tk_instance_pause(&run->inst[i], 0);
+        run_log(run, "all %" PRId64 " events produced, all %d fault steps applied", run->w.enqueued,
+                k);
+        if (tk_workload_drain(&run->w, TK_DRAIN_MS) != 0 && run->w.confirmed == 0)
+                return KDC_ERR_TIMEOUT;
+
+        /* The end: every event committed (then a moment for outputs to land),
+         * or nothing moves for idle_ms, or the deadline. */
+        quiet_since = tk_now_ms();
+        int64_t all_done_at = -1;
+        for (;;) {
+                tick(run, 50);
+                now = tk_now_ms();
+                tk_probe_read(&run->probe, &committed, &outputs, &changed_at);
+                if (committed >= run->w.confirmed) {
+                        if (all_done_at < 0)
+                                all_done_at = now;
+                        if (now - all_done_at >= TK_SETTLE_MS) {
+                                run->r->pub.end_reason = "all events committed";
+                                break;
+                        }
+                } else {
+                        all_done_at = -1;
+                }
+                if (now - (changed_at > quiet_since ? changed_at : quiet_since) >= o->idle_ms) {
+                        run->r->pub.end_reason = "idle";
+                        break;
+                }
+                if (now >= deadline) {
+                        run->r->pub.end_reason = "deadline";
+                        break;
+                }
+        }
+        run_log(run, "end: %s", run->r->pub.end_reason);
+        return 0;
+}
+
+static int run(const kdc_testkit_options_t *options, const char *scenario, char *const argv[],
+               kdc_testkit_loop_t *loop, void *opaque, kdc_testkit_result_t **resultp) {
+        struct tk_run *run;
+        struct tk_history h = {0};
+        struct tk_verdict v = {0};
+        kdc_testkit_env_t env;
+        int rc;
+
+        if (!resultp)
+                return KDC_ERR_INVALID;
+        *resultp = NULL;
+        if ((argv && !argv[0]) || (!argv && !loop))
+                return KDC_ERR_INVALID;
+        if (!(run = calloc(1, sizeof *run)))
+                return KDC_ERR_NOMEM;
+        if (options)
+                run->o = *options;
+        else
+                kdc_testkit_options_init(&run->o);
+        run->scenario = tk_scenario_find(scenario);
+        if (!run->scenario || !options_valid(&run->o) || (loop && run->scenario->pub.needs_process)) {
+                free(run);
+                return KDC_ERR_INVALID;
+        }
+        if ((rc = result_new(run)) != 0) {
+                free(run);
+                return rc;
+        }
+        run->t0 = tk_now_ms();
+        tk_plan_make(run->scenario, run->o.seed, &run->plan);
+
+        if ((rc = tk_cluster_start(&run->cluster, &run->o)) != 0)
+                goto out;
+        if ((rc = tk_workload_new(&run->w, &run->cluster, run->o.events, run->plan.poison_ratio,
+                                  run->o.seed)) != 0)
+                goto out_cluster;
+        memset(&env, 0, sizeof env);
+        env.bootstrap_servers = run->cluster.bootstraps;
+        env.input_topic = run->o.input_topic;
+        env.output_topic = run->o.output_topic;
+        env.dlq_topic = run->o.dlq_topic;
+        env.group = run->o.group;
+        env.session_timeout_ms = run->plan.session_timeout_ms;
+        env.heartbeat_interval_ms = run->plan.heartbeat_interval_ms;
+        env.max_poll_interval_ms = run->plan.max_poll_interval_ms;
+        env.message_timeout_ms = run->plan.message_timeout_ms;
+        env.scenario = run->scenario->pub.name;
+        run->ninst = TK_MAX_INSTANCES;
+        for (int i = 0; i < run->ninst; i++)
+                if ((rc = tk_instance_init(&run->inst[i], i, &env, argv, loop, opaque,
+                                           run->o.service_fd, run->o.log, run->t0)) != 0)
+                        goto out_instances;
+        if ((rc = tk_probe_start(&run->probe, &run->cluster)) != 0)
+                goto out_instances;
+
+        rc = run_scenario(run);
+
+        for (int i = 0; i < run->ninst; i++)
+                tk_instance_stop(&run->inst[i], run->o.stop_grace_ms);
+        tk_probe_stop(&run->probe);
+        if (rc == 0) {
+                tk_cluster_heal(&run->cluster);
+                if (tk_history_read(&h, &run->cluster, &run->w) != 0) {
+                        run_log(run, "could not read back outputs and committed offsets");
+                        rc = KDC_ERR_TIMEOUT;
+                }
+        }
+        if (rc == 0 && (rc = tk_check(run->w.ev, run->w.n, h.committed, h.partitions, &v)) == 0)
+                rc = fill_result(run, &h, &v);
+        tk_verdict_free(&v);
+        tk_history_free(&h);
+out_instances:
+        for (int i = 0; i < run->ninst; i++)
+                tk_instance_destroy(&run->inst[i]);
+        tk_workload_destroy(&run->w);
+out_cluster:
+        tk_cluster_stop(&run->cluster);
+out:
+        run->r->pub.duration_ms = tk_now_ms() - run->t0;
+        if (rc == 0) {
+                *resultp = &run->r->pub;
+        } else {
+                kdc_testkit_result_destroy(&run->r->pub);
+        }
+        free(run);
+        return rc;
+}
+
+int kdc_testkit_run_command(const kdc_testkit_options_t *options, const char *scenario,
+                            char *const argv[], kdc_testkit_result_t **resultp) {
+        if (!argv)
+                return KDC_ERR_INVALID;
+        return run(options, scenario, argv, NULL, NULL, resultp);
+}
+
+int kdc_testkit_run_loop(const kdc_testkit_options_t *options, const char *scenario,
+                         kdc_testkit_loop_t *loop, void *opaque, kdc_testkit_result_t **resultp) {
+        if (!loop)
+                return KDC_ERR_INVALID;
+        return run(options, scenario, NULL, loop, opaque, resultp);
+}
+
+static const struct tk_result *priv(const kdc_testkit_result_t *r) {
+        return (const struct tk_result *)r; /* pub is the first member */
+}
+
+const char *kdc_testkit_result_event(const kdc_testkit_result_t *result, kdc_testkit_list_t list,
+                                     size_t i) {
+        if (!result || (unsigned)list > 2 || i >= priv(result)->nids[list])
+                return NULL;
+        return priv(result)->ids[list][i];
+}
+
+const char *kdc_testkit_result_fault(const kdc_testkit_result_t *result, size_t i) {
+        if (!result || i >= priv(result)->nfaults)
+                return NULL;
+        return priv(result)->faults[i];
+}
+
+int64_t kdc_testkit_result_committed(const kdc_testkit_result_t *result, int32_t partition) {
+        if (!result || partition < 0 || partition >= priv(result)->partitions)
+                return -1;
+        return priv(result)->committed[partition];
+}
+
+void kdc_testkit_result_destroy(kdc_testkit_result_t *result) {
+        struct tk_result *r = (struct tk_result *)result;
+
+        if (!r)
+                return;
+        for (int l = 0; l < 3; l++) {
+                for (size_t i = 0; i < r->nids[l]; i++)
+                        free(r->ids[l][i]);
+                free(r->ids[l]);
+        }
+        for (size_t i = 0; i < r->nfaults; i++)
+                free(r->faults[i]);
+        free(r->faults);
+        free(r->committed);
+        free(r->scenario);
+        free(r);
+}
