@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The full kdc-harness matrix (docs/harness.md): every scenario at 10,000
+# events with examples/reference-service.c, which must lose nothing (and leave
+# nothing unprocessed), then every scenario with each variant in
+# examples/broken/, each of which must lose events in at least one scenario.
+# Writes every JSON report, the kdc-lint findings and the README's table
+# (table.md) to BUILD_DIR/harness-matrix/. Exit status 0 only when all of
+# that holds.
+# Usage: scripts/harness-matrix.sh [BUILD_DIR] [EVENTS] [SEED]
+# (cmake --build BUILD_DIR --target harness-matrix runs it.)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=$(cd "${1:-build/release}" && pwd)
+events=${2:-10000}
+seed=${3:-1}
+out=$build/harness-matrix
+harness=$build/testkit/kdc-harness
+lint=$build/linter/kdc-lint
+table=$build/testkit/kdc-harness-matrix-table
+variants=()
+for f in examples/broken/*.c; do variants+=("$(basename "$f" .c)"); done
+mkdir -p "$out"
+status=0
+started=$(date +%s)
+
+echo "== reference-service: every scenario, $events events (seed $seed)"
+set +e
+"$harness" run --all --events "$events" --seed "$seed" --format json --require-complete \
+  --service-log "$out/reference.log" -- "$build/examples/reference-service" \
+  >"$out/reference.json" 2>"$out/reference.progress"
+rc=$?
+set -e
+"$lint" --format=json -p "$build" examples/reference-service.c >"$out/reference.lint.json" || true
+if [ "$rc" -ne 0 ]; then
+  echo "FAIL: reference-service lost or left events (kdc-harness exit $rc; $out/reference.json)"
+  status=1
+fi
+
+for v in "${variants[@]}"; do
+  echo "== broken/$v: every scenario, $events events"
+  set +e
+  "$harness" run --all --events "$events" --seed "$seed" --format json \
+    --service-log "$out/$v.log" -- "$build/examples/broken/broken-$v" \
+    >"$out/$v.json" 2>"$out/$v.progress"
+  rc=$?
+  "$lint" --format=json -p "$build" "examples/broken/$v.c" >"$out/$v.lint.json"
+  lrc=$?
+  set -e
+  if [ "$rc" -ne 1 ]; then
+    echo "FAIL: broken/$v lost no event in any scenario (kdc-harness exit $rc)"
+    status=1
+  fi
+  if [ "$lrc" -ne 1 ]; then
+    echo "FAIL: kdc-lint reported nothing on examples/broken/$v.c"
+    status=1
+  fi
+done
+
+"$table" "$out" "${variants[@]}" | tee "$out/table.md"
+echo "harness-matrix: $(( ($(date +%s) - started) / 60 )) min; reports in $out"
+exit $status
