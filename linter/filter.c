@@ -125,8 +125,15 @@ static void union_visit(void *arg, const char *file) {
 }
 
 void kdc_filter_options(kdc_filter_t *fl, const kdc_program_t *prog, kdc_options_t *opts) {
+    kdc_filter_options_with(fl, prog, NULL, 0, opts);
+}
+
+void kdc_filter_options_with(kdc_filter_t *fl, const kdc_program_t *prog,
+                             const char *const *more, size_t nmore, kdc_options_t *opts) {
     union_ctx_t u = {fl, {0}, 0, 0, 0};
     each_analysed_file(prog, union_visit, &u);
+    for (size_t i = 0; i < nmore; i++)
+        union_visit(&u, more[i]);
     opts->strict = u.nfiles ? u.nstrict == u.nfiles : kdc_config_strict(NULL, &fl->o.overrides);
     kdc_options_union_free(&fl->u);
     kdc_options_union(u.cfgs.v, u.cfgs.n, u.unconfigured || !u.cfgs.n, opts, &fl->u);

@@ -46,6 +46,11 @@ int kdc_filter_skips(kdc_filter_t *fl, const char *file);
  * union over the configurations governing the translation units and the files
  * defining functions; strict when every one of those files is strict. */
 void kdc_filter_options(kdc_filter_t *fl, const kdc_program_t *prog, kdc_options_t *opts);
+/* The same, counting `more` (interned in prog, or otherwise living as long as
+ * fl) as analysed files too: the files of units the prefilter skipped, so that
+ * skipping a unit changes no option. */
+void kdc_filter_options_with(kdc_filter_t *fl, const kdc_program_t *prog,
+                             const char *const *more, size_t nmore, kdc_options_t *opts);
 
 /* Runs the rules on `facts` and puts what is to be reported in `out`, sorted:
  * findings of rules enabled for their file, not excluded, not suppressed,

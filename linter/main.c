@@ -4,19 +4,26 @@
  * and sets the exit code (0 no findings, 1 findings, 2 usage/input error).
  */
 #define _GNU_SOURCE
+#include "cache.h"
 #include "changed.h"
 #include "dump.h"
 #include "facts.h"
 #include "filter.h"
 #include "inputs.h"
+#include "jobs.h"
+#include "merge.h"
 #include "output/output.h"
 #include "parse.h"
+#include "prefilter.h"
 #include "rule.h"
+#include "shard.h"
 #include "util.h"
 
 #include <getopt.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -30,8 +37,19 @@ enum { OPT_EXPLAIN_CONFIG = 400 };
 /* Configuration, suppressions, baseline. */
 enum { OPT_CONFIG = 500, OPT_DUMP_CONFIG, OPT_REPORT_UNUSED, OPT_BASELINE, OPT_WRITE_BASELINE };
 
+/* Scale: parallel units, prefilter, cache, shards. */
+enum { OPT_JOBS = 600, OPT_NO_CACHE, OPT_CACHE_DIR, OPT_NO_PREFILTER, OPT_SHARD, OPT_PROGRESS,
+       OPT_STATS };
+
 static const struct option long_opts[] = {
     {"explain-config", required_argument, NULL, OPT_EXPLAIN_CONFIG},
+    {"jobs", required_argument, NULL, 'j'},
+    {"no-cache", no_argument, NULL, OPT_NO_CACHE},
+    {"cache-dir", required_argument, NULL, OPT_CACHE_DIR},
+    {"no-prefilter", no_argument, NULL, OPT_NO_PREFILTER},
+    {"shard", required_argument, NULL, OPT_SHARD},
+    {"progress", required_argument, NULL, OPT_PROGRESS},
+    {"stats", no_argument, NULL, OPT_STATS},
     {"config", required_argument, NULL, OPT_CONFIG},
     {"dump-config", required_argument, NULL, OPT_DUMP_CONFIG},
     {"report-unused-suppressions", no_argument, NULL, OPT_REPORT_UNUSED},
@@ -55,6 +73,7 @@ static const struct option long_opts[] = {
 
 static void usage(FILE *o) {
     fputs("usage: kdc-lint [options] PATH... [-- COMPILER-ARGS]\n"
+          "       kdc-lint merge [-o FILE] REPORT...   (joins --shard reports)\n"
           "\n"
           "Checks C and C++ code that uses librdkafka against kdc's durability contract.\n"
           "PATHs are files or directories (searched recursively for .c, .cc, .cpp, .cxx).\n"
@@ -79,6 +98,16 @@ static void usage(FILE *o) {
           "                       print the configuration kdc-lint believes the client created\n"
           "                       at FILE:LINE has, and where each value comes from\n"
           "  --version            print the version\n"
+          "\n"
+          "Scale (see README.md):\n"
+          "  -j, --jobs=N         parse N translation units at a time (default: the CPUs)\n"
+          "  --no-prefilter       also parse units that cannot involve Kafka\n"
+          "  --cache-dir=DIR      keep parsed units in DIR (default .kdc-cache)\n"
+          "  --no-cache           neither read nor write the cache\n"
+          "  --shard=K/N          report only the findings in shard K of N of the files\n"
+          "  --progress=WHEN      [i/n] lines on stderr: auto (a terminal, after 1 s),\n"
+          "                       always or never\n"
+          "  --stats              print what was parsed, cached and skipped, and memory\n"
           "\n"
           "Configuration, suppressions, baseline (see README.md):\n"
           "  --config=FILE        use FILE for every analysed file instead of the nearest\n"
@@ -207,9 +236,76 @@ static int explain(const kdc_facts_t *facts, const char *where, FILE *out) {
     return rc;
 }
 
+/* -j N: 1 to 4096; 0 when the value is not that. */
+static unsigned parse_jobs(const char *v) {
+    char *end = NULL;
+    unsigned long n = v[0] >= '0' && v[0] <= '9' ? strtoul(v, &end, 10) : 0;
+    return end && !*end && n >= 1 && n <= 4096 ? (unsigned)n : 0;
+}
+
+/* The configured function-role patterns of every unit's configuration (the
+ * prefilter keeps units naming them), NULL-terminated; strings borrowed. */
+static const char **role_patterns(kdc_filter_t *filter, const kdc_inputs_t *in) {
+    KDC_VEC(const char *) v = {0};
+    KDC_VEC(const kdc_config_t *) seen = {0};
+    for (size_t i = 0; i < in->njobs; i++) {
+        const kdc_config_t *c = kdc_configs_for(kdc_filter_configs(filter), in->jobs[i].file);
+        size_t k = 0;
+        while (c && k < seen.n && seen.v[k] != c)
+            k++;
+        if (!c || k < seen.n)
+            continue;
+        KDC_VEC_PUSH(seen, c);
+        for (int r = 0; r < KDC_NROLES; r++)
+            for (char **pat = c->functions[r]; pat && *pat; pat++)
+                KDC_VEC_PUSH(v, *pat);
+    }
+    KDC_VEC_PUSH(v, NULL);
+    free(seen.v);
+    return v.v;
+}
+
+/* What identifies this run for kdc-lint merge: the version, the options that
+ * decide findings, and each unit (path shown, arguments, main file contents). */
+static void run_id(char out[33], const char *const *opts, size_t nopts, const kdc_inputs_t *in,
+                   const char *cwd) {
+    KDC_VEC(const char *) parts = {0};
+    KDC_VEC(char *) owned = {0};
+    KDC_VEC_PUSH(parts, "kdc-lint " KDC_VERSION);
+    for (size_t i = 0; i < nopts; i++)
+        KDC_VEC_PUSH(parts, opts[i]);
+    for (size_t i = 0; i < in->njobs; i++) {
+        const kdc_tu_job_t *j = &in->jobs[i];
+        KDC_VEC_PUSH(parts, kdc_display_path(cwd, j->file));
+        for (int k = 0; k < j->argc; k++)
+            KDC_VEC_PUSH(parts, j->argv[k]);
+        unsigned char d[16];
+        char *hex = kdc_xstrdup("unreadable................................");
+        if (kdc_file_digest(j->file, d) == 0)
+            for (int k = 0; k < 16; k++)
+                snprintf(hex + 2 * k, 3, "%02x", d[k]);
+        KDC_VEC_PUSH(owned, hex);
+        KDC_VEC_PUSH(parts, hex);
+    }
+    kdc_shard_run_id(parts.v, parts.n, out);
+    for (size_t i = 0; i < owned.n; i++)
+        free(owned.v[i]);
+    free(owned.v);
+    free(parts.v);
+}
+
+static double mib(long kib) { return (double)kib / 1024.0; }
+
 static int run(int argc, char **argv) {
     const char *db_dir = NULL, *format = "text", *out_path = NULL, *profile = NULL;
     const char *color_when = "auto", *changed_since = NULL;
+    const char *cache_dir = NULL, *shard_spec = NULL, *progress_when = "auto";
+    unsigned njobs = 0;
+    int no_cache = 0, no_prefilter = 0, want_stats = 0;
+    kdc_shard_t shard = {0};
+    kdc_cache_t *cache = NULL;
+    kdc_prefilter_result_t pre = {0};
+    size_t *todo = NULL;
     kdc_changed_t changed = {0};
     size_t unchanged_findings = 0;
     strvec_t extra = {0}, enables = {0}, disables = {0}, paths = {0};
@@ -225,7 +321,10 @@ static int run(int argc, char **argv) {
     kdc_facts_t *facts = NULL;
     kdc_findings_t findings = {0};
     char *cwd = NULL;
-    double t0 = now_seconds();
+    double t0 = now_seconds(), t_parsed = 0;
+
+    if (argc > 1 && !strcmp(argv[1], "merge"))
+        return kdc_merge_main(argc - 1, argv + 1);
 
     /* Everything after the first `--` is compiler arguments, not options or paths. */
     int nopt = argc;
@@ -239,8 +338,23 @@ static int run(int argc, char **argv) {
 
     int c;
     opterr = 0; /* our own messages, in our own format */
-    while ((c = getopt_long(nopt, argv, ":p:o:h", long_opts, NULL)) != -1) {
+    while ((c = getopt_long(nopt, argv, ":p:o:hj:", long_opts, NULL)) != -1) {
         switch (c) {
+        case 'j':
+            if (!(njobs = parse_jobs(optarg))) {
+                fprintf(stderr,
+                        "kdc-lint: error: -j: '%s' is not a number of parallel jobs from 1 to "
+                        "4096\n",
+                        optarg);
+                bad_usage = 1;
+            }
+            break;
+        case OPT_NO_CACHE: no_cache = 1; break;
+        case OPT_CACHE_DIR: cache_dir = optarg; break;
+        case OPT_NO_PREFILTER: no_prefilter = 1; break;
+        case OPT_SHARD: shard_spec = optarg; break;
+        case OPT_PROGRESS: progress_when = optarg; break;
+        case OPT_STATS: want_stats = 1; break;
         case 'p': db_dir = optarg; break;
         case 'o': out_path = optarg; break;
         case OPT_EXTRA_ARG: sv_push(&extra, optarg); break;
@@ -286,6 +400,25 @@ static int run(int argc, char **argv) {
     if (strcmp(color_when, "auto") && strcmp(color_when, "always") && strcmp(color_when, "never")) {
         fprintf(stderr, "kdc-lint: error: --color: '%s' is not one of auto, always, never\n",
                 color_when);
+        bad_usage = 1;
+    }
+    if (strcmp(progress_when, "auto") && strcmp(progress_when, "always") &&
+        strcmp(progress_when, "never")) {
+        fprintf(stderr, "kdc-lint: error: --progress: '%s' is not one of auto, always, never\n",
+                progress_when);
+        bad_usage = 1;
+    }
+    if (shard_spec) {
+        char *serr = NULL;
+        if (kdc_shard_parse(shard_spec, &shard, &serr)) {
+            fprintf(stderr, "kdc-lint: error: --shard: %s\n", serr);
+            free(serr);
+            bad_usage = 1;
+        }
+    }
+    if (no_cache && cache_dir) {
+        fprintf(stderr, "kdc-lint: error: --no-cache and --cache-dir=%s contradict each other\n",
+                cache_dir);
         bad_usage = 1;
     }
     if (profile && strcmp(profile, "default") && strcmp(profile, "strict")) {
@@ -367,19 +500,61 @@ static int run(int argc, char **argv) {
         goto out;
     }
 
-    prog = kdc_program_new();
-    kdc_parser_t *parser = kdc_parser_new();
-    for (size_t i = 0; i < inputs.njobs; i++) {
-        char *err = NULL;
-        const kdc_tu_job_t *j = &inputs.jobs[i];
-        if (kdc_filter_skips(filter, j->file))
-            continue; /* its configuration is broken: named with the errors */
-        if (kdc_parse_tu(parser, prog, j->file, (const char *const *)j->argv, j->argc, &err)) {
-            kdc_inputs_add_error(&inputs, j->file, "%s", err);
-            free(err);
+    /* The cache: --cache-dir must work; the default one is used when it can be. */
+    if (!no_cache) {
+        char *cerr = NULL;
+        struct stat st;
+        /* The default one is not created in a directory nobody may write to (root may). */
+        if (!cache_dir && stat(KDC_CACHE_DEFAULT_DIR, &st) != 0 &&
+            (stat(".", &st) != 0 || !(st.st_mode & 0222)))
+            cerr = kdc_xstrdup("not created: the working directory is read-only");
+        else
+            cache = kdc_cache_open(cache_dir ? cache_dir : KDC_CACHE_DEFAULT_DIR, &cerr);
+        if (!cache && cache_dir) {
+            fprintf(stderr, "kdc-lint: error: --cache-dir %s: %s\n", cache_dir, cerr);
+            free(cerr);
+            goto out;
         }
+        if (!cache)
+            fprintf(stderr,
+                    "kdc-lint: note: %s: %s; running without a cache (--no-cache: no note)\n",
+                    KDC_CACHE_DEFAULT_DIR, cerr);
+        free(cerr);
     }
-    kdc_parser_free(parser);
+
+    /* The units to parse: not those of broken configurations (named with the
+     * errors), nor those the prefilter finds cannot involve Kafka. */
+    cwd = getcwd(NULL, 0);
+    todo = kdc_xrealloc(NULL, (inputs.njobs ? inputs.njobs : 1) * sizeof *todo);
+    size_t ntodo = 0, nunits = 0;
+    for (size_t i = 0; i < inputs.njobs; i++)
+        if (!kdc_filter_skips(filter, inputs.jobs[i].file))
+            todo[ntodo++] = i;
+    nunits = ntodo;
+    if (!no_prefilter && ntodo) {
+        const char **roles = role_patterns(filter, &inputs);
+        kdc_prefilter(&inputs, todo, ntodo, roles, &pre);
+        free(roles);
+        size_t kept = 0;
+        for (size_t i = 0; i < ntodo; i++) {
+            if (pre.keep[i])
+                todo[kept++] = todo[i];
+            else if (want_stats)
+                fprintf(stderr, "kdc-lint: stats: skipped by the prefilter: %s\n",
+                        kdc_display_path(cwd, inputs.jobs[todo[i]].file));
+        }
+        ntodo = kept;
+    }
+
+    prog = kdc_program_new();
+    kdc_jobs_opts_t jo = {njobs ? njobs : kdc_jobs_cpus(), cache, 0, cwd};
+    if (!strcmp(progress_when, "always"))
+        jo.progress = isatty(STDERR_FILENO) ? 3 : 2;
+    else if (!strcmp(progress_when, "auto") && isatty(STDERR_FILENO))
+        jo.progress = 1;
+    kdc_jobs_stats_t js;
+    kdc_jobs_run(&jo, &inputs, todo, ntodo, prog, &js);
+    t_parsed = now_seconds();
 
     if (dump_model) {
         kdc_dump_program(out, prog);
@@ -388,7 +563,14 @@ static int run(int argc, char **argv) {
     }
 
     kdc_options_t opts = {0};
-    kdc_filter_options(filter, prog, &opts);
+    {
+        /* the skipped units' files count for the options, as if they were parsed */
+        const char **more = kdc_xrealloc(NULL, (pre.nfiles ? pre.nfiles : 1) * sizeof *more);
+        for (size_t i = 0; i < pre.nfiles; i++)
+            more[i] = kdc_intern(prog, pre.files[i]);
+        kdc_filter_options_with(filter, prog, more, pre.nfiles, &opts);
+        free(more);
+    }
     facts = kdc_facts_build(prog, &opts);
     if (explain_config) {
         rc = explain(facts, explain_config, out);
@@ -401,8 +583,31 @@ static int run(int argc, char **argv) {
     if (changed_since)
         unchanged_findings = kdc_changed_select(&changed, &findings);
 
-    cwd = getcwd(NULL, 0);
-    kdc_run_t run = {&findings, &inputs, prog, now_seconds() - t0, cwd, 0};
+    size_t run_findings = findings.n;
+    if (shard.count) {
+        const char *const id_opts[] = {
+            "format", format, "profile", profile, "config", fo.overrides.config_path,
+            "baseline", fo.baseline, "changed-since", changed_since, "prefilter",
+            no_prefilter ? "off" : "on", "-p", db_dir, "shards", shard_spec ? strchr(shard_spec, '/') : NULL};
+        KDC_VEC(const char *) idv = {0};
+        for (size_t i = 0; i < sizeof id_opts / sizeof *id_opts; i++)
+            KDC_VEC_PUSH(idv, id_opts[i]);
+        for (size_t i = 0; i < enables.n; i++)
+            KDC_VEC_PUSH(idv, enables.v[i]);
+        KDC_VEC_PUSH(idv, "--disable");
+        for (size_t i = 0; i < disables.n; i++)
+            KDC_VEC_PUSH(idv, disables.v[i]);
+        KDC_VEC_PUSH(idv, "paths");
+        for (size_t i = 0; i < paths.n; i++)
+            KDC_VEC_PUSH(idv, paths.v[i]);
+        run_id(shard.run_id, idv.v, idv.n, &inputs, cwd);
+        free(idv.v);
+        char *root = kdc_source_root(cwd);
+        kdc_shard_select(&shard, &findings, root);
+        free(root);
+    }
+    kdc_run_t run = {&findings, &inputs, prog, now_seconds() - t0, cwd, 0, pre.nskipped,
+                     shard.count ? &shard : NULL};
     run.color = use_color(color_when, out);
     int wrc = output_format(format)(out, &run);
     /* A full disk or a closed pipe shows at the flush, also on stdout. */
@@ -445,6 +650,33 @@ static int run(int argc, char **argv) {
     if (changed_since)
         fprintf(stderr, "kdc-lint: %zu finding%s in files unchanged since %s not shown\n",
                 unchanged_findings, unchanged_findings == 1 ? "" : "s", changed_since);
+    if (shard.count)
+        fprintf(stderr, "kdc-lint: shard %u/%u: %zu of the run's %zu finding%s are in this "
+                        "shard's files\n",
+                shard.index, shard.count, findings.n, run_findings, run_findings == 1 ? "" : "s");
+    if (pre.nskipped)
+        fprintf(stderr,
+                "kdc-lint: %zu of %zu translation unit%s skipped: they cannot involve Kafka "
+                "(prefilter; --no-prefilter analyses them)\n",
+                pre.nskipped, nunits, nunits == 1 ? "" : "s");
+    if (want_stats) {
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        fprintf(stderr,
+                "kdc-lint: stats: %zu translation unit%s: %zu parsed, %zu from the cache%s, %zu "
+                "skipped by the prefilter, %zu not parsable; ",
+                nunits, nunits == 1 ? "" : "s", js.parsed, js.from_cache,
+                cache ? "" : " (no cache)", pre.nskipped, js.failed);
+        if (js.workers)
+            fprintf(stderr, "%u worker process%s (peak RSS: this process %.1f MiB, largest "
+                            "worker %.1f MiB, workers together at most %.1f MiB); ",
+                    js.workers, js.workers == 1 ? "" : "es", mib(ru.ru_maxrss),
+                    mib(js.worker_peak_rss_kib), mib(js.worker_sum_rss_kib));
+        else
+            fprintf(stderr, "parsed in this process (peak RSS %.1f MiB); ", mib(ru.ru_maxrss));
+        fprintf(stderr, "%.2f s (parsing %.2f s, analysis and report %.2f s)\n",
+                now_seconds() - t0, t_parsed - t0, now_seconds() - t_parsed);
+    }
 
     kdc_filter_summary(filter, stderr);
 
@@ -458,6 +690,10 @@ static int run(int argc, char **argv) {
 out:
     if (out != stdout)
         fclose(out);
+    kdc_cache_close(cache);
+    kdc_prefilter_result_free(&pre);
+    kdc_shard_free(&shard);
+    free(todo);
     kdc_findings_free(&findings);
     kdc_facts_free(facts);
     kdc_program_free(prog);

@@ -1264,8 +1264,37 @@ static const char *first_error(pctx_t *c, unsigned *nerrors) {
     return first;
 }
 
+typedef struct inclusion_ctx {
+    kdc_parse_file_fn fn;
+    void *arg;
+} inclusion_ctx_t;
+
+static void visit_inclusion(CXFile f, CXSourceLocation *stack, unsigned depth, CXClientData d) {
+    (void)stack;
+    (void)depth;
+    inclusion_ctx_t *ic = d;
+    CXString real = clang_File_tryGetRealPathName(f);
+    const char *r = clang_getCString(real);
+    if (r && *r) {
+        ic->fn(ic->arg, r);
+    } else {
+        CXString name = clang_getFileName(f);
+        const char *n = clang_getCString(name);
+        if (n && *n)
+            ic->fn(ic->arg, n);
+        clang_disposeString(name);
+    }
+    clang_disposeString(real);
+}
+
 int kdc_parse_tu(kdc_parser_t *ps, kdc_program_t *p, const char *file, const char *const *argv,
                  int argc, char **err) {
+    return kdc_parse_tu_files(ps, p, file, argv, argc, NULL, NULL, err);
+}
+
+int kdc_parse_tu_files(kdc_parser_t *ps, kdc_program_t *p, const char *file,
+                       const char *const *argv, int argc, kdc_parse_file_fn file_fn, void *arg,
+                       char **err) {
     pctx_t c = {0};
     c.p = p;
     kdc_strmap_init(&c.file_names);
@@ -1295,6 +1324,10 @@ int kdc_parse_tu(kdc_parser_t *ps, kdc_program_t *p, const char *file, const cha
     info.too_deep = c.too_deep;
     info.incomplete = info.nerrors > 0 || info.too_deep;
     kdc_program_add_tu(p, &info);
+    if (file_fn) {
+        inclusion_ctx_t ic = {file_fn, arg};
+        clang_getInclusions(c.tu, visit_inclusion, &ic);
+    }
     free(c.calls.v);
     kdc_strmap_free(&c.file_names);
     clang_disposeTranslationUnit(c.tu);

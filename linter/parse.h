@@ -20,4 +20,13 @@ void kdc_parser_free(kdc_parser_t *ps);
 int kdc_parse_tu(kdc_parser_t *ps, kdc_program_t *p, const char *file, const char *const *argv,
                  int argc, char **err);
 
+/* The same; also calls file_fn(arg, path) for every file the unit read (the
+ * main file and every included file, system headers too), named by the path
+ * libclang opened it under (absolute in practice), before the unit is disposed.
+ * The cache (cache.c) keys a unit's model on these files' contents. */
+typedef void (*kdc_parse_file_fn)(void *arg, const char *path);
+int kdc_parse_tu_files(kdc_parser_t *ps, kdc_program_t *p, const char *file,
+                       const char *const *argv, int argc, kdc_parse_file_fn file_fn, void *arg,
+                       char **err);
+
 #endif

@@ -1,5 +1,6 @@
 /* One JSON document per run (jansson). */
 #include "output.h"
+#include "shard.h"
 
 #include <jansson.h>
 #include <stdlib.h>
@@ -121,10 +122,23 @@ int kdc_output_json(FILE *o, const kdc_run_t *run) {
     }
     json_object_set_new(root, "incomplete", incomplete);
     json_object_set_new(root, "stats",
-                        json_pack("{s:I, s:I, s:f}", "translation_units", (json_int_t)ntus,
-                                  "incomplete", (json_int_t)nincomplete, "seconds", run->seconds));
+                        json_pack("{s:I, s:I, s:I, s:f}", "translation_units", (json_int_t)ntus,
+                                  "incomplete", (json_int_t)nincomplete, "skipped_by_prefilter",
+                                  (json_int_t)run->skipped, "seconds", run->seconds));
+    if (run->shard)
+        json_object_set_new(root, "shard", kdc_output_shard_json(run));
     int rc = json_dumpf(root, o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
     fputc('\n', o);
     json_decref(root);
     return rc == 0 && !ferror(o) ? 0 : -1;
+}
+
+json_t *kdc_output_shard_json(const kdc_run_t *run) {
+    const kdc_shard_t *sh = run->shard;
+    json_t *order = json_array();
+    for (size_t i = 0; i < run->findings->n; i++)
+        json_array_append_new(order, json_integer((json_int_t)sh->order[i]));
+    return json_pack("{s:I, s:I, s:s, s:I, s:o}", "index", (json_int_t)sh->index, "count",
+                     (json_int_t)sh->count, "run", sh->run_id, "total", (json_int_t)sh->total,
+                     "findings", order);
 }

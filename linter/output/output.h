@@ -15,7 +15,13 @@ typedef struct kdc_run {
     double seconds;
     const char *cwd;
     int color;                     /* text: ANSI colours (the driver decides: --color) */
+    size_t skipped;                /* translation units the prefilter did not parse */
+    const struct kdc_shard *shard; /* --shard=K/N (shard.h), or NULL */
 } kdc_run_t;
+
+/* A shard's description for its JSON or SARIF report ("shard", "kdcShard"). */
+struct json_t;
+struct json_t *kdc_output_shard_json(const kdc_run_t *run);
 
 /* Path as shown to the user: relative to the working directory when below it. */
 const char *kdc_display_path(const char *cwd, const char *path);

@@ -465,6 +465,9 @@ int kdc_output_sarif(FILE *o, const kdc_run_t *run) {
                         json_pack("{s:{s:s}}", SRCROOT, "uri", root_uri));
     json_object_set_new(runobj, "columnKind", json_string("utf16CodeUnits"));
     json_object_set_new(runobj, "results", results);
+    if (run->shard) /* kdc-lint merge joins the shards' reports */
+        json_object_set_new(runobj, "properties",
+                            json_pack("{s:o}", "kdcShard", kdc_output_shard_json(run)));
     free(root_uri);
 
     json_t *root = json_pack("{s:s, s:s, s:[o]}", "$schema", SCHEMA_URI, "version", "2.1.0",

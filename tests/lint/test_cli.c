@@ -269,7 +269,7 @@ static void an_empty_source_file_is_one_translation_unit_without_findings(void *
     char *d = test_dir("empty");
     write_text(d, "empty.c", "");
     res_t r;
-    LINT(&r, d, "empty.c");
+    LINT(&r, d, "--no-prefilter", "empty.c");
     expect_exit(&r, 0);
     EXPECT_ERR(&r, "kdc-lint: 0 findings in 1 translation unit (0 incomplete, 0 input errors)");
     assert_string_equal(r.run.out, "");
@@ -327,7 +327,7 @@ static void a_file_with_syntax_errors_is_incomplete_and_the_good_file_is_still_r
     write_text(d, "bad.c", "int f( {\n");
     write_good(d, "good.c");
     res_t r;
-    LINT(&r, d, "bad.c", "good.c");
+    LINT(&r, d, "--no-prefilter", "bad.c", "good.c");
     expect_exit(&r, 1);
     /* the first error is shown relative to the working directory, like every path */
     EXPECT_ERR(&r, "bad.c: warning: 3 compile errors; analysed partially (first: bad.c:1:8: error: ");
@@ -336,7 +336,7 @@ static void a_file_with_syntax_errors_is_incomplete_and_the_good_file_is_still_r
     EXPECT_OUT(&r, GOOD_FINDING);
     res_free(&r);
 
-    LINT(&r, d, "--format=json", "bad.c", "good.c");
+    LINT(&r, d, "--no-prefilter", "--format=json", "bad.c", "good.c");
     expect_exit(&r, 1);
     json_t *j = report(&r);
     assert_int_equal(jlen(j, "incomplete"), 1);
@@ -348,7 +348,7 @@ static void a_file_with_syntax_errors_is_incomplete_and_the_good_file_is_still_r
     json_decref(j);
     res_free(&r);
 
-    LINT(&r, d, "--fail-on-incomplete", "bad.c", "good.c");
+    LINT(&r, d, "--no-prefilter", "--fail-on-incomplete", "bad.c", "good.c");
     expect_exit(&r, 2);
     EXPECT_OUT(&r, GOOD_FINDING);
     res_free(&r);
@@ -577,7 +577,7 @@ static void an_else_if_chain_of_20000_branches_is_analysed_partially_without_a_c
     free(src);
     write_good(d, "good.c");
     res_t r;
-    LINT(&r, d, "chain.c", "good.c");
+    LINT(&r, d, "--no-prefilter", "chain.c", "good.c");
     expect_exit(&r, 1);
     EXPECT_ERR(&r, "chain.c: warning: analysed partially: chain.c:");
     EXPECT_ERR(&r, "nesting deeper than 10000 expressions and statements; the deeper part is not "
@@ -586,7 +586,7 @@ static void an_else_if_chain_of_20000_branches_is_analysed_partially_without_a_c
     EXPECT_OUT(&r, GOOD_FINDING);
     res_free(&r);
 
-    LINT(&r, d, "--format=json", "chain.c", "good.c");
+    LINT(&r, d, "--no-prefilter", "--format=json", "chain.c", "good.c");
     expect_exit(&r, 1);
     json_t *j = report(&r);
     assert_int_equal(jlen(j, "incomplete"), 1);
@@ -596,7 +596,7 @@ static void an_else_if_chain_of_20000_branches_is_analysed_partially_without_a_c
     json_decref(j);
     res_free(&r);
 
-    LINT(&r, d, "--fail-on-incomplete", "chain.c", "good.c");
+    LINT(&r, d, "--no-prefilter", "--fail-on-incomplete", "chain.c", "good.c");
     expect_exit(&r, 2);
     res_free(&r);
     free(d);
@@ -617,7 +617,7 @@ static void thirty_thousand_nested_ifs_are_analysed_partially_without_a_crash(vo
     free(buf);
     write_good(d, "good.c");
     res_t r;
-    LINT(&r, d, "nested.c", "good.c");
+    LINT(&r, d, "--no-prefilter", "nested.c", "good.c");
     expect_exit(&r, 1);
     EXPECT_ERR(&r, "nested.c: warning: analysed partially: nested.c:2:");
     EXPECT_OUT(&r, GOOD_FINDING);
@@ -640,7 +640,7 @@ static void a_sum_of_20000_terms_is_analysed_partially_without_a_crash(void **s)
     free(buf);
     write_good(d, "good.c");
     res_t r;
-    LINT(&r, d, "sum.c", "good.c");
+    LINT(&r, d, "--no-prefilter", "sum.c", "good.c");
     expect_exit(&r, 1);
     EXPECT_ERR(&r, "sum.c: warning: analysed partially: sum.c:1:");
     EXPECT_OUT(&r, GOOD_FINDING);
@@ -661,7 +661,7 @@ static void constants_that_overflow_are_folded_without_undefined_behaviour(void 
                "long long e(void) { return 3LL << 62; }\n"
                "long long f(void) { return (-9223372036854775807LL - 1) - 1; }\n");
     res_t r;
-    LINT(&r, d, "big.c");
+    LINT(&r, d, "--no-prefilter", "big.c");
     expect_exit(&r, 0);
     EXPECT_ERR(&r, "0 findings in 1 translation unit (0 incomplete, 0 input errors)");
     res_free(&r);
@@ -725,7 +725,7 @@ static void a_non_utf8_file_name_keeps_its_finding_and_errors_in_json(void **s) 
     write_good(d, "caf\xe9.c");
     write_text(d, "bad\xe9.c", "int f( {\n");
     res_t r;
-    LINT(&r, d, "--format=json", "caf\xe9.c", "bad\xe9.c", "miss\xe9.c");
+    LINT(&r, d, "--no-prefilter", "--format=json", "caf\xe9.c", "bad\xe9.c", "miss\xe9.c");
     expect_exit(&r, 2);
     json_t *j = report(&r);
     assert_int_equal(jlen(j, "findings"), 1);

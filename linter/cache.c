@@ -1,0 +1,396 @@
+/* The unit cache (see cache.h). */
+#define _GNU_SOURCE
+#include "cache.h"
+#include "util.h"
+
+#include <clang-c/Index.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#define ENTRY_MAGIC "KDCC"
+#define ENTRY_FORMAT 1u
+#define ENTRY_MAX ((size_t)1 << 30) /* larger than any model: a damaged length */
+
+typedef struct digest {
+    int ok;
+    unsigned char d[16];
+} digest_t;
+
+struct kdc_cache {
+    char *dir;       /* as given: messages name it so */
+    char *units;     /* dir/units */
+    XXH128_hash_t salt; /* the executable, libclang, environment */
+    kdc_strset_t paths;
+    kdc_strmap_t digests; /* interned path → digest_t*: each file hashed once per process */
+};
+
+static void hash_str(XXH3_state_t *st, const char *s) {
+    s = s ? s : "";
+    XXH3_128bits_update(st, s, strlen(s) + 1);
+}
+
+/* A file's identity without reading it: path, device, inode, size, mtime. */
+static void hash_file_identity(XXH3_state_t *st, const char *path) {
+    struct stat sb;
+    hash_str(st, path);
+    if (path && stat(path, &sb) == 0) {
+        uint64_t v[5] = {(uint64_t)sb.st_dev, (uint64_t)sb.st_ino, (uint64_t)sb.st_size,
+                         (uint64_t)sb.st_mtim.tv_sec, (uint64_t)sb.st_mtim.tv_nsec};
+        XXH3_128bits_update(st, v, sizeof v);
+    }
+}
+
+static XXH128_hash_t compute_salt(void) {
+    XXH3_state_t *st = XXH3_createState();
+    if (!st)
+        kdc_oom();
+    XXH3_128bits_reset(st);
+    hash_str(st, "kdc-lint unit cache");
+    hash_str(st, KDC_VERSION);
+    uint32_t fmt = ENTRY_FORMAT;
+    XXH3_128bits_update(st, &fmt, sizeof fmt);
+    char *self = realpath("/proc/self/exe", NULL);
+    hash_file_identity(st, self);
+    free(self);
+    Dl_info info;
+    if (dladdr((void *)clang_getClangVersion, &info) && info.dli_fname) {
+        char *lib = realpath(info.dli_fname, NULL);
+        hash_file_identity(st, lib ? lib : info.dli_fname);
+        free(lib);
+    }
+    CXString v = clang_getClangVersion();
+    hash_str(st, clang_getCString(v));
+    clang_disposeString(v);
+    static const char *const env[] = {"CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH",
+                                      "OBJC_INCLUDE_PATH", "CCC_OVERRIDE_OPTIONS", NULL};
+    for (size_t i = 0; env[i]; i++)
+        hash_str(st, getenv(env[i]) ? getenv(env[i]) : "\001unset");
+    XXH128_hash_t h = XXH3_128bits_digest(st);
+    XXH3_freeState(st);
+    return h;
+}
+
+static int mkdir_p(const char *dir) {
+    char *copy = kdc_xstrdup(dir);
+    for (char *p = copy + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = 0;
+        if (mkdir(copy, 0777) != 0 && errno != EEXIST) {
+            free(copy);
+            return -1;
+        }
+        *p = '/';
+    }
+    int rc = mkdir(copy, 0777) != 0 && errno != EEXIST ? -1 : 0;
+    free(copy);
+    return rc;
+}
+
+/* Writes `text` to dir/name unless it exists. */
+static int write_marker(const char *dir, const char *name, const char *text) {
+    char *path = kdc_xasprintf("%s/%s", dir, name);
+    int rc = 0;
+    if (access(path, F_OK) != 0) {
+        FILE *f = fopen(path, "w");
+        if (!f || fputs(text, f) < 0)
+            rc = -1;
+        if (f && fclose(f) != 0)
+            rc = -1;
+    }
+    free(path);
+    return rc;
+}
+
+kdc_cache_t *kdc_cache_open(const char *dir, char **err) {
+    struct stat sb;
+    *err = NULL;
+    if (!*dir) {
+        *err = kdc_xstrdup("an empty path");
+        return NULL;
+    }
+    if (stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
+        *err = kdc_xstrdup("not a directory");
+        return NULL;
+    }
+    char *units = kdc_xasprintf("%s/units", dir);
+    if (mkdir_p(units) != 0 || access(dir, R_OK | W_OK | X_OK) != 0 ||
+        access(units, R_OK | W_OK | X_OK) != 0) {
+        *err = kdc_xasprintf("cannot create, read or write it: %s", strerror(errno));
+        free(units);
+        return NULL;
+    }
+    if (write_marker(dir, "CACHEDIR.TAG",
+                     "Signature: 8a477f597d28d172789f06886806bc55\n"
+                     "# This file is a cache directory tag created by kdc-lint.\n"
+                     "# For information about cache directory tags see https://bford.info/cachedir/\n") ||
+        write_marker(dir, ".gitignore", "# created by kdc-lint: a cache, never committed\n*\n")) {
+        *err = kdc_xasprintf("cannot write in it: %s", strerror(errno));
+        free(units);
+        return NULL;
+    }
+    kdc_cache_t *c = calloc(1, sizeof *c);
+    if (!c)
+        kdc_oom();
+    c->dir = kdc_xstrdup(dir);
+    c->units = units;
+    c->salt = compute_salt();
+    kdc_strset_init(&c->paths);
+    kdc_strmap_init(&c->digests);
+    return c;
+}
+
+void kdc_cache_close(kdc_cache_t *c) {
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->digests.cap; i++)
+        free(c->digests.vals[i]);
+    kdc_strmap_free(&c->digests);
+    kdc_strset_free(&c->paths);
+    free(c->units);
+    free(c->dir);
+    free(c);
+}
+
+int kdc_file_digest(const char *path, unsigned char digest[16]) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    XXH3_state_t *st = XXH3_createState();
+    if (!st)
+        kdc_oom();
+    XXH3_128bits_reset(st);
+    static _Thread_local unsigned char buf[1 << 16];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0)
+        XXH3_128bits_update(st, buf, (size_t)n);
+    close(fd);
+    XXH128_canonical_t canon;
+    XXH128_canonicalFromHash(&canon, XXH3_128bits_digest(st));
+    XXH3_freeState(st);
+    if (n < 0)
+        return -1;
+    memcpy(digest, canon.digest, 16);
+    return 0;
+}
+
+/* The digest of a file's current contents, computed once per process. */
+static const digest_t *digest_of(kdc_cache_t *c, const char *path) {
+    const char *key = kdc_strset_add(&c->paths, path, strlen(path));
+    digest_t *d = kdc_strmap_get(&c->digests, key);
+    if (!d) {
+        d = calloc(1, sizeof *d);
+        if (!d)
+            kdc_oom();
+        d->ok = kdc_file_digest(path, d->d) == 0;
+        kdc_strmap_put(&c->digests, key, d);
+    }
+    return d;
+}
+
+/* The working directory libclang resolved the unit's relative paths against. */
+static const char *working_dir(const kdc_tu_job_t *job) {
+    static const char opt[] = "-working-directory=";
+    for (int i = job->argc - 1; i >= 0; i--)
+        if (!strncmp(job->argv[i], opt, sizeof opt - 1))
+            return job->argv[i] + sizeof opt - 1;
+    return NULL;
+}
+
+static char *entry_path(const kdc_cache_t *c, const kdc_tu_job_t *job) {
+    XXH3_state_t *st = XXH3_createState();
+    if (!st)
+        kdc_oom();
+    XXH3_128bits_reset(st);
+    XXH3_128bits_update(st, &c->salt, sizeof c->salt);
+    hash_str(st, job->file);
+    uint32_t argc = (uint32_t)job->argc;
+    XXH3_128bits_update(st, &argc, sizeof argc);
+    for (int i = 0; i < job->argc; i++)
+        hash_str(st, job->argv[i]);
+    XXH128_canonical_t canon;
+    XXH128_canonicalFromHash(&canon, XXH3_128bits_digest(st));
+    XXH3_freeState(st);
+    char hex[33];
+    for (int i = 0; i < 16; i++)
+        snprintf(hex + 2 * i, 3, "%02x", canon.digest[i]);
+    return kdc_xasprintf("%s/%s", c->units, hex);
+}
+
+/* ---------- entries ---------- */
+
+/* magic, format, nfiles, {len, path, digest[16]}..., model length (u64), model,
+ * XXH3-128 of everything before it */
+
+static int read_all(const char *path, unsigned char **data, size_t *len) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || (size_t)sb.st_size > ENTRY_MAX) {
+        close(fd);
+        return -2;
+    }
+    size_t n = (size_t)sb.st_size, got = 0;
+    unsigned char *buf = malloc(n ? n : 1);
+    if (!buf)
+        kdc_oom();
+    while (got < n) {
+        ssize_t r = read(fd, buf + got, n - got);
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    close(fd);
+    *data = buf;
+    *len = got;
+    return 0;
+}
+
+typedef struct reader {
+    const unsigned char *at, *end;
+} reader_t;
+
+static int rd(reader_t *r, void *out, size_t n) {
+    if ((size_t)(r->end - r->at) < n)
+        return -1;
+    memcpy(out, r->at, n);
+    r->at += n;
+    return 0;
+}
+
+int kdc_cache_lookup(kdc_cache_t *c, const kdc_tu_job_t *job, kdc_buf_t *model, char **note) {
+    *note = NULL;
+    char *path = entry_path(c, job);
+    unsigned char *data = NULL;
+    size_t len = 0;
+    int got = read_all(path, &data, &len), hit = 0;
+    const char *damage = NULL;
+    if (got == -2)
+        damage = "not a regular file of a plausible size";
+    if (got == 0) {
+        reader_t r = {data, data + len};
+        char magic[4];
+        uint32_t fmt = 0, nfiles = 0;
+        uint64_t mlen = 0;
+        XXH128_canonical_t want;
+        if (len < 4 + 4 + 4 + 8 + 16 || rd(&r, magic, 4) || memcmp(magic, ENTRY_MAGIC, 4))
+            damage = "not a kdc-lint cache entry";
+        else if (rd(&r, &fmt, 4) || fmt != ENTRY_FORMAT)
+            damage = "an entry of another format";
+        if (!damage) {
+            memcpy(want.digest, data + len - 16, 16);
+            XXH128_hash_t sum = XXH3_128bits(data, len - 16);
+            if (!XXH128_isEqual(sum, XXH128_hashFromCanonical(&want)))
+                damage = "checksum mismatch (truncated or damaged)";
+        }
+        r.end = data + len - 16;
+        if (!damage && rd(&r, &nfiles, 4))
+            damage = "truncated file list";
+        int fresh = 1;
+        const char *wd = working_dir(job);
+        for (uint32_t i = 0; i < nfiles && !damage; i++) {
+            uint32_t plen = 0;
+            unsigned char d[16];
+            if (rd(&r, &plen, 4) || plen > (size_t)(r.end - r.at) || plen == 0) {
+                damage = "truncated file list";
+                break;
+            }
+            char *file = kdc_xasprintf("%.*s", (int)plen, (const char *)r.at);
+            r.at += plen;
+            if (rd(&r, d, 16)) {
+                damage = "truncated file list";
+                free(file);
+                break;
+            }
+            if (fresh) {
+                char *abs = file[0] == '/' || !wd ? NULL : kdc_xasprintf("%s/%s", wd, file);
+                const digest_t *cur = digest_of(c, abs ? abs : file);
+                fresh = cur->ok && memcmp(cur->d, d, 16) == 0;
+                free(abs);
+            }
+            free(file);
+        }
+        if (!damage && (rd(&r, &mlen, 8) || mlen != (uint64_t)(r.end - r.at)))
+            damage = "model length mismatch";
+        if (!damage && fresh) {
+            kdc_buf_put(model, r.at, (size_t)mlen);
+            hit = 1;
+        }
+    }
+    if (damage)
+        *note = kdc_xasprintf("cache entry %s: %s; ignored, the unit is parsed again", path,
+                              damage);
+    free(data);
+    free(path);
+    return hit;
+}
+
+int kdc_cache_store(kdc_cache_t *c, const kdc_tu_job_t *job, const char *const *files,
+                    size_t nfiles, const void *model, size_t len, char **err) {
+    kdc_buf_t b = {0};
+    kdc_buf_put(&b, ENTRY_MAGIC, 4);
+    uint32_t fmt = ENTRY_FORMAT, n = 0;
+    kdc_buf_put(&b, &fmt, 4);
+    size_t count_at = b.n;
+    kdc_buf_put(&b, &n, 4);
+    const char *wd = working_dir(job);
+    for (size_t i = 0; i < nfiles; i++) {
+        char *abs = files[i][0] == '/' || !wd ? NULL : kdc_xasprintf("%s/%s", wd, files[i]);
+        const digest_t *d = digest_of(c, abs ? abs : files[i]);
+        free(abs);
+        if (!d->ok) /* gone already: an entry naming it could never be used */
+            goto skip;
+        uint32_t plen = (uint32_t)strlen(files[i]);
+        kdc_buf_put(&b, &plen, 4);
+        kdc_buf_put(&b, files[i], plen);
+        kdc_buf_put(&b, d->d, 16);
+        n++;
+    }
+    memcpy(b.v + count_at, &n, 4);
+    uint64_t mlen = len;
+    kdc_buf_put(&b, &mlen, 8);
+    kdc_buf_put(&b, model, len);
+    XXH128_canonical_t sum;
+    XXH128_canonicalFromHash(&sum, XXH3_128bits(b.v, b.n));
+    kdc_buf_put(&b, sum.digest, 16);
+
+    char *path = entry_path(c, job);
+    char *tmp = kdc_xasprintf("%s.tmp.%ld", path, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666), rc = -1;
+    if (fd >= 0) {
+        size_t done = 0;
+        while (done < b.n) {
+            ssize_t w = write(fd, b.v + done, b.n - done);
+            if (w <= 0)
+                break;
+            done += (size_t)w;
+        }
+        int ok = done == b.n;
+        if (close(fd) != 0)
+            ok = 0;
+        if (ok && rename(tmp, path) == 0)
+            rc = 0;
+    }
+    if (rc != 0) {
+        *err = kdc_xasprintf("cannot write cache entry %s: %s", path, strerror(errno));
+        unlink(tmp);
+    }
+    free(tmp);
+    free(path);
+    kdc_buf_free(&b);
+    return rc;
+skip:
+    kdc_buf_free(&b);
+    return 0;
+}

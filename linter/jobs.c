@@ -1,0 +1,444 @@
+/* Parsing the translation units of a run, in parallel (see jobs.h). */
+#define _GNU_SOURCE
+#include "jobs.h"
+#include "output/output.h"
+#include "parse.h"
+#include "unitio.h"
+#include "util.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+unsigned kdc_jobs_cpus(void) {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return (unsigned)CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (unsigned)n : 1;
+}
+
+/* What became of one unit. */
+typedef struct result {
+    int done;
+    int from_cache;
+    char *error; /* libclang could not parse it (an input error) */
+    char *note;  /* for stderr: a damaged cache entry, a cache write that failed */
+    kdc_buf_t model;
+} result_t;
+
+typedef struct run {
+    const kdc_jobs_opts_t *o;
+    kdc_inputs_t *inputs;
+    const size_t *todo;
+    size_t ntodo;
+    kdc_parser_t *parser; /* of this process, created on first use */
+    int store_failed;     /* a cache write failed: later failures are not noted again */
+} run_t;
+
+static void collect_file(void *arg, const char *path) {
+    KDC_VEC(char *) *files = arg;
+    char *copy = kdc_xstrdup(path);
+    KDC_VEC_PUSH(*files, copy);
+}
+
+/* Parses one unit, or loads it from the cache, into r. */
+static void process_unit(run_t *run, const kdc_tu_job_t *job, result_t *r, int use_cache) {
+    kdc_cache_t *cache = use_cache ? run->o->cache : NULL;
+    if (cache && kdc_cache_lookup(cache, job, &r->model, &r->note)) {
+        r->from_cache = 1;
+        return;
+    }
+    if (!run->parser)
+        run->parser = kdc_parser_new();
+    kdc_program_t *unit = kdc_program_new();
+    if (!unit)
+        kdc_oom();
+    KDC_VEC(char *) files = {0};
+    char *err = NULL;
+    if (kdc_parse_tu_files(run->parser, unit, job->file, (const char *const *)job->argv,
+                           job->argc, cache ? collect_file : NULL, &files, &err)) {
+        r->error = err ? err : kdc_xstrdup("libclang could not parse this file");
+    } else {
+        kdc_unit_encode(unit, &r->model);
+        /* A unit with compile errors may be missing a header that appears later. */
+        if (cache && kdc_program_tu(unit, 0)->nerrors == 0 && !run->store_failed) {
+            char *serr = NULL;
+            if (kdc_cache_store(cache, job, (const char *const *)files.v, files.n, r->model.v,
+                                r->model.n, &serr)) {
+                run->store_failed = 1;
+                char *note = kdc_xasprintf("%s%s%s (no further cache writes are tried)",
+                                           r->note ? r->note : "", r->note ? "; " : "", serr);
+                free(r->note);
+                free(serr);
+                r->note = note;
+            }
+        }
+    }
+    for (size_t i = 0; i < files.n; i++)
+        free(files.v[i]);
+    free(files.v);
+    kdc_program_free(unit);
+}
+
+static void result_free(result_t *r) {
+    free(r->error);
+    free(r->note);
+    kdc_buf_free(&r->model);
+}
+
+/* ---------- progress ---------- */
+
+typedef struct progress {
+    int mode;     /* as kdc_jobs_opts_t.progress */
+    double start; /* in mode 1, the line appears only once the run has taken a second */
+    int shown;
+    size_t done;
+} progress_t;
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void progress_step(progress_t *p, const run_t *run, size_t k) {
+    p->done++;
+    if (!p->mode)
+        return;
+    const char *path = kdc_display_path(run->o->cwd, run->inputs->jobs[run->todo[k]].file);
+    if (p->mode == 2) {
+        fprintf(stderr, "[%zu/%zu] %s\n", p->done, run->ntodo, path);
+    } else if (p->shown || p->mode == 3 || now() - p->start >= 1.0) {
+        fprintf(stderr, "\r[%zu/%zu] %s\033[K", p->done, run->ntodo, path);
+        p->shown = 1;
+    }
+    fflush(stderr);
+}
+
+static void progress_end(progress_t *p) {
+    if (p->shown) {
+        fputs("\r\033[K", stderr);
+        fflush(stderr);
+    }
+}
+
+/* ---------- merging, in input order ---------- */
+
+static void merge_one(run_t *run, result_t *r, size_t k, kdc_program_t *prog,
+                      kdc_jobs_stats_t *st) {
+    const kdc_tu_job_t *job = &run->inputs->jobs[run->todo[k]];
+    if (r->note)
+        fprintf(stderr, "kdc-lint: note: %s\n", r->note);
+    if (r->error) {
+        kdc_inputs_add_error(run->inputs, job->file, "%s", r->error);
+        st->failed++;
+        return;
+    }
+    char *err = NULL;
+    if (kdc_unit_merge(prog, r->model.v, r->model.n, &err) == 0) {
+        if (r->from_cache)
+            st->from_cache++;
+        else
+            st->parsed++;
+        return;
+    }
+    /* Only a cache entry can get here (a fresh model always decodes): parse it again. */
+    fprintf(stderr, "kdc-lint: note: the cached model of %s is damaged (%s); parsing it again\n",
+            kdc_display_path(run->o->cwd, job->file), err);
+    free(err);
+    result_t again = {0};
+    process_unit(run, job, &again, 0);
+    if (again.error) {
+        kdc_inputs_add_error(run->inputs, job->file, "%s", again.error);
+        st->failed++;
+    } else if (kdc_unit_merge(prog, again.model.v, again.model.n, &err) == 0) {
+        st->parsed++;
+    } else {
+        kdc_inputs_add_error(run->inputs, job->file, "internal error: model not readable: %s",
+                             err);
+        free(err);
+        st->failed++;
+    }
+    result_free(&again);
+}
+
+/* ---------- worker processes ---------- */
+
+enum { MSG_UNIT = 1, MSG_DONE = 2 };
+
+typedef struct msg_hdr {
+    uint32_t kind;
+    uint32_t from_cache;
+    uint64_t index;     /* MSG_UNIT: position in todo; MSG_DONE: peak RSS in KiB */
+    uint32_t error_len;
+    uint32_t note_len;
+    uint64_t model_len;
+} msg_hdr_t;
+
+typedef struct shared {
+    _Atomic size_t next;  /* the next position in todo to take */
+    _Atomic long current[]; /* per worker slot: the position being parsed, or -1 */
+} shared_t;
+
+typedef struct worker {
+    pid_t pid;
+    int fd;       /* read end of its pipe; -1 when gone */
+    kdc_buf_t in; /* bytes received, not yet a whole message */
+} worker_t;
+
+static int write_all(int fd, const void *data, size_t n) {
+    const unsigned char *p = data;
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static void send_msg(int fd, const msg_hdr_t *h, const char *error, const char *note,
+                     const kdc_buf_t *model) {
+    kdc_buf_t b = {0};
+    kdc_buf_put(&b, h, sizeof *h);
+    if (h->error_len)
+        kdc_buf_put(&b, error, h->error_len);
+    if (h->note_len)
+        kdc_buf_put(&b, note, h->note_len);
+    if (h->model_len)
+        kdc_buf_put(&b, model->v, h->model_len);
+    if (write_all(fd, b.v, b.n))
+        _exit(3); /* the driver is gone */
+    kdc_buf_free(&b);
+}
+
+static _Noreturn void worker_main(run_t *run, shared_t *sh, int slot, int fd) {
+    for (;;) {
+        size_t k = atomic_fetch_add(&sh->next, 1);
+        if (k >= run->ntodo)
+            break;
+        atomic_store(&sh->current[slot], (long)k);
+        result_t r = {0};
+        process_unit(run, &run->inputs->jobs[run->todo[k]], &r, 1);
+        msg_hdr_t h = {MSG_UNIT, (uint32_t)r.from_cache, k,
+                       r.error ? (uint32_t)strlen(r.error) : 0,
+                       r.note ? (uint32_t)strlen(r.note) : 0, r.error ? 0 : r.model.n};
+        send_msg(fd, &h, r.error, r.note, &r.model);
+        atomic_store(&sh->current[slot], -1L);
+        result_free(&r);
+    }
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    msg_hdr_t h = {MSG_DONE, 0, (uint64_t)ru.ru_maxrss, 0, 0, 0};
+    send_msg(fd, &h, NULL, NULL, NULL);
+    _exit(0);
+}
+
+static int spawn(run_t *run, shared_t *sh, worker_t *ws, unsigned nslots, unsigned slot) {
+    int p[2];
+    if (pipe(p) != 0)
+        return -1;
+    fflush(NULL); /* nothing buffered is written twice */
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(p[0]);
+        close(p[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        close(p[0]);
+        for (unsigned i = 0; i < nslots; i++)
+            if (ws[i].fd >= 0)
+                close(ws[i].fd);
+        signal(SIGPIPE, SIG_DFL);
+        worker_main(run, sh, (int)slot, p[1]);
+    }
+    close(p[1]);
+    atomic_store(&sh->current[slot], -1L);
+    ws[slot].pid = pid;
+    ws[slot].fd = p[0];
+    ws[slot].in.n = 0;
+    return 0;
+}
+
+/* Takes the whole messages out of w->in. */
+static void take_messages(worker_t *w, result_t *res, size_t ntodo, progress_t *pg, run_t *run,
+                          kdc_jobs_stats_t *st) {
+    size_t at = 0;
+    for (;;) {
+        msg_hdr_t h;
+        if (w->in.n - at < sizeof h)
+            break;
+        memcpy(&h, w->in.v + at, sizeof h);
+        size_t len = sizeof h + h.error_len + h.note_len + h.model_len;
+        if (w->in.n - at < len)
+            break;
+        const char *body = (const char *)w->in.v + at + sizeof h;
+        if (h.kind == MSG_DONE) {
+            long kib = (long)h.index;
+            st->worker_sum_rss_kib += kib;
+            if (kib > st->worker_peak_rss_kib)
+                st->worker_peak_rss_kib = kib;
+        } else if (h.kind == MSG_UNIT && h.index < ntodo && !res[h.index].done) {
+            result_t *r = &res[h.index];
+            r->done = 1;
+            r->from_cache = (int)h.from_cache;
+            if (h.error_len)
+                r->error = kdc_xasprintf("%.*s", (int)h.error_len, body);
+            if (h.note_len)
+                r->note = kdc_xasprintf("%.*s", (int)h.note_len, body + h.error_len);
+            kdc_buf_put(&r->model, body + h.error_len + h.note_len, h.model_len);
+            progress_step(pg, run, h.index);
+        }
+        at += len;
+    }
+    memmove(w->in.v, w->in.v + at, w->in.n - at);
+    w->in.n -= at;
+}
+
+static void run_workers(run_t *run, unsigned nworkers, result_t *res, progress_t *pg,
+                        kdc_program_t *prog, kdc_jobs_stats_t *st) {
+    size_t shsize = sizeof(shared_t) + nworkers * sizeof(_Atomic long);
+    shared_t *sh = mmap(NULL, shsize, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    worker_t *ws = calloc(nworkers, sizeof *ws);
+    if (!ws)
+        kdc_oom();
+    for (unsigned i = 0; i < nworkers; i++)
+        ws[i].fd = -1;
+    size_t merged = 0;
+    if (sh == MAP_FAILED)
+        sh = NULL;
+    else
+        atomic_store(&sh->next, 0);
+    unsigned alive = 0;
+    for (unsigned i = 0; sh && i < nworkers; i++)
+        if (spawn(run, sh, ws, nworkers, i) == 0) {
+            alive++;
+            st->workers++;
+        }
+    struct pollfd *pfd = calloc(nworkers, sizeof *pfd);
+    unsigned *slot_of = calloc(nworkers, sizeof *slot_of);
+    if (!pfd || !slot_of)
+        kdc_oom();
+    for (;;) {
+        while (merged < run->ntodo && res[merged].done) {
+            merge_one(run, &res[merged], merged, prog, st);
+            result_free(&res[merged]);
+            merged++;
+        }
+        if (merged == run->ntodo && !alive)
+            break;
+        if (!alive) {
+            /* No worker left (fork failed, or the last one died): parse the rest here. */
+            for (size_t i = merged; i < run->ntodo; i++)
+                if (!res[i].done) {
+                    process_unit(run, &run->inputs->jobs[run->todo[i]], &res[i], 1);
+                    res[i].done = 1;
+                    progress_step(pg, run, i);
+                }
+            continue;
+        }
+        unsigned n = 0;
+        for (unsigned i = 0; i < nworkers; i++)
+            if (ws[i].fd >= 0) {
+                pfd[n] = (struct pollfd){ws[i].fd, POLLIN, 0};
+                slot_of[n++] = i;
+            }
+        if (poll(pfd, n, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        for (unsigned j = 0; j < n; j++) {
+            if (!(pfd[j].revents & (POLLIN | POLLHUP | POLLERR)))
+                continue;
+            worker_t *w = &ws[slot_of[j]];
+            char buf[1 << 16];
+            ssize_t got = read(w->fd, buf, sizeof buf);
+            if (got < 0 && errno == EINTR)
+                continue;
+            if (got > 0) {
+                kdc_buf_put(&w->in, buf, (size_t)got);
+                take_messages(w, res, run->ntodo, pg, run, st);
+                continue;
+            }
+            /* end of its pipe: the worker is done, or died */
+            close(w->fd);
+            w->fd = -1;
+            alive--;
+            int status = 0;
+            while (waitpid(w->pid, &status, 0) < 0 && errno == EINTR) {
+            }
+            long cur = atomic_load(&sh->current[slot_of[j]]);
+            if (cur >= 0 && (size_t)cur < run->ntodo && !res[cur].done) {
+                result_t *r = &res[cur];
+                r->done = 1;
+                if (WIFSIGNALED(status))
+                    r->error = kdc_xasprintf("kdc-lint's parser process was killed by signal %d "
+                                             "(%s) while parsing this file",
+                                             WTERMSIG(status), strsignal(WTERMSIG(status)));
+                else
+                    r->error = kdc_xasprintf("kdc-lint's parser process ended (exit status %d) "
+                                             "while parsing this file",
+                                             WEXITSTATUS(status));
+                progress_step(pg, run, (size_t)cur);
+            }
+            if (atomic_load(&sh->next) < run->ntodo &&
+                spawn(run, sh, ws, nworkers, slot_of[j]) == 0) {
+                alive++;
+                st->workers++;
+            }
+        }
+    }
+    for (unsigned i = 0; i < nworkers; i++) {
+        if (ws[i].fd >= 0) {
+            close(ws[i].fd);
+            waitpid(ws[i].pid, NULL, 0);
+        }
+        kdc_buf_free(&ws[i].in);
+    }
+    free(pfd);
+    free(slot_of);
+    free(ws);
+    if (sh)
+        munmap(sh, shsize);
+}
+
+void kdc_jobs_run(const kdc_jobs_opts_t *o, kdc_inputs_t *inputs, const size_t *todo,
+                  size_t ntodo, kdc_program_t *prog, kdc_jobs_stats_t *stats) {
+    run_t run = {o, inputs, todo, ntodo, NULL, 0};
+    progress_t pg = {o->progress, now(), 0, 0};
+    memset(stats, 0, sizeof *stats);
+    result_t *res = calloc(ntodo ? ntodo : 1, sizeof *res);
+    if (!res)
+        kdc_oom();
+    unsigned nworkers = o->jobs < ntodo ? o->jobs : (unsigned)ntodo;
+    if (nworkers > 1) {
+        run_workers(&run, nworkers, res, &pg, prog, stats);
+    } else {
+        for (size_t k = 0; k < ntodo; k++) {
+            process_unit(&run, &inputs->jobs[todo[k]], &res[k], 1);
+            progress_step(&pg, &run, k);
+            merge_one(&run, &res[k], k, prog, stats);
+            result_free(&res[k]);
+        }
+    }
+    progress_end(&pg);
+    kdc_parser_free(run.parser);
+    free(res);
+}

@@ -1,0 +1,57 @@
+/*
+ * Parsing the translation units of a run, in parallel (-j N).
+ *
+ * Each unit is parsed into a model of its own (or loaded from the cache),
+ * encoded (unitio.h), and merged into the run's program in the order of the
+ * inputs: the program, and so every report, is the same for any N.
+ *
+ * Units are parsed in worker processes (fork), not threads: libclang applies
+ * a unit's -working-directory (from a compilation database) to the whole
+ * process (LLVM's real file system changes the process's current directory),
+ * so two units of different directories cannot be parsed at once in one
+ * process. Workers take the next unit from a shared counter, so a slow unit
+ * does not hold up the others, and send each model back through a pipe. A
+ * worker that dies (a crash libclang's own recovery did not catch, the OOM
+ * killer) costs only the unit it was parsing, which becomes an input error;
+ * another worker takes over the rest. With -j1, or one unit to parse, there
+ * is no worker: the driver's own process parses.
+ */
+#ifndef KDC_JOBS_H
+#define KDC_JOBS_H
+
+#include "cache.h"
+#include "inputs.h"
+#include "model.h"
+
+#include <stddef.h>
+
+typedef struct kdc_jobs_opts {
+    unsigned jobs;      /* -j: worker processes; 1 parses in this process */
+    kdc_cache_t *cache; /* NULL: --no-cache */
+    int progress;       /* 0 never; "\r[i/n] path" on a terminal: 1 once the run has taken
+                           a second, 3 at once; 2 a line "[i/n] path" per unit */
+    const char *cwd;    /* paths in progress lines are shown relative to it */
+} kdc_jobs_opts_t;
+
+typedef struct kdc_jobs_stats {
+    size_t parsed;        /* units libclang parsed */
+    size_t from_cache;    /* units whose model came from the cache */
+    size_t failed;        /* units that became input errors */
+    unsigned workers;     /* worker processes started (0: parsed in this process) */
+    long worker_peak_rss_kib; /* the largest peak resident set of one worker */
+    long worker_sum_rss_kib;  /* the sum of the workers' peaks (an upper bound of their total) */
+} kdc_jobs_stats_t;
+
+/* The number of CPUs this process may run on (sched_getaffinity), at least 1. */
+unsigned kdc_jobs_cpus(void);
+
+/*
+ * Parses inputs->jobs[todo[0..ntodo)] (or loads them from the cache) and
+ * merges them into prog in that order. A unit libclang cannot parse becomes
+ * an input error (in the same order); notes (a damaged cache entry, a cache
+ * that cannot be written) are printed to stderr, never into the report.
+ */
+void kdc_jobs_run(const kdc_jobs_opts_t *o, kdc_inputs_t *inputs, const size_t *todo,
+                  size_t ntodo, kdc_program_t *prog, kdc_jobs_stats_t *stats);
+
+#endif

@@ -1,0 +1,378 @@
+/*
+ * The unit cache (.kdc-cache, --cache-dir): a re-run on an unchanged tree
+ * parses nothing and writes the same report; anything that decides a unit's
+ * model (its files' contents, its flags, the executable) makes it parsed
+ * again; damaged entries are ignored with a note; bad directories are errors.
+ *
+ *   test_cache         (KDC_LINT from the environment)
+ *
+ * The service (made at test time, per test):
+ *   producer.c  creates the producer; registers a delivery-report callback only when
+ *               conf.h defines WITH_DR
+ *   send.c      produces on it (produce-without-delivery-callback at send.c:6 without WITH_DR)
+ *   consumer.c  a bare commit at consumer.c:3
+ *   conf.h      included by producer.c only
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "scale.h"
+
+static const char producer_c[] =
+    "#include <librdkafka/rdkafka.h>\n"
+    "#include \"conf.h\"\n"
+    "\n"
+    "static void on_dr(rd_kafka_t *rk, const rd_kafka_message_t *m, void *o) {\n"
+    "    (void)rk; (void)o;\n"
+    "    if (m->err) *(volatile int *)0 = 0;\n"
+    "}\n"
+    "\n"
+    "rd_kafka_t *make_producer(void) {\n"
+    "    rd_kafka_conf_t *conf = rd_kafka_conf_new();\n"
+    "#ifdef WITH_DR\n"
+    "    rd_kafka_conf_set_dr_msg_cb(conf, on_dr);\n"
+    "#endif\n"
+    "    return rd_kafka_new(RD_KAFKA_PRODUCER, conf, NULL, 0);\n"
+    "}\n";
+static const char send_c[] =
+    "#include <librdkafka/rdkafka.h>\n"
+    "rd_kafka_t *make_producer(void);\n"
+    "\n"
+    "rd_kafka_resp_err_t send_order(const char *payload, size_t len) {\n"
+    "    rd_kafka_t *p = make_producer();\n"
+    "    return rd_kafka_producev(p, RD_KAFKA_V_TOPIC(\"orders\"),\n"
+    "                             RD_KAFKA_V_VALUE((void *)payload, len), RD_KAFKA_V_END);\n"
+    "}\n";
+static const char consumer_c[] = "#include <librdkafka/rdkafka.h>\n"
+                                 "void drain(rd_kafka_t *consumer) {\n"
+                                 "    rd_kafka_commit(consumer, NULL, 0);\n"
+                                 "}\n";
+
+static const char produce_finding[] = "send.c:6:12: warning: rd_kafka_producev on a producer "
+                                      "without a delivery-report callback";
+static const char commit_finding[] = "consumer.c:3:5: warning: rd_kafka_commit without an "
+                                     "offset list";
+
+static struct {
+    char *tree;
+} g;
+
+static int each_setup(void **state) {
+    (void)state;
+    g.tree = scratch_dir("cache");
+    assert_int_equal(chmod(g.tree, 0755), 0); /* permission tests run as nobody */
+    scratch_write(g.tree, "src/producer.c", producer_c);
+    scratch_write(g.tree, "src/send.c", send_c);
+    scratch_write(g.tree, "src/consumer.c", consumer_c);
+    scratch_write(g.tree, "src/conf.h", "/* WITH_DR not defined */\n");
+    return 0;
+}
+
+static int each_teardown(void **state) {
+    (void)state;
+    scratch_remove(g.tree);
+    free(g.tree);
+    return 0;
+}
+
+/* "N parsed, M from the cache" must be in the --stats line. */
+static void expect_parsed(const kdc_run_t *r, int parsed, int cached) {
+    char want[96];
+    snprintf(want, sizeof want, ": %d parsed, %d from the cache,", parsed, cached);
+    if (!strstr(r->err, want)) {
+        scale_show(r);
+        fail_msg("stderr lacks \"%s\"", want);
+    }
+}
+
+/* The entries of a cache directory's units/, sorted; count in *n. */
+static char **entries(const char *cache, size_t *n) {
+    char *units = scratch_path(cache, "units");
+    struct dirent **list = NULL;
+    int k = scandir(units, &list, NULL, alphasort);
+    char **out = calloc((size_t)(k > 0 ? k : 0) + 1, sizeof *out);
+    *n = 0;
+    for (int i = 0; i < k; i++) {
+        if (list[i]->d_name[0] != '.')
+            out[(*n)++] = scratch_path(units, list[i]->d_name);
+        free(list[i]);
+    }
+    free(list);
+    free(units);
+    return out;
+}
+
+static void free_entries(char **e, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        free(e[i]);
+    free(e);
+}
+
+static void a_warm_run_parses_nothing_and_writes_the_same_report(void **state) {
+    (void)state;
+    const char *formats[] = {"--format=json", "--format=sarif", "--format=text"};
+    for (size_t f = 0; f < 3; f++) {
+        const char *dirs[] = {".kdc-cache", "sarif-cache", "text-cache"};
+        char *cache = scratch_path(g.tree, dirs[f]);
+        char opt[4200];
+        snprintf(opt, sizeof opt, "--cache-dir=%s", cache);
+        if (f == 0)
+            snprintf(opt, sizeof opt, "--stats"); /* the default directory */
+        kdc_run_t cold, warm;
+        LINT(&cold, g.tree, "--stats", opt, formats[f], "src");
+        expect_parsed(&cold, 3, 0);
+        LINT(&warm, g.tree, "--stats", opt, formats[f], "src");
+        expect_parsed(&warm, 0, 3);
+        assert_int_equal(cold.exit_code, 1);
+        assert_int_equal(warm.exit_code, 1);
+        scale_same_report(formats[f], cold.out, warm.out);
+        if (f == 2) {
+            assert_non_null(strstr(warm.out, produce_finding));
+            assert_non_null(strstr(warm.out, commit_finding));
+        }
+        size_t n;
+        char **e = entries(cache, &n);
+        assert_int_equal(n, 3); /* one entry per unit */
+        free_entries(e, n);
+        kdc_run_free(&cold);
+        kdc_run_free(&warm);
+        free(cache);
+    }
+    /* the cache says what it is and keeps itself out of git */
+    char *tag = scratch_read(g.tree, ".kdc-cache/CACHEDIR.TAG");
+    assert_non_null(tag);
+    assert_true(!strncmp(tag, "Signature: 8a477f597d28d172789f06886806bc55\n", 44));
+    free(tag);
+    char *ignore = scratch_read(g.tree, ".kdc-cache/.gitignore");
+    assert_non_null(ignore);
+    assert_non_null(strstr(ignore, "\n*\n"));
+    free(ignore);
+}
+
+static void a_changed_header_reparses_only_the_unit_that_includes_it(void **state) {
+    (void)state;
+    kdc_run_t r;
+    LINT(&r, g.tree, "--stats", "src");
+    expect_parsed(&r, 3, 0);
+    assert_non_null(strstr(r.out, produce_finding));
+    kdc_run_free(&r);
+    scratch_write(g.tree, "src/conf.h", "#define WITH_DR 1\n");
+    LINT(&r, g.tree, "--stats", "src");
+    expect_parsed(&r, 1, 2); /* producer.c; send.c and consumer.c from the cache */
+    assert_null(strstr(r.out, "produce-without-delivery-callback")); /* the new header counts */
+    assert_non_null(strstr(r.out, commit_finding));
+    kdc_run_free(&r);
+    /* and back: the entry of the old contents was replaced, so it is parsed again */
+    scratch_write(g.tree, "src/conf.h", "/* WITH_DR not defined */\n");
+    LINT(&r, g.tree, "--stats", "src");
+    expect_parsed(&r, 1, 2);
+    assert_non_null(strstr(r.out, produce_finding));
+    kdc_run_free(&r);
+    /* a changed main file too */
+    scratch_write(g.tree, "src/consumer.c", "#include <librdkafka/rdkafka.h>\n"
+                                            "void drain(rd_kafka_t *consumer) {\n"
+                                            "    (void)consumer;\n"
+                                            "}\n");
+    LINT(&r, g.tree, "--stats", "src");
+    expect_parsed(&r, 1, 2);
+    assert_null(strstr(r.out, "consumer.c"));
+    kdc_run_free(&r);
+}
+
+static void other_flags_and_another_executable_are_other_entries(void **state) {
+    (void)state;
+    kdc_run_t r;
+    LINT(&r, g.tree, "--stats", "src");
+    expect_parsed(&r, 3, 0);
+    kdc_run_free(&r);
+    LINT(&r, g.tree, "--stats", "src", "--", "-DWITH_DR=1");
+    expect_parsed(&r, 3, 0);
+    assert_null(strstr(r.out, "produce-without-delivery-callback"));
+    kdc_run_free(&r);
+    LINT(&r, g.tree, "--stats", "src", "--", "-DWITH_DR=1");
+    expect_parsed(&r, 0, 3);
+    assert_null(strstr(r.out, "produce-without-delivery-callback"));
+    kdc_run_free(&r);
+    /* a rebuilt (here: copied) kdc-lint does not trust the entries of another */
+    char *copy = scratch_path(g.tree, "kdc-lint-copy");
+    assert_int_equal(scratch_run(&r, NULL, "cp", scale_lint_path(), copy, (const char *)NULL), 0);
+    kdc_run_free(&r);
+    scale_lint_with(copy, &r, g.tree, "--stats", "src", (const char *)NULL);
+    expect_parsed(&r, 3, 0);
+    assert_non_null(strstr(r.out, produce_finding));
+    kdc_run_free(&r);
+    free(copy);
+}
+
+static void damaged_entries_are_ignored_with_a_note_and_written_again(void **state) {
+    (void)state;
+    kdc_run_t cold, r;
+    LINT(&cold, g.tree, "--format=json", "src");
+    assert_int_equal(cold.exit_code, 1);
+    size_t n;
+    char *cache = scratch_path(g.tree, ".kdc-cache");
+    char **e = entries(cache, &n);
+    assert_int_equal(n, 3);
+    /* truncated to half */
+    struct stat st;
+    assert_int_equal(stat(e[0], &st), 0);
+    assert_int_equal(truncate(e[0], st.st_size / 2), 0);
+    /* one byte flipped in the middle */
+    FILE *f = fopen(e[1], "r+b");
+    assert_non_null(f);
+    assert_int_equal(stat(e[1], &st), 0);
+    fseek(f, st.st_size / 2, SEEK_SET);
+    int c = fgetc(f);
+    fseek(f, st.st_size / 2, SEEK_SET);
+    fputc(c ^ 0x5a, f);
+    fclose(f);
+    /* something else entirely */
+    f = fopen(e[2], "w");
+    fputs("not a cache entry\n", f);
+    fclose(f);
+
+    LINT(&r, g.tree, "--stats", "--format=json", "src");
+    char note0[4300], note1[4300], note2[4300];
+    snprintf(note0, sizeof note0,
+             "kdc-lint: note: cache entry .kdc-cache/units/%s: checksum mismatch (truncated or "
+             "damaged); ignored, the unit is parsed again",
+             strrchr(e[0], '/') + 1);
+    snprintf(note1, sizeof note1,
+             "kdc-lint: note: cache entry .kdc-cache/units/%s: checksum mismatch",
+             strrchr(e[1], '/') + 1);
+    snprintf(note2, sizeof note2,
+             "kdc-lint: note: cache entry .kdc-cache/units/%s: not a kdc-lint cache entry",
+             strrchr(e[2], '/') + 1);
+    EXPECT_ERR(&r, 1, note0, note1, note2);
+    expect_parsed(&r, 3, 0);
+    scale_same_report("after damage", cold.out, r.out);
+    kdc_run_free(&r);
+    /* written again: the next run takes all three from the cache, silently */
+    LINT(&r, g.tree, "--stats", "--format=json", "src");
+    expect_parsed(&r, 0, 3);
+    assert_null(strstr(r.err, "note:"));
+    scale_same_report("rewritten", cold.out, r.out);
+    kdc_run_free(&r);
+    kdc_run_free(&cold);
+    free_entries(e, n);
+    free(cache);
+}
+
+static void a_unit_with_compile_errors_is_parsed_every_time(void **state) {
+    (void)state;
+    scratch_write(g.tree, "src/broken.c",
+                  "#include <librdkafka/rdkafka.h>\n"
+                  "#include \"later.h\"\n"
+                  "void stop(rd_kafka_t *rk) { rd_kafka_commit(rk, NULL, LATER_ASYNC); }\n");
+    kdc_run_t r;
+    LINT(&r, g.tree, "--stats", "src");
+    expect_parsed(&r, 4, 0);
+    EXPECT_ERR(&r, 1, "src/broken.c: warning: 2 compile errors; analysed partially");
+    kdc_run_free(&r);
+    LINT(&r, g.tree, "--stats", "src");
+    expect_parsed(&r, 1, 3); /* never stored: later.h may appear */
+    kdc_run_free(&r);
+    scratch_write(g.tree, "src/later.h", "#define LATER_ASYNC 0\n");
+    LINT(&r, g.tree, "--stats", "src");
+    expect_parsed(&r, 1, 3);
+    assert_null(strstr(r.err, "compile error"));
+    assert_non_null(strstr(r.out, "broken.c:3:29: warning: rd_kafka_commit without an offset"));
+    kdc_run_free(&r);
+    LINT(&r, g.tree, "--stats", "src");
+    expect_parsed(&r, 0, 4); /* complete now: stored */
+    kdc_run_free(&r);
+}
+
+static void bad_cache_directories_are_errors_before_anything_is_analysed(void **state) {
+    (void)state;
+    kdc_run_t r;
+    scratch_write(g.tree, "a-file", "x\n");
+    LINT(&r, g.tree, "--cache-dir=a-file", "src");
+    EXPECT_ERR(&r, 2, "kdc-lint: error: --cache-dir a-file: not a directory\n");
+    assert_string_equal(r.out, "");
+    kdc_run_free(&r);
+    LINT(&r, g.tree, "--cache-dir=", "src");
+    EXPECT_ERR(&r, 2, "kdc-lint: error: --cache-dir : an empty path\n");
+    kdc_run_free(&r);
+    LINT(&r, g.tree, "--cache-dir=a-file/below", "src");
+    EXPECT_ERR(&r, 2, "kdc-lint: error: --cache-dir a-file/below: cannot create, read or write "
+                      "it: Not a directory\n");
+    kdc_run_free(&r);
+    LINT(&r, g.tree, "--no-cache", "--cache-dir=c", "src");
+    EXPECT_ERR(&r, 2, "kdc-lint: error: --no-cache and --cache-dir=c contradict each other");
+    kdc_run_free(&r);
+    /* a directory this user may not write to (as nobody: root may write anywhere) */
+    char *locked = scratch_path(g.tree, "locked");
+    assert_int_equal(mkdir(locked, 0555), 0);
+    assert_int_equal(chmod(locked, 0555), 0);
+    LINT_AS_NOBODY(&r, g.tree, "--cache-dir=locked", "src");
+    EXPECT_ERR(&r, 2, "kdc-lint: error: --cache-dir locked: cannot create, read or write it: "
+                      "Permission denied\n");
+    assert_string_equal(r.out, "");
+    kdc_run_free(&r);
+    free(locked);
+}
+
+static void the_default_cache_is_made_where_kdc_lint_runs_unless_that_is_read_only(
+    void **state) {
+    (void)state;
+    kdc_run_t r;
+    struct stat st;
+    LINT(&r, g.tree, "--no-cache", "src");
+    assert_int_equal(r.exit_code, 1);
+    char *cache = scratch_path(g.tree, ".kdc-cache");
+    assert_int_not_equal(stat(cache, &st), 0); /* --no-cache writes nothing */
+    kdc_run_free(&r);
+    /* a read-only working directory: a note, no cache, the same findings */
+    char *ro = scratch_path(g.tree, "ro");
+    assert_int_equal(mkdir(ro, 0755), 0);
+    assert_int_equal(chmod(ro, 0555), 0);
+    LINT(&r, ro, "../src");
+    EXPECT_ERR(&r, 1, "kdc-lint: note: .kdc-cache: not created: the working directory is "
+                      "read-only; running without a cache (--no-cache: no note)");
+    assert_non_null(strstr(r.out, "src/consumer.c:3:5: warning: rd_kafka_commit"));
+    char *ro_cache = scratch_path(ro, ".kdc-cache");
+    assert_int_not_equal(stat(ro_cache, &st), 0);
+    kdc_run_free(&r);
+    chmod(ro, 0755);
+    free(ro_cache);
+    free(ro);
+    LINT(&r, g.tree, "src");
+    assert_int_equal(stat(cache, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    kdc_run_free(&r);
+    free(cache);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(a_warm_run_parses_nothing_and_writes_the_same_report,
+                                        each_setup, each_teardown),
+        cmocka_unit_test_setup_teardown(a_changed_header_reparses_only_the_unit_that_includes_it,
+                                        each_setup, each_teardown),
+        cmocka_unit_test_setup_teardown(other_flags_and_another_executable_are_other_entries,
+                                        each_setup, each_teardown),
+        cmocka_unit_test_setup_teardown(damaged_entries_are_ignored_with_a_note_and_written_again,
+                                        each_setup, each_teardown),
+        cmocka_unit_test_setup_teardown(a_unit_with_compile_errors_is_parsed_every_time,
+                                        each_setup, each_teardown),
+        cmocka_unit_test_setup_teardown(
+            bad_cache_directories_are_errors_before_anything_is_analysed, each_setup,
+            each_teardown),
+        cmocka_unit_test_setup_teardown(
+            the_default_cache_is_made_where_kdc_lint_runs_unless_that_is_read_only, each_setup,
+            each_teardown),
+    };
+    return cmocka_run_group_tests_name("kdc-lint unit cache", tests, NULL, NULL);
+}
