@@ -100,7 +100,7 @@ static int64_t dlq_event(const rd_kafka_message_t *m, const struct tk_cluster *c
         if (kdc_dlq_decode(hdrs, &info) == 0 && strcmp(info.topic, c->topics[TK_INPUT]) == 0 &&
             info.partition >= 0 && info.partition < c->partitions[TK_INPUT] &&
             (i = index_find(&ix[info.partition], info.offset)) >= 0) {
-                char id[24], value[32];
+                char id[32], value[32];
                 unsigned char identity[KDC_IDENTITY_LEN];
                 int vlen = tk_event_value(w, i, value, sizeof value);
 

@@ -143,7 +143,7 @@ struct tk_workload {
         int partitions;
 };
 
-/* Event id of index i, e.g. "evt-0000042" (buf >= 24 bytes). */
+/* Event id of index i, e.g. "evt-0000042" (buf >= 32 bytes). */
 void tk_event_id(int64_t i, char *buf, size_t size);
 /* Value of event i ("amount=N", or a malformed one for poison); its length. */
 int tk_event_value(const struct tk_workload *w, int64_t i, char *buf, size_t size);

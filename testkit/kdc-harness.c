@@ -234,8 +234,10 @@ static int run(int argc, char **argv) {
         }
         const char **names;
         size_t n;
-        if (pick(scenario, all, &names, &n))
+        if (pick(scenario, all, &names, &n)) {
+                free(names);
                 return 2;
+        }
         o.log = quiet ? NULL : stderr;
         if (service_log) {
                 o.service_fd = open(service_log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);

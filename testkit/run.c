@@ -196,7 +196,7 @@ static int fill_result(struct tk_run *run, const struct tk_history *h, const str
                 if (!r->ids[l])
                         return KDC_ERR_NOMEM;
                 for (size_t i = 0; i < v->nlists[l]; i++) {
-                        char id[24];
+                        char id[32];
                         tk_event_id(v->lists[l][i], id, sizeof id);
                         if (!(r->ids[l][i] = strdup(id)))
                                 return KDC_ERR_NOMEM;

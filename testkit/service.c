@@ -3,6 +3,8 @@
  * script and the service behind it alike), or a loop function run in a
  * thread. Either way an instance that exits while it is wanted is started
  * again, as an orchestrator would restart a halted service. */
+/* posix_spawn_file_actions_addclosefrom_np() (glibc >= 2.34) */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -163,6 +165,11 @@ int tk_instance_start(struct tk_instance *in) {
                 } else {
                         posix_spawn_file_actions_adddup2(&fa, 2, 1);
                 }
+                /* Nothing else: librdkafka 2.0.2's mock accepts connections
+                 * without close-on-exec, and a child holding a copy of an
+                 * accepted socket would keep that connection open after the
+                 * mock closed it (a broker "down" that clients never see). */
+                posix_spawn_file_actions_addclosefrom_np(&fa, 3);
                 rc = posix_spawnp(&in->pid, in->argv[0], &fa, &attr, in->argv, in->envp);
                 posix_spawn_file_actions_destroy(&fa);
                 posix_spawnattr_destroy(&attr);

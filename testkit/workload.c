@@ -26,7 +26,7 @@ int64_t tk_event_index(const void *id, size_t len, int64_t n) {
                 v = v * 10 + (s[i] - '0');
         }
         /* exactly the spelling tk_event_id() gives */
-        char again[24];
+        char again[32];
         tk_event_id(v, again, sizeof again);
         if (strlen(again) != len || memcmp(again, s, len) != 0 || v >= n)
                 return -1;
@@ -106,7 +106,7 @@ void tk_workload_produce(struct tk_workload *w, int64_t upto) {
                 upto = w->n;
         while (w->enqueued < upto) {
                 int64_t i = w->enqueued;
-                char id[24], value[32];
+                char id[32], value[32];
                 int vlen = tk_event_value(w, i, value, sizeof value);
                 rd_kafka_headers_t *h = rd_kafka_headers_new(1);
                 rd_kafka_resp_err_t err;

@@ -39,8 +39,10 @@ int main(int argc, char **argv) {
         posix_spawn_file_actions_init(&fa);
         posix_spawn_file_actions_adddup2(&fa, out[1], 1);
         posix_spawn_file_actions_addclose(&fa, out[0]);
-        if (posix_spawnp(&pid, argv[3], &fa, NULL, argv + 3, environ) != 0) {
-                perror(argv[3]);
+        int spawned = posix_spawnp(&pid, argv[3], &fa, NULL, argv + 3, environ);
+        posix_spawn_file_actions_destroy(&fa);
+        if (spawned != 0) {
+                fprintf(stderr, "harness_check: %s: %s\n", argv[3], strerror(spawned));
                 return 2;
         }
         close(out[1]);
