@@ -3,6 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 #define N KDC_ARG_NONE
 #define R KDC_ARG_RECV
 
@@ -88,15 +91,38 @@ static const kdc_api_t table[] = {
 #undef N
 #undef R
 
-static int cmp_name(const void *key, const void *elem) {
-    return strcmp((const char *)key, ((const kdc_api_t *)elem)->name);
+/* The analysis looks up every call it meets, many times over: the table's names are also
+ * kept in an open-addressing hash set (XXH3), built on first use, so a lookup costs one hash
+ * and usually one strcmp instead of a binary search's eight. */
+#define API_SLOTS 1024
+static const kdc_api_t *api_slots[API_SLOTS];
+static int api_slots_filled;
+
+static size_t api_slot(const char *name) {
+    return (size_t)XXH3_64bits(name, strlen(name)) & (API_SLOTS - 1);
+}
+
+static void api_slots_fill(void) {
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+        size_t k = api_slot(table[i].name);
+        while (api_slots[k])
+            k = (k + 1) & (API_SLOTS - 1);
+        api_slots[k] = &table[i];
+    }
+    api_slots_filled = 1;
 }
 
 const kdc_api_t *kdc_api_lookup(const kdc_expr_t *call) {
     if (!call || call->kind != KDC_E_CALL || !call->name || !*call->name)
         return NULL;
-    const kdc_api_t *a = bsearch(call->name, table, sizeof table / sizeof table[0],
-                                 sizeof table[0], cmp_name);
+    if (!api_slots_filled)
+        api_slots_fill();
+    const kdc_api_t *a = NULL;
+    for (size_t k = api_slot(call->name); api_slots[k]; k = (k + 1) & (API_SLOTS - 1))
+        if (!strcmp(api_slots[k]->name, call->name)) {
+            a = api_slots[k];
+            break;
+        }
     if (!a)
         return NULL;
     /* C++ producer.produce() etc. need the object; a C call with the same name

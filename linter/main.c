@@ -296,6 +296,17 @@ static void run_id(char out[33], const char *const *opts, size_t nopts, const kd
 
 static double mib(long kib) { return (double)kib / 1024.0; }
 
+/* This process's resident set now (KiB), or 0. */
+static long current_rss_kib(void) {
+    FILE *f = fopen("/proc/self/statm", "r");
+    long size = 0, resident = 0;
+    if (f && fscanf(f, "%ld %ld", &size, &resident) != 2)
+        resident = 0;
+    if (f)
+        fclose(f);
+    return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
 static int run(int argc, char **argv) {
     const char *db_dir = NULL, *format = "text", *out_path = NULL, *profile = NULL;
     const char *color_when = "auto", *changed_since = NULL;
@@ -531,6 +542,7 @@ static int run(int argc, char **argv) {
         if (!kdc_filter_skips(filter, inputs.jobs[i].file))
             todo[ntodo++] = i;
     nunits = ntodo;
+    double t_prefilter = now_seconds();
     if (!no_prefilter && ntodo) {
         const char **roles = role_patterns(filter, &inputs);
         kdc_prefilter(&inputs, todo, ntodo, roles, &pre);
@@ -546,6 +558,7 @@ static int run(int argc, char **argv) {
         ntodo = kept;
     }
 
+    t_prefilter = now_seconds() - t_prefilter;
     prog = kdc_program_new();
     kdc_jobs_opts_t jo = {njobs ? njobs : kdc_jobs_cpus(), cache, 0, cwd};
     if (!strcmp(progress_when, "always"))
@@ -555,6 +568,7 @@ static int run(int argc, char **argv) {
     kdc_jobs_stats_t js;
     kdc_jobs_run(&jo, &inputs, todo, ntodo, prog, &js);
     t_parsed = now_seconds();
+    long rss_parsed_kib = current_rss_kib();
 
     if (dump_model) {
         kdc_dump_program(out, prog);
@@ -668,14 +682,18 @@ static int run(int argc, char **argv) {
                 nunits, nunits == 1 ? "" : "s", js.parsed, js.from_cache,
                 cache ? "" : " (no cache)", pre.nskipped, js.failed);
         if (js.workers)
-            fprintf(stderr, "%u worker process%s (peak RSS: this process %.1f MiB, largest "
-                            "worker %.1f MiB, workers together at most %.1f MiB); ",
+            fprintf(stderr, "%u worker process%s (peak RSS: this process %.1f MiB, %.1f MiB "
+                            "of it once the models were merged; largest worker %.1f MiB, "
+                            "workers together at most %.1f MiB); ",
                     js.workers, js.workers == 1 ? "" : "es", mib(ru.ru_maxrss),
-                    mib(js.worker_peak_rss_kib), mib(js.worker_sum_rss_kib));
+                    mib(rss_parsed_kib), mib(js.worker_peak_rss_kib), mib(js.worker_sum_rss_kib));
         else
-            fprintf(stderr, "parsed in this process (peak RSS %.1f MiB); ", mib(ru.ru_maxrss));
-        fprintf(stderr, "%.2f s (parsing %.2f s, analysis and report %.2f s)\n",
-                now_seconds() - t0, t_parsed - t0, now_seconds() - t_parsed);
+            fprintf(stderr, "parsed in this process (peak RSS %.1f MiB; %.1f MiB resident once "
+                            "parsed); ",
+                    mib(ru.ru_maxrss), mib(rss_parsed_kib));
+        fprintf(stderr, "%.2f s in all (the prefilter %.2f s; models merged after %.2f s; "
+                        "analysis and report %.2f s)\n",
+                now_seconds() - t0, t_prefilter, t_parsed - t0, now_seconds() - t_parsed);
     }
 
     kdc_filter_summary(filter, stderr);
