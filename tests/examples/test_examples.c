@@ -72,7 +72,8 @@ static void examples_report_exactly_their_marked_findings(void **state) {
     assert_true(nsources >= 4);
     assert_true(kdc_markers_count(&ms, KDC_MARK_EXPECT, NULL) >= 4);
 
-    char *argv[] = {(char *)lint, "--format=json", "-p", (char *)build, (char *)examples, NULL};
+    char *argv[] = {(char *)lint, "--format=json", "--no-cache", "-p", (char *)build,
+                    (char *)examples, NULL};
     kdc_run_t run;
     assert_int_equal(kdc_run(examples, argv, &run), 0);
     assert_false(run.signaled);
