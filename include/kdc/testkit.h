@@ -269,7 +269,9 @@ KDC_TESTKIT_EXPORT void kdc_testkit_result_destroy(kdc_testkit_result_t *result)
  *
  * @p argv (NULL-terminated; argv[0] is looked up in PATH) is started with
  * posix_spawnp() in a process group of its own, with the environment of
- * this process plus the KDC_TESTKIT_ENV_* variables. SIGKILL, SIGSTOP and
+ * this process plus the KDC_TESTKIT_ENV_* variables, stdin inherited,
+ * stdout and stderr on options->service_fd (default: this process's
+ * stderr), and no other descriptor (the mock's sockets stay here). SIGKILL, SIGSTOP and
  * SIGCONT of a scenario, and the final SIGTERM, go to that process group.
  *
  * @param options  NULL for the defaults.
