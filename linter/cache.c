@@ -1,6 +1,7 @@
 /* The unit cache (see cache.h). */
 #define _GNU_SOURCE
 #include "cache.h"
+#include "rule.h"
 #include "util.h"
 
 #include <clang-c/Index.h>
@@ -19,6 +20,8 @@
 
 #define ENTRY_MAGIC "KDCC"
 #define ENTRY_FORMAT 1u
+#define RUN_MAGIC "KDCR" /* the analysis of a whole program */
+#define RUN_FORMAT 1u
 #define ENTRY_MAX ((size_t)1 << 30) /* larger than any model: a damaged length */
 
 typedef struct digest {
@@ -29,6 +32,7 @@ typedef struct digest {
 struct kdc_cache {
     char *dir;       /* as given: messages name it so */
     char *units;     /* dir/units */
+    char *runs;      /* dir/runs */
     XXH128_hash_t salt; /* the executable, libclang, environment */
     kdc_strset_t paths;
     kdc_strmap_t digests; /* interned path → digest_t*: each file hashed once per process */
@@ -123,11 +127,13 @@ kdc_cache_t *kdc_cache_open(const char *dir, char **err) {
         *err = kdc_xstrdup("not a directory");
         return NULL;
     }
-    char *units = kdc_xasprintf("%s/units", dir);
+    char *units = kdc_xasprintf("%s/units", dir), *runs = kdc_xasprintf("%s/runs", dir);
     if (mkdir_p(units) != 0 || access(dir, R_OK | W_OK | X_OK) != 0 ||
-        access(units, R_OK | W_OK | X_OK) != 0) {
+        access(units, R_OK | W_OK | X_OK) != 0 || mkdir_p(runs) != 0 ||
+        access(runs, R_OK | W_OK | X_OK) != 0) {
         *err = kdc_xasprintf("cannot create, read or write it: %s", strerror(errno));
         free(units);
+        free(runs);
         return NULL;
     }
     if (write_marker(dir, "CACHEDIR.TAG",
@@ -137,6 +143,7 @@ kdc_cache_t *kdc_cache_open(const char *dir, char **err) {
         write_marker(dir, ".gitignore", "# created by kdc-lint: a cache, never committed\n*\n")) {
         *err = kdc_xasprintf("cannot write in it: %s", strerror(errno));
         free(units);
+        free(runs);
         return NULL;
     }
     kdc_cache_t *c = calloc(1, sizeof *c);
@@ -144,6 +151,7 @@ kdc_cache_t *kdc_cache_open(const char *dir, char **err) {
         kdc_oom();
     c->dir = kdc_xstrdup(dir);
     c->units = units;
+    c->runs = runs;
     c->salt = compute_salt();
     kdc_strset_init(&c->paths);
     kdc_strmap_init(&c->digests);
@@ -158,6 +166,7 @@ void kdc_cache_close(kdc_cache_t *c) {
     kdc_strmap_free(&c->digests);
     kdc_strset_free(&c->paths);
     free(c->units);
+    free(c->runs);
     free(c->dir);
     free(c);
 }
@@ -228,6 +237,33 @@ static char *entry_path(const kdc_cache_t *c, const kdc_tu_job_t *job) {
 }
 
 /* ---------- entries ---------- */
+
+/* Writes b to path through a temporary file renamed over it: readers see a
+ * whole entry or none. */
+static int write_entry(const char *path, const kdc_buf_t *b, char **err) {
+    char *tmp = kdc_xasprintf("%s.tmp.%ld", path, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666), rc = -1;
+    if (fd >= 0) {
+        size_t done = 0;
+        while (done < b->n) {
+            ssize_t w = write(fd, b->v + done, b->n - done);
+            if (w <= 0)
+                break;
+            done += (size_t)w;
+        }
+        int ok = done == b->n;
+        if (close(fd) != 0)
+            ok = 0;
+        if (ok && rename(tmp, path) == 0)
+            rc = 0;
+    }
+    if (rc != 0) {
+        *err = kdc_xasprintf("cannot write cache entry %s: %s", path, strerror(errno));
+        unlink(tmp);
+    }
+    free(tmp);
+    return rc;
+}
 
 /* magic, format, nfiles, {len, path, digest[16]}..., model length (u64), model,
  * XXH3-128 of everything before it */
@@ -366,31 +402,261 @@ int kdc_cache_store(kdc_cache_t *c, const kdc_tu_job_t *job, const char *const *
     kdc_buf_put(&b, sum.digest, 16);
 
     char *path = entry_path(c, job);
-    char *tmp = kdc_xasprintf("%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666), rc = -1;
-    if (fd >= 0) {
-        size_t done = 0;
-        while (done < b.n) {
-            ssize_t w = write(fd, b.v + done, b.n - done);
-            if (w <= 0)
-                break;
-            done += (size_t)w;
-        }
-        int ok = done == b.n;
-        if (close(fd) != 0)
-            ok = 0;
-        if (ok && rename(tmp, path) == 0)
-            rc = 0;
-    }
-    if (rc != 0) {
-        *err = kdc_xasprintf("cannot write cache entry %s: %s", path, strerror(errno));
-        unlink(tmp);
-    }
-    free(tmp);
+    int rc = write_entry(path, &b, err);
     free(path);
     kdc_buf_free(&b);
     return rc;
 skip:
     kdc_buf_free(&b);
     return 0;
+}
+
+/* ---------- the analysis of a whole program ---------- */
+
+static void hash_list(XXH3_state_t *st, const char *const *list) {
+    uint32_t n = 0;
+    for (const char *const *p = list; p && *p; p++)
+        n++;
+    XXH3_128bits_update(st, &n, sizeof n);
+    for (const char *const *p = list; p && *p; p++)
+        hash_str(st, *p);
+}
+
+static void to_bytes(XXH128_hash_t h, unsigned char out[16]) {
+    XXH128_canonical_t canon;
+    XXH128_canonicalFromHash(&canon, h);
+    memcpy(out, canon.digest, 16);
+}
+
+void kdc_cache_analysis_key(const kdc_cache_t *c, const unsigned char program[16],
+                            const kdc_options_t *opts, const unsigned char *const need[2],
+                            size_t nrules, unsigned char key[16]) {
+    XXH3_state_t *st = XXH3_createState();
+    if (!st)
+        kdc_oom();
+    XXH3_128bits_reset(st);
+    XXH3_128bits_update(st, &c->salt, sizeof c->salt);
+    hash_str(st, "analysis");
+    XXH3_128bits_update(st, program, 16);
+    int32_t strict = opts->strict;
+    XXH3_128bits_update(st, &strict, sizeof strict);
+    hash_list(st, opts->dlq_topic_patterns);
+    hash_list(st, opts->dlq_name_patterns);
+    for (int r = 0; r < KDC_NROLES; r++)
+        hash_list(st, opts->functions[r]);
+    uint64_t n = nrules;
+    XXH3_128bits_update(st, &n, sizeof n);
+    XXH3_128bits_update(st, need[0], nrules);
+    XXH3_128bits_update(st, need[1], nrules);
+    to_bytes(XXH3_128bits_digest(st), key);
+    XXH3_freeState(st);
+}
+
+/* runs/<hex>: one entry per set of units (paths and arguments, in order). */
+static char *run_path(const kdc_cache_t *c, const kdc_inputs_t *in, const size_t *todo,
+                      size_t ntodo) {
+    XXH3_state_t *st = XXH3_createState();
+    if (!st)
+        kdc_oom();
+    XXH3_128bits_reset(st);
+    XXH3_128bits_update(st, &c->salt, sizeof c->salt);
+    uint64_t n = ntodo;
+    XXH3_128bits_update(st, &n, sizeof n);
+    for (size_t i = 0; i < ntodo; i++) {
+        const kdc_tu_job_t *job = &in->jobs[todo[i]];
+        hash_str(st, job->file);
+        uint32_t argc = (uint32_t)job->argc;
+        XXH3_128bits_update(st, &argc, sizeof argc);
+        for (int k = 0; k < job->argc; k++)
+            hash_str(st, job->argv[k]);
+    }
+    unsigned char d[16];
+    to_bytes(XXH3_128bits_digest(st), d);
+    XXH3_freeState(st);
+    char hex[33];
+    for (int i = 0; i < 16; i++)
+        snprintf(hex + 2 * i, 3, "%02x", d[i]);
+    return kdc_xasprintf("%s/%s", c->runs, hex);
+}
+
+/* magic, format, key[16], count per profile (u32 x 2), findings, XXH3-128 of
+ * everything before it. A string is a u32 length (UINT32_MAX: none) and its
+ * bytes; a location its file and four u32; a finding its rule, severity,
+ * message, location, function, and its related locations with messages. */
+
+static void put_u32(kdc_buf_t *b, uint32_t v) { kdc_buf_put(b, &v, 4); }
+
+static void put_str(kdc_buf_t *b, const char *s) {
+    uint32_t len = s ? (uint32_t)strlen(s) : UINT32_MAX;
+    put_u32(b, len);
+    if (s)
+        kdc_buf_put(b, s, len);
+}
+
+static void put_loc(kdc_buf_t *b, const kdc_loc_t *l) {
+    put_str(b, l->file);
+    uint32_t v[4] = {l->line, l->col, l->end_line, l->end_col};
+    kdc_buf_put(b, v, sizeof v);
+}
+
+/* A string read from r: *out NULL for none; malloc'd copy when `copy`, else
+ * interned in p. -1 when truncated. */
+static int get_str(reader_t *r, kdc_program_t *p, int copy, const char **out) {
+    uint32_t len;
+    *out = NULL;
+    if (rd(r, &len, 4))
+        return -1;
+    if (len == UINT32_MAX)
+        return 0;
+    if (len > (size_t)(r->end - r->at))
+        return -1;
+    *out = copy ? kdc_xasprintf("%.*s", (int)len, (const char *)r->at)
+                : kdc_intern_n(p, (const char *)r->at, len);
+    r->at += len;
+    return 0;
+}
+
+static int get_loc(reader_t *r, kdc_program_t *p, kdc_loc_t *l) {
+    uint32_t v[4];
+    if (get_str(r, p, 0, &l->file) || rd(r, v, sizeof v))
+        return -1;
+    l->line = v[0];
+    l->col = v[1];
+    l->end_line = v[2];
+    l->end_col = v[3];
+    return 0;
+}
+
+static int get_finding(reader_t *r, kdc_program_t *p, kdc_finding_t *f) {
+    const char *rule, *message;
+    uint32_t sev, nrel;
+    memset(f, 0, sizeof *f);
+    if (get_str(r, p, 0, &rule) || !rule || rd(r, &sev, 4) || sev > KDC_SEV_ERROR)
+        return -1;
+    const kdc_rule_t *known = kdc_rule_find(rule);
+    f->rule = known ? known->name : rule;
+    f->severity = (kdc_severity_t)sev;
+    if (get_str(r, p, 1, &message))
+        return -1;
+    f->message = (char *)message;
+    if (get_loc(r, p, &f->loc) || get_str(r, p, 0, &f->function) || rd(r, &nrel, 4) ||
+        nrel > (size_t)(r->end - r->at) / 24) /* each takes at least 24 bytes */
+        return -1;
+    if (nrel) {
+        f->related = calloc(nrel, sizeof *f->related);
+        if (!f->related)
+            kdc_oom();
+    }
+    for (uint32_t i = 0; i < nrel; i++) {
+        f->nrelated++;
+        if (get_loc(r, p, &f->related[i].loc) || get_str(r, p, 1, &f->related[i].message))
+            return -1;
+    }
+    return 0;
+}
+
+int kdc_cache_lookup_findings(kdc_cache_t *c, const kdc_inputs_t *in, const size_t *todo,
+                              size_t ntodo, const unsigned char key[16], kdc_program_t *prog,
+                              kdc_findings_t runs[2], char **note) {
+    *note = NULL;
+    char *path = run_path(c, in, todo, ntodo);
+    unsigned char *data = NULL;
+    size_t len = 0;
+    int got = read_all(path, &data, &len), hit = 0;
+    const char *damage = NULL;
+    kdc_findings_t got_runs[2] = {{0}};
+    if (got == -2)
+        damage = "not a regular file of a plausible size";
+    if (got == 0) {
+        reader_t r = {data, data + len};
+        char magic[4];
+        uint32_t fmt = 0, count[2] = {0, 0};
+        unsigned char stored[16];
+        if (len < 4 + 4 + 16 + 8 + 16 || rd(&r, magic, 4) || memcmp(magic, RUN_MAGIC, 4))
+            damage = "not a kdc-lint cache entry";
+        else if (rd(&r, &fmt, 4) || fmt != RUN_FORMAT)
+            damage = "an entry of another format";
+        if (!damage) {
+            XXH128_canonical_t want;
+            memcpy(want.digest, data + len - 16, 16);
+            if (!XXH128_isEqual(XXH3_128bits(data, len - 16), XXH128_hashFromCanonical(&want)))
+                damage = "checksum mismatch (truncated or damaged)";
+        }
+        r.end = data + len - 16;
+        /* another program, or other options: not damage, just not this analysis */
+        if (!damage && !rd(&r, stored, 16) && !memcmp(stored, key, 16)) {
+            if (rd(&r, count, sizeof count))
+                damage = "truncated findings";
+            for (int p = 0; p < 2 && !damage; p++)
+                for (uint32_t i = 0; i < count[p] && !damage; i++) {
+                    kdc_finding_t f;
+                    int bad = get_finding(&r, prog, &f);
+                    kdc_findings_t *fs = &got_runs[p];
+                    if (fs->n == fs->cap) {
+                        fs->cap = fs->cap ? fs->cap * 2 : 16;
+                        fs->v = kdc_xrealloc(fs->v, fs->cap * sizeof *fs->v);
+                    }
+                    fs->v[fs->n++] = f; /* freed with the others when bad */
+                    if (bad)
+                        damage = "truncated findings";
+                }
+            if (!damage && r.at != r.end)
+                damage = "findings length mismatch";
+            hit = !damage;
+        }
+    }
+    for (int p = 0; p < 2; p++) {
+        if (hit) {
+            for (size_t i = 0; i < got_runs[p].n; i++) {
+                kdc_findings_t *fs = &runs[p];
+                if (fs->n == fs->cap) {
+                    fs->cap = fs->cap ? fs->cap * 2 : 16;
+                    fs->v = kdc_xrealloc(fs->v, fs->cap * sizeof *fs->v);
+                }
+                fs->v[fs->n++] = got_runs[p].v[i];
+            }
+            free(got_runs[p].v);
+        } else {
+            kdc_findings_free(&got_runs[p]);
+        }
+    }
+    if (damage)
+        *note = kdc_xasprintf("cache entry %s: %s; ignored, the program is analysed again", path,
+                              damage);
+    free(data);
+    free(path);
+    return hit;
+}
+
+int kdc_cache_store_findings(kdc_cache_t *c, const kdc_inputs_t *in, const size_t *todo,
+                             size_t ntodo, const unsigned char key[16],
+                             const kdc_findings_t runs[2], char **err) {
+    kdc_buf_t b = {0};
+    kdc_buf_put(&b, RUN_MAGIC, 4);
+    put_u32(&b, RUN_FORMAT);
+    kdc_buf_put(&b, key, 16);
+    put_u32(&b, (uint32_t)runs[0].n);
+    put_u32(&b, (uint32_t)runs[1].n);
+    for (int p = 0; p < 2; p++)
+        for (size_t i = 0; i < runs[p].n; i++) {
+            const kdc_finding_t *f = &runs[p].v[i];
+            put_str(&b, f->rule);
+            put_u32(&b, (uint32_t)f->severity);
+            put_str(&b, f->message);
+            put_loc(&b, &f->loc);
+            put_str(&b, f->function);
+            put_u32(&b, (uint32_t)f->nrelated);
+            for (size_t k = 0; k < f->nrelated; k++) {
+                put_loc(&b, &f->related[k].loc);
+                put_str(&b, f->related[k].message);
+            }
+        }
+    XXH128_canonical_t sum;
+    XXH128_canonicalFromHash(&sum, XXH3_128bits(b.v, b.n));
+    kdc_buf_put(&b, sum.digest, 16);
+    char *path = run_path(c, in, todo, ntodo);
+    int rc = write_entry(path, &b, err);
+    free(path);
+    kdc_buf_free(&b);
+    return rc;
 }

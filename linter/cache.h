@@ -1,20 +1,31 @@
 /*
- * The unit cache: each translation unit's parsed model (unitio.h), stored in
- * a directory (`.kdc-cache/` by default, --cache-dir) and reused while
- * nothing that decides it has changed.
+ * The cache: each translation unit's parsed model (unitio.h), and what the
+ * rules found in the whole program, stored in a directory (`.kdc-cache/` by
+ * default, --cache-dir: units/ and runs/) and reused while nothing that
+ * decides them has changed.
  *
- * Findings are whole-program (a helper in one file is followed from callers
- * in another), so they are never cached: the models are, and the analysis runs
- * on them every time. An entry is found by a key over everything that decides
- * how the unit is parsed: the kdc-lint executable and the libclang library
- * (identified by path, size and modification time: a rebuild or an upgrade
- * makes new keys), libclang's version, the unit's path, its compiler
- * arguments and the environment variables clang reads include paths from
- * (CPATH, C_INCLUDE_PATH, CPLUS_INCLUDE_PATH, OBJC_INCLUDE_PATH). The entry
- * lists every file the unit read (main file, project and system headers) with
- * an XXH3-128 digest of its contents; it is used only when all of them are
+ * An entry is found by a key over everything that decides how the unit is
+ * parsed: the kdc-lint executable and the libclang library (identified by
+ * path, size and modification time: a rebuild or an upgrade makes new keys),
+ * libclang's version, the unit's path, its compiler arguments and the
+ * environment variables clang reads include paths from (CPATH,
+ * C_INCLUDE_PATH, CPLUS_INCLUDE_PATH, OBJC_INCLUDE_PATH). The entry lists
+ * every file the unit read (main file, project and system headers) with an
+ * XXH3-128 digest of its contents; it is used only when all of them are
  * unchanged. The configuration (.kdc-lint.yaml, profile, rules) is not part of
  * the key: it applies to the whole program after parsing, never to a model.
+ *
+ * Findings are whole-program (a helper in one file is followed from callers
+ * in another), so the analysis is cached for the whole program only: the
+ * findings the rules reported (before configuration, suppressions and the
+ * baseline filter them, which happens on every run) are stored under a key
+ * over the program itself (the bytes of every model merged, in order: a
+ * change in any unit is a new program), the analysis options (DLQ patterns,
+ * function roles, profile: from the configuration), the rules run in each
+ * profile, and the executable. A re-run on an unchanged tree then neither
+ * parses nor analyses; any other run analyses the whole program again. One
+ * entry is kept per set of units (their paths and arguments), so the
+ * directory does not grow with every edit.
  *
  * Units with compile errors are not stored (a missing header that appears
  * later would not invalidate them). Entries are written to a temporary file
@@ -25,6 +36,8 @@
 #ifndef KDC_CACHE_H
 #define KDC_CACHE_H
 
+#include "facts.h"
+#include "findings.h"
 #include "inputs.h"
 #include "unitio.h"
 
@@ -50,6 +63,27 @@ int kdc_cache_lookup(kdc_cache_t *c, const kdc_tu_job_t *job, kdc_buf_t *model, 
  * written. */
 int kdc_cache_store(kdc_cache_t *c, const kdc_tu_job_t *job, const char *const *files,
                     size_t nfiles, const void *model, size_t len, char **err);
+
+/* The key of the analysis of `program` (kdc_jobs_stats_t.program) with these
+ * options and rules (need[p][r], p 0 default and 1 strict, r an index of
+ * kdc_rules, for nrules rules). */
+void kdc_cache_analysis_key(const kdc_cache_t *c, const unsigned char program[16],
+                            const kdc_options_t *opts, const unsigned char *const need[2],
+                            size_t nrules, unsigned char key[16]);
+
+/* The rules' findings stored under `key` for the units jobs[todo[0..ntodo)],
+ * appended to runs[0] (default profile) and runs[1] (strict), their strings
+ * interned in prog: 1 when there is such an entry, 0 otherwise. *note
+ * (malloc'd) is set when an entry was found damaged (it is then ignored). */
+int kdc_cache_lookup_findings(kdc_cache_t *c, const kdc_inputs_t *in, const size_t *todo,
+                              size_t ntodo, const unsigned char key[16], kdc_program_t *prog,
+                              kdc_findings_t runs[2], char **note);
+
+/* Stores the rules' findings under `key` (replacing the entry of an earlier
+ * analysis of the same units). Returns 0, or -1 with *err (malloc'd). */
+int kdc_cache_store_findings(kdc_cache_t *c, const kdc_inputs_t *in, const size_t *todo,
+                             size_t ntodo, const unsigned char key[16],
+                             const kdc_findings_t runs[2], char **err);
 
 /* XXH3-128 of a file's contents as 16 bytes; -1 when it cannot be read. */
 int kdc_file_digest(const char *path, unsigned char digest[16]);

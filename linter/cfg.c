@@ -336,6 +336,11 @@ kdc_cfg_t *kdc_cfg_build(kdc_program_t *p, kdc_func_t *f, kdc_noreturn_fn noretu
     g->entry = entry;
     g->exit = b.exit;
     g->call_node = b.call_node;
+    /* every node's successors in one array (most nodes have one or two) */
+    size_t nedges = 0;
+    for (unsigned i = 0; i < g->n; i++)
+        nedges += b.nodes.v[i].succ.n;
+    int *succ = nedges ? kdc_alloc(p, nedges * sizeof *succ) : NULL;
     for (unsigned i = 0; i < g->n; i++) {
         tnode_t *t = &b.nodes.v[i];
         kdc_node_t *n = &g->nodes[i];
@@ -344,9 +349,9 @@ kdc_cfg_t *kdc_cfg_build(kdc_program_t *p, kdc_func_t *f, kdc_noreturn_fn noretu
         n->expr = t->expr;
         n->nsucc = (unsigned)t->succ.n;
         if (n->nsucc) {
-            int *succ = kdc_alloc(p, n->nsucc * sizeof *succ);
             memcpy(succ, t->succ.v, n->nsucc * sizeof *succ);
             n->succ = succ;
+            succ += n->nsucc;
         }
         free(t->succ.v);
     }

@@ -21,11 +21,11 @@ typedef enum {
 } kdc_node_kind_t;
 
 typedef struct kdc_node {
-    kdc_node_kind_t kind;
-    unsigned loop_cond : 1; /* COND of a while/do/for condition */
     const kdc_expr_t *expr;
     const int *succ;
-    unsigned nsucc;
+    kdc_node_kind_t kind;
+    unsigned loop_cond : 1; /* COND of a while/do/for condition */
+    unsigned nsucc : 31;
 } kdc_node_t;
 
 typedef struct kdc_cfg {

@@ -238,28 +238,45 @@ static void apply_baseline(kdc_filter_t *fl, kdc_inputs_t *in, kdc_findings_t *f
     free(fps);
 }
 
-void kdc_filter_run(kdc_filter_t *fl, const kdc_facts_t *facts, kdc_program_t *prog,
-                    kdc_inputs_t *in, kdc_findings_t *out) {
-    const kdc_overrides_t *ov = &fl->o.overrides;
+void kdc_filter_plan(kdc_filter_t *fl, const kdc_program_t *prog, kdc_rule_plan_t *plan) {
     need_ctx_t nc = {fl, {calloc(kdc_nrules + 1, 1), calloc(kdc_nrules + 1, 1)}};
     if (!nc.need[0] || !nc.need[1])
         kdc_oom();
     each_analysed_file(prog, need_visit, &nc);
+    plan->need[0] = nc.need[0];
+    plan->need[1] = nc.need[1];
+}
 
+void kdc_rule_plan_free(kdc_rule_plan_t *plan) {
+    free(plan->need[0]);
+    free(plan->need[1]);
+    plan->need[0] = plan->need[1] = NULL;
+}
+
+void kdc_filter_check(const kdc_rule_plan_t *plan, const kdc_facts_t *facts, kdc_program_t *prog,
+                      kdc_findings_t runs[2]) {
     /* The rules, once per profile in force (rules know a profile, not configurations). */
-    kdc_findings_t runs[2] = {{0}}, kept = {0}, dropped = {0};
-    int ran[2] = {0, 0};
     for (int p = 0; p < 2; p++) {
         kdc_options_t opts = *kdc_facts_options(facts);
         opts.strict = p;
         for (size_t r = 0; r < kdc_nrules; r++) {
-            if (!nc.need[p][r])
+            if (!plan->need[p][r])
                 continue;
             kdc_rule_ctx_t ctx = {facts, prog, &opts, &runs[p], kdc_rules[r]};
             kdc_rules[r]->check(&ctx);
-            ran[p] = 1;
         }
     }
+}
+
+void kdc_filter_run(kdc_filter_t *fl, const kdc_rule_plan_t *plan, kdc_findings_t runs[2],
+                    kdc_program_t *prog, kdc_inputs_t *in, kdc_findings_t *out) {
+    const kdc_overrides_t *ov = &fl->o.overrides;
+    kdc_findings_t kept = {0}, dropped = {0};
+    /* a profile's run happened when some rule is on in it */
+    int ran[2] = {0, 0};
+    for (int p = 0; p < 2; p++)
+        for (size_t r = 0; r < kdc_nrules && !ran[p]; r++)
+            ran[p] = plan->need[p][r];
 
     /* Each finding against the configuration of its own file. */
     for (int p = 0; p < 2; p++) {
@@ -270,7 +287,7 @@ void kdc_filter_run(kdc_filter_t *fl, const kdc_facts_t *facts, kdc_program_t *p
             int fp = kdc_config_strict(c, ov);
             int keep = !(c && c->broken) && r < kdc_nrules && !kdc_config_excludes(c, f->loc.file) &&
                        kdc_config_rule_on(c, ov, r) &&
-                       (fp == p || !ran[fp] || !nc.need[fp][r]); /* else the other run has it */
+                       (fp == p || !ran[fp] || !plan->need[fp][r]); /* else the other run has it */
             if (keep) {
                 if (c && c->rule_severity[r] >= 0) /* else the rule's own (notes stay notes) */
                     f->severity = (kdc_severity_t)c->rule_severity[r];
@@ -280,9 +297,8 @@ void kdc_filter_run(kdc_filter_t *fl, const kdc_facts_t *facts, kdc_program_t *p
             }
         }
         free(runs[p].v);
+        runs[p] = (kdc_findings_t){0};
     }
-    free(nc.need[0]);
-    free(nc.need[1]);
 
     /* Suppression comments: in every analysed file and every file with a finding. */
     kdc_suppressions_t *sup = kdc_suppressions_new();

@@ -52,13 +52,29 @@ void kdc_filter_options(kdc_filter_t *fl, const kdc_program_t *prog, kdc_options
 void kdc_filter_options_with(kdc_filter_t *fl, const kdc_program_t *prog,
                              const char *const *more, size_t nmore, kdc_options_t *opts);
 
-/* Runs the rules on `facts` and puts what is to be reported in `out`, sorted:
- * findings of rules enabled for their file, not excluded, not suppressed,
- * not in the baseline, with the file's severity; plus invalid-suppression and
- * unused-suppression diagnostics. Writes --write-baseline. Configuration
- * errors and a baseline that cannot be written become errors in `in`. */
-void kdc_filter_run(kdc_filter_t *fl, const kdc_facts_t *facts, kdc_program_t *prog,
-                    kdc_inputs_t *in, kdc_findings_t *out);
+/* Which rules run in each profile (need[0] default, need[1] strict; indices of
+ * kdc_rules): those on in the configuration of some analysed file. */
+typedef struct kdc_rule_plan {
+    unsigned char *need[2];
+} kdc_rule_plan_t;
+void kdc_filter_plan(kdc_filter_t *fl, const kdc_program_t *prog, kdc_rule_plan_t *plan);
+void kdc_rule_plan_free(kdc_rule_plan_t *plan);
+
+/* Runs the planned rules on `facts`: what each profile's rules report, before
+ * any configuration, suppression or baseline applies, appended to runs[0]
+ * (default) and runs[1] (strict). A function of the program, the analysis
+ * options and the plan only (the analysis cache, cache.h, keeps it). */
+void kdc_filter_check(const kdc_rule_plan_t *plan, const kdc_facts_t *facts, kdc_program_t *prog,
+                      kdc_findings_t runs[2]);
+
+/* Puts what is to be reported of the rules' findings `runs` (taken; left
+ * empty) in `out`, sorted: findings of rules enabled for their file, not
+ * excluded, not suppressed, not in the baseline, with the file's severity;
+ * plus invalid-suppression and unused-suppression diagnostics. Writes
+ * --write-baseline. Configuration errors and a baseline that cannot be written
+ * become errors in `in`. */
+void kdc_filter_run(kdc_filter_t *fl, const kdc_rule_plan_t *plan, kdc_findings_t runs[2],
+                    kdc_program_t *prog, kdc_inputs_t *in, kdc_findings_t *out);
 
 /* A line for stderr about findings not shown (suppressed, in the baseline) and
  * the baseline written, when there is anything to say. */

@@ -21,6 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 unsigned kdc_jobs_cpus(void) {
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
@@ -45,6 +48,7 @@ typedef struct run {
     size_t ntodo;
     kdc_parser_t *parser; /* of this process, created on first use */
     int store_failed;     /* a cache write failed: later failures are not noted again */
+    XXH3_state_t *program; /* the models merged so far (kdc_jobs_stats_t.program) */
 } run_t;
 
 static void collect_file(void *arg, const char *path) {
@@ -136,6 +140,16 @@ static void progress_end(progress_t *p) {
 
 /* ---------- merging, in input order ---------- */
 
+/* Merges one model into prog, and into the digest of the program. */
+static int merge_model(run_t *run, kdc_program_t *prog, const kdc_buf_t *model, char **err) {
+    if (kdc_unit_merge(prog, model->v, model->n, err))
+        return -1;
+    uint64_t len = model->n;
+    XXH3_128bits_update(run->program, &len, sizeof len);
+    XXH3_128bits_update(run->program, model->v, model->n);
+    return 0;
+}
+
 static void merge_one(run_t *run, result_t *r, size_t k, kdc_program_t *prog,
                       kdc_jobs_stats_t *st) {
     const kdc_tu_job_t *job = &run->inputs->jobs[run->todo[k]];
@@ -147,7 +161,7 @@ static void merge_one(run_t *run, result_t *r, size_t k, kdc_program_t *prog,
         return;
     }
     char *err = NULL;
-    if (kdc_unit_merge(prog, r->model.v, r->model.n, &err) == 0) {
+    if (merge_model(run, prog, &r->model, &err) == 0) {
         if (r->from_cache)
             st->from_cache++;
         else
@@ -163,7 +177,7 @@ static void merge_one(run_t *run, result_t *r, size_t k, kdc_program_t *prog,
     if (again.error) {
         kdc_inputs_add_error(run->inputs, job->file, "%s", again.error);
         st->failed++;
-    } else if (kdc_unit_merge(prog, again.model.v, again.model.n, &err) == 0) {
+    } else if (merge_model(run, prog, &again.model, &err) == 0) {
         st->parsed++;
     } else {
         kdc_inputs_add_error(run->inputs, job->file, "internal error: model not readable: %s",
@@ -421,9 +435,12 @@ static void run_workers(run_t *run, unsigned nworkers, result_t *res, progress_t
 
 void kdc_jobs_run(const kdc_jobs_opts_t *o, kdc_inputs_t *inputs, const size_t *todo,
                   size_t ntodo, kdc_program_t *prog, kdc_jobs_stats_t *stats) {
-    run_t run = {o, inputs, todo, ntodo, NULL, 0};
+    run_t run = {o, inputs, todo, ntodo, NULL, 0, XXH3_createState()};
     progress_t pg = {o->progress, now(), 0, 0};
     memset(stats, 0, sizeof *stats);
+    if (!run.program)
+        kdc_oom();
+    XXH3_128bits_reset(run.program);
     result_t *res = calloc(ntodo ? ntodo : 1, sizeof *res);
     if (!res)
         kdc_oom();
@@ -439,6 +456,10 @@ void kdc_jobs_run(const kdc_jobs_opts_t *o, kdc_inputs_t *inputs, const size_t *
         }
     }
     progress_end(&pg);
+    XXH128_canonical_t digest;
+    XXH128_canonicalFromHash(&digest, XXH3_128bits_digest(run.program));
+    memcpy(stats->program, digest.digest, sizeof stats->program);
+    XXH3_freeState(run.program);
     kdc_parser_free(run.parser);
     free(res);
 }

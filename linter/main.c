@@ -330,9 +330,11 @@ static int run(int argc, char **argv) {
     kdc_inputs_t inputs = {0};
     kdc_program_t *prog = NULL;
     kdc_facts_t *facts = NULL;
-    kdc_findings_t findings = {0};
+    kdc_findings_t findings = {0}, runs[2] = {{0}};
+    kdc_rule_plan_t plan = {{NULL, NULL}};
+    int analysis_cached = 0;
     char *cwd = NULL;
-    double t0 = now_seconds(), t_parsed = 0;
+    double t0 = now_seconds(), t_parsed = 0, t_analysed = 0;
 
     if (argc > 1 && !strcmp(argv[1], "merge"))
         return kdc_merge_main(argc - 1, argv + 1);
@@ -585,13 +587,39 @@ static int run(int argc, char **argv) {
         kdc_filter_options_with(filter, prog, more, pre.nfiles, &opts);
         free(more);
     }
-    facts = kdc_facts_build(prog, &opts);
     if (explain_config) {
+        facts = kdc_facts_build(prog, &opts);
         rc = explain(facts, explain_config, out);
         goto out;
     }
-    /* the rules, then configuration, suppressions and baseline */
-    kdc_filter_run(filter, facts, prog, &inputs, &findings);
+    /* The rules' findings: from the cache when this program was analysed with
+     * these options before, else from the analysis (then stored). */
+    kdc_filter_plan(filter, prog, &plan);
+    unsigned char akey[16];
+    if (cache) {
+        char *note = NULL;
+        kdc_cache_analysis_key(cache, js.program, &opts, (const unsigned char *const *)plan.need,
+                               kdc_nrules, akey);
+        analysis_cached = kdc_cache_lookup_findings(cache, &inputs, todo, ntodo, akey, prog,
+                                                    runs, &note);
+        if (note)
+            fprintf(stderr, "kdc-lint: note: %s\n", note);
+        free(note);
+    }
+    if (!analysis_cached) {
+        facts = kdc_facts_build(prog, &opts);
+        kdc_filter_check(&plan, facts, prog, runs);
+        kdc_facts_free(facts); /* what the rules found is all that is needed of it */
+        facts = NULL;
+        char *serr = NULL;
+        if (cache && kdc_cache_store_findings(cache, &inputs, todo, ntodo, akey, runs, &serr)) {
+            fprintf(stderr, "kdc-lint: note: %s\n", serr);
+            free(serr);
+        }
+    }
+    t_analysed = now_seconds();
+    /* configuration, suppressions and baseline, on every run */
+    kdc_filter_run(filter, &plan, runs, prog, &inputs, &findings);
 
     /* every unit was analysed; only findings in changed files are reported */
     if (changed_since)
@@ -681,6 +709,10 @@ static int run(int argc, char **argv) {
                 "skipped by the prefilter, %zu not parsable; ",
                 nunits, nunits == 1 ? "" : "s", js.parsed, js.from_cache,
                 cache ? "" : " (no cache)", pre.nskipped, js.failed);
+        fprintf(stderr, "the analysis %s; ",
+                analysis_cached ? "from the cache (the same program and options)"
+                : cache         ? "run (and stored in the cache)"
+                                : "run");
         if (js.workers)
             fprintf(stderr, "%u worker process%s (peak RSS: this process %.1f MiB, %.1f MiB "
                             "of it once the models were merged; largest worker %.1f MiB, "
@@ -692,8 +724,9 @@ static int run(int argc, char **argv) {
                             "parsed); ",
                     mib(ru.ru_maxrss), mib(rss_parsed_kib));
         fprintf(stderr, "%.2f s in all (the prefilter %.2f s; models merged after %.2f s; "
-                        "analysis and report %.2f s)\n",
-                now_seconds() - t0, t_prefilter, t_parsed - t0, now_seconds() - t_parsed);
+                        "analysis %.2f s; report %.2f s)\n",
+                now_seconds() - t0, t_prefilter, t_parsed - t0, t_analysed - t_parsed,
+                now_seconds() - t_analysed);
     }
 
     kdc_filter_summary(filter, stderr);
@@ -713,6 +746,9 @@ out:
     kdc_shard_free(&shard);
     free(todo);
     kdc_findings_free(&findings);
+    kdc_findings_free(&runs[0]);
+    kdc_findings_free(&runs[1]);
+    kdc_rule_plan_free(&plan);
     kdc_facts_free(facts);
     kdc_program_free(prog);
     kdc_inputs_free(&inputs);

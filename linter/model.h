@@ -57,17 +57,7 @@ typedef enum {
 } kdc_ref_kind_t;
 
 typedef struct kdc_expr kdc_expr_t;
-struct kdc_expr {
-    kdc_expr_kind_t kind;
-    kdc_op_t op;
-    kdc_ref_kind_t ref;
-    unsigned has_ival : 1;    /* ival holds the constant value */
-    unsigned is_method : 1;   /* CALL: callee is a C++ member function */
-    unsigned is_ctor : 1;     /* CALL: callee is a C++ constructor */
-    unsigned arrow : 1;       /* MEMBER: a->f */
-    unsigned callee_system : 1; /* CALL: callee declared in a system header */
-    int param_index;          /* REF to a parameter: its index */
-    long long ival;
+struct kdc_expr {              /* fields ordered by size: hundreds of thousands in a large program */
     const char *name;         /* CALL: qualified callee name ("rd_kafka_commit",
                                  "RdKafka::KafkaConsumer::commitSync"); REF: spelling;
                                  MEMBER: field name */
@@ -77,10 +67,20 @@ struct kdc_expr {
     kdc_expr_t *recv;         /* CALL: C++ object expression (NULL when none) */
     kdc_expr_t *callee_expr;  /* CALL: callee expression when the call is indirect */
     kdc_expr_t **kids;
-    unsigned nkids;
     const char **fields;      /* INIT of a struct: field USR per kid (NULL entries: unknown) */
-    int call_id;              /* CALL: index in kdc_func_t.calls */
+    long long ival;
     kdc_loc_t loc;
+    int param_index;          /* REF to a parameter: its index */
+    int call_id;              /* CALL: index in kdc_func_t.calls */
+    unsigned nkids;
+    kdc_expr_kind_t kind : 8;
+    kdc_op_t op : 8;
+    kdc_ref_kind_t ref : 8;
+    unsigned has_ival : 1;    /* ival holds the constant value */
+    unsigned is_method : 1;   /* CALL: callee is a C++ member function */
+    unsigned is_ctor : 1;     /* CALL: callee is a C++ constructor */
+    unsigned arrow : 1;       /* MEMBER: a->f */
+    unsigned callee_system : 1; /* CALL: callee declared in a system header */
 };
 
 typedef enum {
@@ -91,7 +91,6 @@ typedef enum {
 
 typedef struct kdc_stmt kdc_stmt_t;
 struct kdc_stmt {
-    kdc_stmt_kind_t kind;
     kdc_loc_t loc;
     kdc_expr_t *expr;   /* EXPR: the expression; IF/WHILE/DO/FOR/SWITCH: condition (NULL = none);
                            RETURN: value (may be NULL) */
@@ -100,8 +99,9 @@ struct kdc_stmt {
     kdc_stmt_t *body;   /* loops, SWITCH, CASE, DEFAULT, LABEL, IF then-branch, TRY body */
     kdc_stmt_t *els;    /* IF else-branch */
     kdc_stmt_t **kids;  /* COMPOUND statements; TRY handlers */
-    unsigned nkids;
     const char *label;  /* GOTO/LABEL: label name (interned) */
+    unsigned nkids;
+    kdc_stmt_kind_t kind : 8;
     unsigned unknown_cond : 1; /* FOR: the loop may end at any iteration (range-for,
                                   or a header hidden in a macro) */
 };

@@ -43,6 +43,7 @@ typedef struct file_info {
 typedef struct pf {
     kdc_strset_t strs;
     kdc_strmap_t files;       /* interned real path → file_info_t* */
+    kdc_strmap_t lookups;     /* interned "dir/name" → interned real path, or &not_found */
     kdc_strmap_t mention;     /* interned identifier → (void*)1 mentions, (void*)2 not */
     const char *const *roles; /* last components of the role patterns */
     size_t nroles;
@@ -625,26 +626,37 @@ static void paths_free(paths_t *ps) {
     free(ps->wd);
 }
 
-/* The real path of dir/name when it is a regular file, else NULL. */
-static char *found(const char *dir, const char *name) {
-    char *p = join(dir, name);
-    struct stat sb;
-    char *real = stat(p, &sb) == 0 && S_ISREG(sb.st_mode) ? realpath(p, NULL) : NULL;
-    free(p);
-    return real;
+static const char not_found[] = "";
+
+/* The real path of dir/name when it is a regular file, else NULL (a copy). Units share
+ * include paths: each path is looked up once per run. */
+static char *found(pf_t *p, const char *dir, const char *name) {
+    char *joined = join(dir, name);
+    const char *key = intern(p, joined, strlen(joined));
+    const char *hit = kdc_strmap_get(&p->lookups, key);
+    if (!hit) {
+        struct stat sb;
+        char *real = stat(joined, &sb) == 0 && S_ISREG(sb.st_mode) ? realpath(joined, NULL) : NULL;
+        hit = real ? intern(p, real, strlen(real)) : not_found;
+        free(real);
+        kdc_strmap_put(&p->lookups, key, (void *)hit);
+    }
+    free(joined);
+    return hit == not_found ? NULL : kdc_xstrdup(hit);
 }
 
-static char *resolve_include(const file_info_t *from, const include_t *inc, const paths_t *ps) {
+static char *resolve_include(pf_t *p, const file_info_t *from, const include_t *inc,
+                             const paths_t *ps) {
     if (inc->name[0] == '/')
-        return found(NULL, inc->name);
+        return found(p, NULL, inc->name);
     char *r = NULL;
     if (!inc->angle) {
-        r = found(from->dir, inc->name);
+        r = found(p, from->dir, inc->name);
         for (size_t i = 0; !r && i < ps->quote.n; i++)
-            r = found(ps->quote.v[i], inc->name);
+            r = found(p, ps->quote.v[i], inc->name);
     } else {
         for (size_t i = 0; !r && i < ps->angle.n; i++)
-            r = found(ps->angle.v[i], inc->name);
+            r = found(p, ps->angle.v[i], inc->name);
     }
     return r; /* NULL: a system header, or missing */
 }
@@ -656,7 +668,7 @@ static void add_file(pf_t *p, unit_t *u, kdc_strmap_t *seen, file_info_t *fi,
     kdc_strmap_put(seen, fi->path, fi);
     KDC_VEC_PUSH(u->files, fi);
     for (size_t i = 0; i < fi->includes.n; i++) {
-        char *r = resolve_include(fi, &fi->includes.v[i], ps);
+        char *r = resolve_include(p, fi, &fi->includes.v[i], ps);
         if (r) {
             add_file(p, u, seen, file_info(p, r), ps);
             free(r);
@@ -672,7 +684,7 @@ static void build_unit(pf_t *p, const kdc_tu_job_t *job, unit_t *u) {
     for (size_t i = 0; i < ps.forced.n; i++) {
         char *r = realpath(ps.forced.v[i], NULL);
         for (size_t k = 0; !r && k < ps.quote.n; k++)
-            r = found(ps.quote.v[k], ps.forced.v[i]);
+            r = found(p, ps.quote.v[k], ps.forced.v[i]);
         if (r) {
             add_file(p, u, &seen, file_info(p, r), &ps);
             free(r);
@@ -740,6 +752,7 @@ void kdc_prefilter(const kdc_inputs_t *inputs, const size_t *todo, size_t ntodo,
     pf_t p = {0};
     kdc_strset_init(&p.strs);
     kdc_strmap_init(&p.files);
+    kdc_strmap_init(&p.lookups);
     kdc_strmap_init(&p.mention);
     /* a role pattern applies to qualified names: its last component to identifiers */
     names_t role_words = {0};
@@ -823,6 +836,7 @@ void kdc_prefilter(const kdc_inputs_t *inputs, const size_t *todo, size_t ntodo,
         if (p.files.keys[i])
             file_info_free(p.files.vals[i]);
     kdc_strmap_free(&p.files);
+    kdc_strmap_free(&p.lookups);
     kdc_strmap_free(&p.mention);
     kdc_strmap_free(&kafka_defs);
     kdc_strmap_free(&refs);

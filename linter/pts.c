@@ -34,7 +34,15 @@ struct kdc_pts {
     kdc_strmap_t factories;   /* function id → callsite_vec_t*: analysed once per call site */
     const kdc_func_t *cur;    /* function whose constraints are being generated */
     const char *ctx;          /* ... and its instance (NULL: not a factory) */
+    kdc_strmap_t callees;     /* frozen: indirect call → callees_t*, as kdc_pts_callees found */
 };
+
+/* The functions an indirect call may reach, in object order (kdc_pts_callees). */
+typedef struct callees {
+    const kdc_func_t *f; /* the function the call was evaluated in */
+    size_t n;
+    kdc_func_t *v[];
+} callees_t;
 
 typedef KDC_VEC(const kdc_expr_t *) callsite_vec_t;
 
@@ -551,7 +559,7 @@ static void bind_callback_registration(kdc_pts_t *t, const kdc_expr_t *call) {
             kdc_bits_init(&cc, nobjs);
             eval_ctx(t, client->func, client->ctx, kdc_api_arg(client->site, api->conf), &cc);
             int shared = 0;
-            for (size_t w = 0; w < cc.nwords; w++)
+            for (size_t w = 0; cc.w && confs.w && w < cc.nwords; w++)
                 shared |= (cc.w[w] & confs.w[w]) != 0;
             kdc_bits_free(&cc);
             if (shared) {
@@ -656,6 +664,10 @@ void kdc_pts_free(kdc_pts_t *t) {
         }
     }
     kdc_strmap_free(&t->factories);
+    for (size_t i = 0; t->callees.keys && i < t->callees.cap; i++)
+        if (t->callees.keys[i])
+            free(t->callees.vals[i]);
+    kdc_strmap_free(&t->callees);
     free(t);
 }
 
@@ -684,7 +696,9 @@ static void eval_one(const kdc_pts_t *t, const kdc_func_t *f, const char *ctx, c
                 kdc_bits_set(out, (size_t)v.v[i].idx);
         } else if ((size_t)v.v[i].idx < t->nlocs_solved && t->pts) {
             const kdc_bits_t *b = &t->pts[v.v[i].idx];
-            for (size_t w = 0; w < b->nwords && w < out->nwords; w++)
+            if (b->w && !kdc_bits_empty(b))
+                kdc_bits_alloc(out);
+            for (size_t w = 0; b->w && w < b->nwords && w < out->nwords; w++)
                 out->w[w] |= b->w[w];
         }
     }
@@ -738,14 +752,40 @@ void kdc_pts_callees(const kdc_pts_t *t, const kdc_func_t *f, const kdc_expr_t *
     }
     if (!t->pts)
         return;
+    /* Once solved, an indirect call's callees never change: the rules ask for the same
+     * calls again and again, so the answer is kept (the structure, not the solution). */
+    kdc_pts_t *mt = (kdc_pts_t *)t;
+    const callees_t *known =
+        t->frozen && t->callees.keys ? kdc_strmap_get(&t->callees, (const char *)call) : NULL;
+    if (known && known->f == f) {
+        for (size_t i = 0; i < known->n; i++)
+            KDC_VEC_PUSH(*out, known->v[i]);
+        return;
+    }
+    size_t before = out->n;
     kdc_bits_t b;
     kdc_bits_init(&b, t->objs.n);
     eval(t, f, call->callee_expr, &b);
-    for (size_t i = 0; i < t->objs.n; i++)
-        if (kdc_bits_get(&b, i) && t->objs.v[i].kind == KDC_OBJ_FUNC) {
+    for (size_t w = 0; b.w && w < b.nwords; w++)
+        for (uint64_t bits = b.w[w]; bits; bits &= bits - 1) {
+            size_t i = w * 64 + (size_t)__builtin_ctzll(bits);
+            if (i >= t->objs.n || t->objs.v[i].kind != KDC_OBJ_FUNC)
+                continue;
             kdc_func_t *callee = kdc_program_find_func(t->p, t->objs.v[i].str);
             if (callee)
                 KDC_VEC_PUSH(*out, callee);
         }
     kdc_bits_free(&b);
+    if (t->frozen && !known) {
+        if (!mt->callees.keys)
+            kdc_strmap_init(&mt->callees);
+        size_t n = out->n - before;
+        callees_t *c = malloc(sizeof *c + n * sizeof c->v[0]);
+        if (!c)
+            kdc_oom();
+        c->f = f;
+        c->n = n;
+        memcpy(c->v, out->v + before, n * sizeof c->v[0]);
+        kdc_strmap_put(&mt->callees, (const char *)call, c);
+    }
 }

@@ -157,6 +157,12 @@ void kdc_strmap_put(kdc_strmap_t *m, const char *key, void *val) {
 
 void kdc_bits_init(kdc_bits_t *b, size_t nbits) {
     b->nwords = (nbits + 63) / 64;
+    b->w = NULL;
+}
+
+void kdc_bits_alloc(kdc_bits_t *b) {
+    if (b->w)
+        return;
     b->w = calloc(b->nwords ? b->nwords : 1, sizeof *b->w);
     if (!b->w)
         kdc_oom();
@@ -169,7 +175,13 @@ void kdc_bits_free(kdc_bits_t *b) {
 
 int kdc_bits_or(kdc_bits_t *dst, const kdc_bits_t *src) {
     int changed = 0;
+    if (!src->w)
+        return 0;
     for (size_t i = 0; i < dst->nwords; i++) {
+        if (!src->w[i])
+            continue;
+        if (!dst->w)
+            kdc_bits_alloc(dst);
         uint64_t nw = dst->w[i] | src->w[i];
         if (nw != dst->w[i]) {
             dst->w[i] = nw;
@@ -180,7 +192,7 @@ int kdc_bits_or(kdc_bits_t *dst, const kdc_bits_t *src) {
 }
 
 int kdc_bits_empty(const kdc_bits_t *b) {
-    for (size_t i = 0; i < b->nwords; i++)
+    for (size_t i = 0; b->w && i < b->nwords; i++)
         if (b->w[i])
             return 0;
     return 1;

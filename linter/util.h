@@ -41,16 +41,24 @@ void kdc_strmap_free(kdc_strmap_t *m);
 void *kdc_strmap_get(const kdc_strmap_t *m, const char *key);
 void kdc_strmap_put(kdc_strmap_t *m, const char *key, void *val);
 
-/* Fixed-size bitset. */
+/* Fixed-size bitset. Its words are allocated when the first bit is set (w is
+ * NULL while the set is empty): the analysis keeps sets over all objects for
+ * every object and location, and most of them stay empty. */
 typedef struct kdc_bits {
     uint64_t *w;
     size_t nwords;
 } kdc_bits_t;
 void kdc_bits_init(kdc_bits_t *b, size_t nbits);
 void kdc_bits_free(kdc_bits_t *b);
-static inline void kdc_bits_set(kdc_bits_t *b, size_t i) { b->w[i >> 6] |= (uint64_t)1 << (i & 63); }
+/* Allocates b's words (all clear) if they are not yet. */
+void kdc_bits_alloc(kdc_bits_t *b);
+static inline void kdc_bits_set(kdc_bits_t *b, size_t i) {
+    if (!b->w)
+        kdc_bits_alloc(b);
+    b->w[i >> 6] |= (uint64_t)1 << (i & 63);
+}
 static inline int kdc_bits_get(const kdc_bits_t *b, size_t i) {
-    return (int)((b->w[i >> 6] >> (i & 63)) & 1);
+    return b->w ? (int)((b->w[i >> 6] >> (i & 63)) & 1) : 0;
 }
 /* dst |= src; returns non-zero when dst changed. */
 int kdc_bits_or(kdc_bits_t *dst, const kdc_bits_t *src);

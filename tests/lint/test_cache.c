@@ -1,8 +1,12 @@
 /*
  * The unit cache (.kdc-cache, --cache-dir): a re-run on an unchanged tree
- * parses nothing and writes the same report; anything that decides a unit's
- * model (its files' contents, its flags, the executable) makes it parsed
- * again; damaged entries are ignored with a note; bad directories are errors.
+ * parses nothing, analyses nothing and writes the same report; anything that
+ * decides a unit's model (its files' contents, its flags, the executable)
+ * makes it parsed again, anything that decides the analysis (any model, the
+ * DLQ patterns and function roles, which rules run) makes the program
+ * analysed again, while configuration, suppressions and the baseline apply on
+ * every run; damaged entries are ignored with a note; bad directories are
+ * errors.
  *
  *   test_cache         (KDC_LINT from the environment)
  *
@@ -96,9 +100,21 @@ static void expect_parsed(const kdc_run_t *r, int parsed, int cached) {
     }
 }
 
-/* The entries of a cache directory's units/, sorted; count in *n. */
-static char **entries(const char *cache, size_t *n) {
-    char *units = scratch_path(cache, "units");
+/* Whether the --stats line says the analysis ran or came from the cache. */
+static const char analysis_run[] = "; the analysis run (and stored in the cache); ";
+static const char analysis_cached[] =
+    "; the analysis from the cache (the same program and options); ";
+
+static void expect_analysis(const kdc_run_t *r, const char *want) {
+    if (!strstr(r->err, want)) {
+        scale_show(r);
+        fail_msg("stderr lacks \"%s\"", want);
+    }
+}
+
+/* The entries of a cache directory's `sub` (units/ or runs/), sorted; count in *n. */
+static char **entries_in(const char *cache, const char *sub, size_t *n) {
+    char *units = scratch_path(cache, sub);
     struct dirent **list = NULL;
     int k = scandir(units, &list, NULL, alphasort);
     char **out = calloc((size_t)(k > 0 ? k : 0) + 1, sizeof *out);
@@ -112,6 +128,8 @@ static char **entries(const char *cache, size_t *n) {
     free(units);
     return out;
 }
+
+static char **entries(const char *cache, size_t *n) { return entries_in(cache, "units", n); }
 
 static void free_entries(char **e, size_t n) {
     for (size_t i = 0; i < n; i++)
@@ -355,12 +373,175 @@ static void the_default_cache_is_made_where_kdc_lint_runs_unless_that_is_read_on
     free(cache);
 }
 
+static void an_unchanged_tree_is_neither_parsed_nor_analysed_again(void **state) {
+    (void)state;
+    kdc_run_t cold, warm, r;
+    LINT(&cold, g.tree, "--stats", "--format=json", "src");
+    expect_parsed(&cold, 3, 0);
+    expect_analysis(&cold, analysis_run);
+    LINT(&warm, g.tree, "--stats", "--format=json", "src");
+    expect_parsed(&warm, 0, 3);
+    expect_analysis(&warm, analysis_cached);
+    assert_int_equal(warm.exit_code, 1);
+    scale_same_report("json", cold.out, warm.out);
+    assert_non_null(strstr(warm.out, "\"rule\": \"bare-commit\""));
+    assert_non_null(strstr(warm.out, "\"rule\": \"produce-without-delivery-callback\""));
+    char *cache = scratch_path(g.tree, ".kdc-cache");
+    size_t n;
+    char **e = entries_in(cache, "runs", &n);
+    assert_int_equal(n, 1); /* one analysis per set of units */
+    free_entries(e, n);
+    /* the same units with other flags are another set: a second entry */
+    LINT(&r, g.tree, "--stats", "src", "--", "-DWITH_DR=1");
+    expect_analysis(&r, analysis_run);
+    kdc_run_free(&r);
+    e = entries_in(cache, "runs", &n);
+    assert_int_equal(n, 2);
+    free_entries(e, n);
+    /* a changed unit is a new program: analysed again, and its entry replaced */
+    scratch_write(g.tree, "src/conf.h", "#define WITH_DR 1\n");
+    LINT(&r, g.tree, "--stats", "src");
+    expect_parsed(&r, 1, 2);
+    expect_analysis(&r, analysis_run);
+    assert_null(strstr(r.out, "produce-without-delivery-callback"));
+    kdc_run_free(&r);
+    e = entries_in(cache, "runs", &n);
+    assert_int_equal(n, 2);
+    free_entries(e, n);
+    /* without a cache the analysis runs every time */
+    LINT(&r, g.tree, "--stats", "--no-cache", "src");
+    expect_analysis(&r, "; the analysis run; ");
+    kdc_run_free(&r);
+    kdc_run_free(&cold);
+    kdc_run_free(&warm);
+    free(cache);
+}
+
+static void configuration_suppressions_and_baseline_apply_to_cached_findings(void **state) {
+    (void)state;
+    kdc_run_t r;
+    LINT(&r, g.tree, "--stats", "src");
+    expect_analysis(&r, analysis_run);
+    assert_non_null(strstr(r.out, commit_finding));
+    kdc_run_free(&r);
+    /* a suppression at the end of the line: consumer.c is parsed again into the same
+     * model, so the program and its analysis are the cached ones; the comment counts */
+    scratch_write(g.tree, "src/consumer.c",
+                  "#include <librdkafka/rdkafka.h>\n"
+                  "void drain(rd_kafka_t *consumer) {\n"
+                  "    rd_kafka_commit(consumer, NULL, 0); // kdc-lint: ignore[bare-commit] "
+                  "offsets are stored after processing\n"
+                  "}\n");
+    LINT(&r, g.tree, "--stats", "src");
+    expect_parsed(&r, 1, 2);
+    expect_analysis(&r, analysis_cached);
+    assert_null(strstr(r.out, "bare-commit"));
+    assert_non_null(strstr(r.out, produce_finding));
+    assert_non_null(strstr(r.err, "not shown: 1 suppressed by comments"));
+    kdc_run_free(&r);
+    /* a severity from the configuration: the same analysis, shown as an error */
+    scratch_write(g.tree, ".kdc-lint.yaml",
+                  "rules:\n  produce-without-delivery-callback: {severity: error}\n");
+    LINT(&r, g.tree, "--stats", "src");
+    expect_analysis(&r, analysis_cached);
+    assert_non_null(strstr(r.out, "send.c:6:12: error: rd_kafka_producev on a producer"));
+    kdc_run_free(&r);
+    /* a baseline: the same analysis, the finding in it not shown */
+    LINT(&r, g.tree, "--write-baseline=base.json", "src");
+    assert_int_equal(r.exit_code, 0);
+    kdc_run_free(&r);
+    LINT(&r, g.tree, "--stats", "--baseline=base.json", "src");
+    expect_analysis(&r, analysis_cached);
+    assert_int_equal(r.exit_code, 0);
+    assert_null(strstr(r.out, "send.c"));
+    kdc_run_free(&r);
+    /* a rule off everywhere: other rules run, so the program is analysed again */
+    scratch_write(g.tree, ".kdc-lint.yaml", "rules:\n  produce-without-delivery-callback: false\n");
+    LINT(&r, g.tree, "--stats", "src");
+    expect_analysis(&r, analysis_run);
+    assert_int_equal(r.exit_code, 0);
+    kdc_run_free(&r);
+    /* DLQ patterns and function roles decide the analysis itself */
+    scratch_write(g.tree, ".kdc-lint.yaml", "rules:\n  produce-without-delivery-callback: false\n"
+                                            "dlq:\n  topics: [orders]\n");
+    LINT(&r, g.tree, "--stats", "src");
+    expect_analysis(&r, analysis_run);
+    kdc_run_free(&r);
+    scratch_write(g.tree, ".kdc-lint.yaml", "rules:\n  produce-without-delivery-callback: false\n"
+                                            "dlq:\n  topics: [orders]\n"
+                                            "functions:\n  commit: [drain]\n");
+    LINT(&r, g.tree, "--stats", "src");
+    expect_analysis(&r, analysis_run);
+    kdc_run_free(&r);
+    LINT(&r, g.tree, "--stats", "src");
+    expect_analysis(&r, analysis_cached);
+    kdc_run_free(&r);
+    /* and the profile on the command line */
+    LINT(&r, g.tree, "--stats", "--profile=strict", "src");
+    expect_analysis(&r, analysis_run);
+    kdc_run_free(&r);
+}
+
+static void a_damaged_analysis_entry_is_ignored_with_a_note_and_written_again(void **state) {
+    (void)state;
+    kdc_run_t cold, r;
+    LINT(&cold, g.tree, "--format=json", "src");
+    assert_int_equal(cold.exit_code, 1);
+    char *cache = scratch_path(g.tree, ".kdc-cache");
+    size_t n;
+    char **e = entries_in(cache, "runs", &n);
+    assert_int_equal(n, 1);
+    struct stat st;
+    assert_int_equal(stat(e[0], &st), 0);
+    FILE *f = fopen(e[0], "r+b");
+    assert_non_null(f);
+    fseek(f, st.st_size / 2, SEEK_SET);
+    int c = fgetc(f);
+    fseek(f, st.st_size / 2, SEEK_SET);
+    fputc(c ^ 0x5a, f);
+    fclose(f);
+    LINT(&r, g.tree, "--stats", "--format=json", "src");
+    char note[4300];
+    snprintf(note, sizeof note,
+             "kdc-lint: note: cache entry .kdc-cache/runs/%s: checksum mismatch (truncated or "
+             "damaged); ignored, the program is analysed again",
+             strrchr(e[0], '/') + 1);
+    EXPECT_ERR(&r, 1, note);
+    expect_parsed(&r, 0, 3);
+    expect_analysis(&r, analysis_run);
+    scale_same_report("after damage", cold.out, r.out);
+    kdc_run_free(&r);
+    /* truncated: the same */
+    assert_int_equal(stat(e[0], &st), 0);
+    assert_int_equal(truncate(e[0], st.st_size / 2), 0);
+    LINT(&r, g.tree, "--stats", "--format=json", "src");
+    EXPECT_ERR(&r, 1, "checksum mismatch", "; ignored, the program is analysed again");
+    scale_same_report("after truncation", cold.out, r.out);
+    kdc_run_free(&r);
+    LINT(&r, g.tree, "--stats", "--format=json", "src");
+    expect_analysis(&r, analysis_cached);
+    assert_null(strstr(r.err, "note:"));
+    scale_same_report("rewritten", cold.out, r.out);
+    kdc_run_free(&r);
+    kdc_run_free(&cold);
+    free_entries(e, n);
+    free(cache);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(a_warm_run_parses_nothing_and_writes_the_same_report,
                                         each_setup, each_teardown),
         cmocka_unit_test_setup_teardown(a_changed_header_reparses_only_the_unit_that_includes_it,
                                         each_setup, each_teardown),
+        cmocka_unit_test_setup_teardown(an_unchanged_tree_is_neither_parsed_nor_analysed_again,
+                                        each_setup, each_teardown),
+        cmocka_unit_test_setup_teardown(
+            configuration_suppressions_and_baseline_apply_to_cached_findings, each_setup,
+            each_teardown),
+        cmocka_unit_test_setup_teardown(
+            a_damaged_analysis_entry_is_ignored_with_a_note_and_written_again, each_setup,
+            each_teardown),
         cmocka_unit_test_setup_teardown(other_flags_and_another_executable_are_other_entries,
                                         each_setup, each_teardown),
         cmocka_unit_test_setup_teardown(damaged_entries_are_ignored_with_a_note_and_written_again,
