@@ -60,6 +60,21 @@ int tk_check(const struct tk_event *ev, int64_t n, const int64_t *committed, int
         return 0;
 }
 
+const char *tk_judge(const struct tk_verdict *v, int64_t output_records, int64_t dlq_records,
+                     int exactly_once, int require_complete) {
+        if (v->lost > 0)
+                return "events lost";
+        /* Nothing lost because nothing was done is no evidence: a service
+         * that crash-loops, hangs or reads another topic must not pass. */
+        if (v->events > 0 && v->committed == 0 && output_records == 0 && dlq_records == 0)
+                return "nothing processed";
+        if (exactly_once && v->duplicated > 0)
+                return "events duplicated";
+        if (require_complete && v->unprocessed > 0)
+                return "events unprocessed";
+        return NULL;
+}
+
 void tk_verdict_free(struct tk_verdict *v) {
         for (int i = 0; i < 3; i++)
                 free(v->lists[i]);

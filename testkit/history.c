@@ -87,30 +87,36 @@ static int64_t named_event(const rd_kafka_message_t *m, int64_t n) {
 }
 
 /* A DLQ record: its kdc.* coordinates must name an input event and its
- * identity must be that event's. Returns the event (or the one its id
- * names), and whether the envelope is sound. */
+ * identity must be that event's. Returns the event the record stands for,
+ * and whether the envelope is sound. The headers are untrusted: coordinates
+ * whose identity does not match are not evidence for the event they point
+ * at (a forged or mixed-up envelope would hide that event's loss); the
+ * record then stands for the event its event-id header or key names, and
+ * only when it names none, for the event at its coordinates. */
 static int64_t dlq_event(const rd_kafka_message_t *m, const struct tk_cluster *c,
                          const struct tk_workload *w, const struct offset_index *ix, int *sound) {
         rd_kafka_headers_t *hdrs = NULL;
         kdc_dlq_info_t info;
-        int64_t i = -1;
+        int64_t at = -1, named;
 
         *sound = 0;
-        rd_kafka_message_headers(m, &hdrs);
-        if (kdc_dlq_decode(hdrs, &info) == 0 && strcmp(info.topic, c->topics[TK_INPUT]) == 0 &&
+        if (rd_kafka_message_headers(m, &hdrs) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+            kdc_dlq_decode(hdrs, &info) == 0 && strcmp(info.topic, c->topics[TK_INPUT]) == 0 &&
             info.partition >= 0 && info.partition < c->partitions[TK_INPUT] &&
-            (i = index_find(&ix[info.partition], info.offset)) >= 0) {
+            (at = index_find(&ix[info.partition], info.offset)) >= 0) {
                 char id[32], value[32];
                 unsigned char identity[KDC_IDENTITY_LEN];
-                int vlen = tk_event_value(w, i, value, sizeof value);
+                int vlen = tk_event_value(w, at, value, sizeof value);
 
-                tk_event_id(i, id, sizeof id);
+                tk_event_id(at, id, sizeof id);
                 *sound = kdc_identity(c->topics[TK_INPUT], id, strlen(id), value, (size_t)vlen,
                                       identity) == 0 &&
                          memcmp(identity, info.identity, sizeof identity) == 0;
-                return i;
+                if (*sound)
+                        return at;
         }
-        return named_event(m, w->n);
+        named = named_event(m, w->n);
+        return named >= 0 ? named : at;
 }
 
 static int read_topic(rd_kafka_t *rk, const struct tk_cluster *c, enum tk_topic_role role,

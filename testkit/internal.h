@@ -179,12 +179,14 @@ struct tk_instance {
         int stopping;        /* read by kdc_testkit_stopping() */
         int finished;        /* the loop returned (atomic) */
         int loop_status;
+        int live;            /* registered for kdc_testkit_stopping() */
         /* supervision */
         int wanted;          /* should be running */
         int running;
         int64_t restart_at;  /* ms: start again then */
         int64_t started_at;  /* ms: last start */
         int starts, exits, kills, stuck;
+        int failed_starts;   /* restarts posix_spawnp() refused */
         FILE *log;
         int64_t t0;
 };
@@ -250,6 +252,10 @@ struct tk_verdict {
 int tk_check(const struct tk_event *ev, int64_t n, const int64_t *committed,
              int partitions, struct tk_verdict *v);
 void tk_verdict_free(struct tk_verdict *v);
+/* Valid or not, and why not (kdc_testkit_result_t.failure; NULL: valid),
+ * from the verdict and the records read back. */
+const char *tk_judge(const struct tk_verdict *v, int64_t output_records, int64_t dlq_records,
+                     int exactly_once, int require_complete);
 
 /* ---- result ----------------------------------------------------------- */
 
@@ -263,7 +269,7 @@ struct tk_result {
         int64_t *committed;
         int partitions;
         int64_t events_requested;
-        int exactly_once;
+        int exactly_once, require_complete;
 };
 
 int tk_result_add_fault(struct tk_result *r, const char *line);

@@ -4,7 +4,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stdarg.h>
+#include <sys/stat.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,25 +40,50 @@ static const char usage[] =
     "  --service-log FILE   the service's stdout and stderr (default: this stderr)\n"
     "  --quiet              no progress lines on stderr\n"
     "\n"
-    "exit status: 0 no event lost, 1 events lost (or duplicated / unprocessed when asked),\n"
-    "2 usage or harness error\n";
+    "exit status: 0 every run valid (no event lost, and the service processed something),\n"
+    "1 a run failed (events lost, nothing processed, or duplicated / unprocessed when\n"
+    "asked), 2 usage or harness error\n";
+
+/* A usage error: one precise line on stderr, exit status 2. */
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...) {
+        va_list ap;
+
+        fputs("kdc-harness: ", stderr);
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fputs(" (kdc-harness --help gives the usage)\n", stderr);
+        return 2;
+}
 
 static int list(int argc, char **argv) {
         int json = 0, verbose = 0;
 
         for (int i = 1; i < argc; i++) {
-                if (!strcmp(argv[i], "--format") && i + 1 < argc)
-                        json = !strcmp(argv[++i], "json");
-                else if (!strcmp(argv[i], "--format=json"))
-                        json = 1;
-                else if (!strcmp(argv[i], "--format=text"))
-                        json = 0;
-                else if (!strcmp(argv[i], "--verbose") || !strcmp(argv[i], "-v"))
+                const char *format = NULL;
+                if (!strcmp(argv[i], "--format")) {
+                        if (i + 1 >= argc)
+                                return usage_error("option '--format' needs text or json");
+                        format = argv[++i];
+                } else if (!strncmp(argv[i], "--format=", 9)) {
+                        format = argv[i] + 9;
+                } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+                        fputs(usage, stdout);
+                        return 0;
+                } else if (!strcmp(argv[i], "--verbose") || !strcmp(argv[i], "-v")) {
                         verbose = 1;
-                else {
-                        fputs(usage, stderr);
-                        return 2;
+                        continue;
+                } else {
+                        return usage_error("list: unknown argument '%s'", argv[i]);
                 }
+                if (!strcmp(format, "json"))
+                        json = 1;
+                else if (!strcmp(format, "text"))
+                        json = 0;
+                else
+                        return usage_error("--format: '%s' is not text or json", format);
         }
         if (json) {
                 json_t *a = json_array();
@@ -84,45 +112,98 @@ static int list(int argc, char **argv) {
         return 0;
 }
 
-static int number(const char *s, int64_t lo, int64_t hi, int64_t *out) {
+/* An integer option in lo..hi: 0, or a usage error naming the option. */
+static int number(const char *option, const char *s, int64_t lo, int64_t hi, int64_t *out) {
         char *end;
         long long v;
 
         errno = 0;
         v = strtoll(s, &end, 10);
-        if (errno || end == s || *end || v < lo || v > hi)
+        if (errno || end == s || *end || *s == ' ' || v < lo || v > hi) {
+                usage_error("--%s: '%s' is not an integer in %" PRId64 "..%" PRId64, option, s, lo,
+                            hi);
                 return -1;
+        }
         *out = v;
         return 0;
 }
 
-/* Scenario names: "a,b,c" or every one. */
+/* Scenario names: "a,b,c" (each one known, none empty) or every one. */
 static int pick(const char *spec, int all, const char ***names, size_t *n) {
-        size_t count = kdc_testkit_scenario_count(), k = 0;
+        size_t count = kdc_testkit_scenario_count(), k = 0, cap = count + 1;
 
-        *names = calloc(count * 4 + 1, sizeof **names);
-        if (!*names)
+        for (const char *c = spec ? spec : ""; *c; c++)
+                cap += *c == ',';
+        if (!(*names = calloc(cap, sizeof **names))) {
+                fputs("kdc-harness: out of memory\n", stderr);
                 return -1;
+        }
         if (all) {
                 for (size_t i = 0; i < count; i++)
                         (*names)[k++] = kdc_testkit_scenario(i)->name;
         } else {
-                char *copy = strdup(spec), *save = NULL;
-                for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-                        const kdc_testkit_scenario_t *s = kdc_testkit_scenario_find(t);
-                        if (!s || k >= count * 4) {
-                                fprintf(stderr, "kdc-harness: unknown scenario '%s' (kdc-harness "
-                                                "list names them)\n",
-                                        t);
-                                free(copy);
+                const char *t = spec;
+                for (;;) {
+                        size_t len = strcspn(t, ",");
+                        const kdc_testkit_scenario_t *s = NULL;
+                        char name[128];
+                        if (len == 0) {
+                                usage_error("--scenario: an empty name in '%s'", spec);
+                                return -1;
+                        }
+                        if (len < sizeof name) {
+                                memcpy(name, t, len);
+                                name[len] = '\0';
+                                s = kdc_testkit_scenario_find(name);
+                        }
+                        if (!s) {
+                                usage_error("--scenario: unknown scenario '%.*s'; kdc-harness list "
+                                            "names them",
+                                            (int)(len < 200 ? len : 200), t);
                                 return -1;
                         }
                         (*names)[k++] = s->name;
+                        if (!t[len])
+                                break;
+                        t += len + 1;
                 }
-                free(copy);
         }
         *n = k;
-        return k ? 0 : -1;
+        return 0;
+}
+
+/* What posix_spawnp() would run for `command`: 0, or a usage error saying
+ * why it cannot be started (checked before any mock cluster starts). */
+static int command_startable(const char *command) {
+        struct stat st;
+
+        if (!*command)
+                return usage_error("the service command is an empty string"), -1;
+        if (strchr(command, '/')) {
+                if (stat(command, &st) != 0)
+                        return usage_error("service command %s: %s", command, strerror(errno)), -1;
+                if (S_ISDIR(st.st_mode))
+                        return usage_error("service command %s: is a directory", command), -1;
+                if (access(command, X_OK) != 0)
+                        return usage_error("service command %s: not executable (%s)", command,
+                                           strerror(errno)),
+                               -1;
+                return 0;
+        }
+        const char *path = getenv("PATH");
+        if (!path)
+                path = "/bin:/usr/bin";
+        for (const char *dir = path;; dir += strcspn(dir, ":") + 1) {
+                size_t len = strcspn(dir, ":");
+                char full[4096];
+                if (snprintf(full, sizeof full, "%.*s%s%s", (int)len, len ? dir : ".", "/",
+                             command) < (int)sizeof full &&
+                    stat(full, &st) == 0 && !S_ISDIR(st.st_mode) && access(full, X_OK) == 0)
+                        return 0;
+                if (!dir[len])
+                        break;
+        }
+        return usage_error("service command %s: not found in PATH", command), -1;
 }
 
 static int run(int argc, char **argv) {
@@ -147,15 +228,19 @@ static int run(int argc, char **argv) {
             {"require-complete", no_argument, 0, O_COMPLETE},
             {"service-log", required_argument, 0, O_LOG},
             {"quiet", no_argument, 0, O_QUIET},
+            {"help", no_argument, 0, 'h'},
             {0, 0, 0, 0}};
         kdc_testkit_options_t o;
         const char *scenario = NULL, *service_log = NULL;
-        int all = 0, json = 0, quiet = 0, complete = 0, c, status = 0;
+        int all = 0, json = 0, quiet = 0, c, status = 0, index;
         int64_t v;
+        char problem[512];
 
         kdc_testkit_options_init(&o);
         optind = 1;
-        while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+        opterr = 0; /* our own messages, below */
+        while ((c = getopt_long(argc, argv, "+:", opts, &index)) != -1) {
+                const char *name = c >= O_EVENTS ? opts[index].name : "";
                 switch (c) {
                 case O_SCENARIO:
                         scenario = optarg;
@@ -164,28 +249,30 @@ static int run(int argc, char **argv) {
                         all = 1;
                         break;
                 case O_EVENTS:
-                        if (number(optarg, 1, 10000000, &o.events))
-                                goto bad;
+                        if (number(name, optarg, 1, 10000000, &o.events))
+                                return 2;
                         break;
                 case O_SEED:
-                        if (number(optarg, 0, INT64_MAX, &v))
-                                goto bad;
+                        if (number(name, optarg, 0, INT64_MAX, &v))
+                                return 2;
                         o.seed = (uint64_t)v;
                         break;
                 case O_FORMAT:
                         if (!strcmp(optarg, "json"))
                                 json = 1;
-                        else if (strcmp(optarg, "text"))
-                                goto bad;
+                        else if (!strcmp(optarg, "text"))
+                                json = 0;
+                        else
+                                return usage_error("--format: '%s' is not text or json", optarg);
                         break;
                 case O_PARTITIONS:
-                        if (number(optarg, 1, 64, &v))
-                                goto bad;
+                        if (number(name, optarg, 1, 64, &v))
+                                return 2;
                         o.partitions = (int)v;
                         break;
                 case O_RATE:
-                        if (number(optarg, 1, 10000000, &v))
-                                goto bad;
+                        if (number(name, optarg, 1, 10000000, &v))
+                                return 2;
                         o.rate = (int)v;
                         break;
                 case O_INPUT:
@@ -201,20 +288,20 @@ static int run(int argc, char **argv) {
                         o.group = optarg;
                         break;
                 case O_TIMEOUT:
-                        if (number(optarg, 1, 86400, &v))
-                                goto bad;
+                        if (number(name, optarg, 1, 86400, &v))
+                                return 2;
                         o.timeout_ms = (int)v * 1000;
                         break;
                 case O_IDLE:
-                        if (number(optarg, 1, 86400, &v))
-                                goto bad;
+                        if (number(name, optarg, 1, 86400, &v))
+                                return 2;
                         o.idle_ms = (int)v * 1000;
                         break;
                 case O_EXACT:
                         o.exactly_once = 1;
                         break;
                 case O_COMPLETE:
-                        complete = 1;
+                        o.require_complete = 1;
                         break;
                 case O_LOG:
                         service_log = optarg;
@@ -222,16 +309,28 @@ static int run(int argc, char **argv) {
                 case O_QUIET:
                         quiet = 1;
                         break;
+                case 'h':
+                        fputs(usage, stdout);
+                        return 0;
+                case ':':
+                        return usage_error("option '%s' needs a value", argv[optind - 1]);
                 default:
-                        goto bad;
+                        if (optopt >= O_EVENTS)
+                                return usage_error("option '%s' takes no value",
+                                                   argv[optind - 1]);
+                        return usage_error("unknown option '%s'", argv[optind - 1]);
                 }
         }
-        if (optind >= argc || (!scenario && !all) || (scenario && all)) {
-                fputs(optind >= argc ? "kdc-harness: no service command after --\n"
-                                     : "kdc-harness: give --scenario NAME or --all\n",
-                      stderr);
-                goto bad;
-        }
+        if (!scenario && !all)
+                return usage_error("run: give --scenario NAME[,NAME...] or --all");
+        if (scenario && all)
+                return usage_error("run: give --scenario or --all, not both");
+        if (optind >= argc)
+                return usage_error("run: no service command after --");
+        if (kdc_testkit_options_validate(&o, problem, sizeof problem) != 0)
+                return usage_error("%s", problem);
+        if (command_startable(argv[optind]) != 0)
+                return 2;
         const char **names;
         size_t n;
         if (pick(scenario, all, &names, &n)) {
@@ -260,7 +359,7 @@ static int run(int argc, char **argv) {
                         break;
                 }
                 results[done++] = r;
-                if (!r->valid || (complete && r->unprocessed > 0))
+                if (!r->valid)
                         status = status ? status : 1;
         }
         if (done && kdc_testkit_results_print(results, done, stdout,
@@ -274,9 +373,6 @@ static int run(int argc, char **argv) {
         if (o.service_fd >= 0)
                 close(o.service_fd);
         return status;
-bad:
-        fputs(usage, stderr);
-        return 2;
 }
 
 int main(int argc, char **argv) {
@@ -292,6 +388,9 @@ int main(int argc, char **argv) {
                 printf("kdc-harness %s\n", KDC_VERSION);
                 return 0;
         }
-        fputs(usage, stderr);
-        return 2;
+        if (argc < 2) {
+                fputs(usage, stderr);
+                return 2;
+        }
+        return usage_error("unknown command '%s' (kdc-harness list, kdc-harness run)", argv[1]);
 }

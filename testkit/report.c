@@ -35,8 +35,13 @@ static void text_one(FILE *out, const kdc_testkit_result_t *r) {
                 r->valid ? "PASS" : "FAIL");
         if (r->lost)
                 fprintf(out, ", %" PRId64 " event%s LOST", r->lost, r->lost == 1 ? "" : "s");
-        else if (!r->valid)
+        else if (r->failure && !strcmp(r->failure, "nothing processed"))
+                fputs(", nothing processed: no event committed, no output, no DLQ record", out);
+        else if (r->failure && !strcmp(r->failure, "events duplicated"))
                 fprintf(out, ", %" PRId64 " events duplicated (exactly-once)", r->duplicated);
+        else if (r->failure && !strcmp(r->failure, "events unprocessed"))
+                fprintf(out, ", %" PRId64 " events unprocessed (require-complete)",
+                        r->unprocessed);
         fputc('\n', out);
         fprintf(out,
                 "  events %" PRId64 " (%" PRId64 " poison); committed %" PRId64
@@ -79,9 +84,10 @@ static json_t *json_one(const kdc_testkit_result_t *r) {
         for (size_t i = 0; (f = kdc_testkit_result_fault(r, i)); i++)
                 json_array_append_new(faults, json_string(f));
         return json_pack(
-            "{s:s, s:I, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o,"
+            "{s:s, s:I, s:b, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o,"
             " s:o, s:o, s:{s:i, s:i, s:i, s:b}, s:o, s:s, s:I}",
-            "scenario", r->scenario, "seed", (json_int_t)r->seed, "valid", r->valid, "events",
+            "scenario", r->scenario, "seed", (json_int_t)r->seed, "valid", r->valid, "failure",
+            r->failure ? json_string(r->failure) : json_null(), "events",
             (json_int_t)r->events, "poison", (json_int_t)r->poison, "committed",
             (json_int_t)r->committed, "output_records", (json_int_t)r->output_records,
             "dlq_records", (json_int_t)r->dlq_records, "processed", (json_int_t)r->processed,
@@ -101,7 +107,7 @@ int kdc_testkit_results_print(const kdc_testkit_result_t *const *results, size_t
         size_t valid = 0;
         int64_t lost = 0;
 
-        if (!results || !out)
+        if (!results || !out || (format != KDC_TESTKIT_TEXT && format != KDC_TESTKIT_JSON))
                 return KDC_ERR_INVALID;
         for (size_t i = 0; i < n; i++) {
                 if (!results[i])

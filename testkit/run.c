@@ -49,14 +49,68 @@ static int valid_topic(const char *t) {
         return 1;
 }
 
-static int options_valid(const kdc_testkit_options_t *o) {
-        return o->events >= 1 && o->events <= 10000000 && o->partitions >= 1 &&
-               o->partitions <= 64 && valid_topic(o->input_topic) &&
-               valid_topic(o->output_topic) && valid_topic(o->dlq_topic) &&
-               strcmp(o->input_topic, o->output_topic) && strcmp(o->input_topic, o->dlq_topic) &&
-               strcmp(o->output_topic, o->dlq_topic) && o->group && *o->group && o->rate >= 1 &&
-               o->timeout_ms >= 1000 && o->idle_ms >= 100 && o->stop_grace_ms >= 0;
+static int problem(char *errstr, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int problem(char *errstr, size_t size, const char *fmt, ...) {
+        va_list ap;
+
+        if (errstr && size) {
+                va_start(ap, fmt);
+                vsnprintf(errstr, size, fmt, ap);
+                va_end(ap);
+        }
+        return KDC_ERR_INVALID;
 }
+
+int kdc_testkit_options_validate(const kdc_testkit_options_t *o, char *errstr,
+                                 size_t errstr_size) {
+        static const char *const role[3] = {"input", "output", "DLQ"};
+
+        if (errstr && errstr_size)
+                errstr[0] = '\0';
+        if (!o)
+                return problem(errstr, errstr_size, "no options");
+        if (o->events < 1 || o->events > 10000000)
+                return problem(errstr, errstr_size, "events: %" PRId64 " is not in 1..10000000",
+                               o->events);
+        if (o->partitions < 1 || o->partitions > 64)
+                return problem(errstr, errstr_size, "partitions: %d is not in 1..64",
+                               o->partitions);
+        const char *topics[3] = {o->input_topic, o->output_topic, o->dlq_topic};
+        for (int i = 0; i < 3; i++) {
+                if (!valid_topic(topics[i]))
+                        return problem(errstr, errstr_size,
+                                       "%s topic '%.*s' is not a topic name (1 to 249 "
+                                       "characters of A-Z a-z 0-9 . _ -, not . or ..)",
+                                       role[i], 260, topics[i] ? topics[i] : "(null)");
+                for (int j = 0; j < i; j++)
+                        if (!strcmp(topics[i], topics[j]))
+                                return problem(errstr, errstr_size,
+                                               "the %s and %s topics are both '%s': each role "
+                                               "needs a topic of its own",
+                                               role[j], role[i], topics[i]);
+        }
+        if (!o->group || !*o->group)
+                return problem(errstr, errstr_size, "the consumer group is empty");
+        if (o->rate < 1)
+                return problem(errstr, errstr_size, "rate: %d events per second is not >= 1",
+                               o->rate);
+        if (o->timeout_ms < 1000)
+                return problem(errstr, errstr_size, "timeout: %d ms is not >= 1000",
+                               o->timeout_ms);
+        if (o->idle_ms < 100)
+                return problem(errstr, errstr_size, "idle: %d ms is not >= 100", o->idle_ms);
+        if (o->stop_grace_ms < 0)
+                return problem(errstr, errstr_size, "stop grace: %d ms is negative",
+                               o->stop_grace_ms);
+        return 0;
+}
+
+/* A service that exited (or could not be started again) this many times
+ * without ever committing or writing anything is crash-looping: the run
+ * ends there rather than at the idle timeout. */
+#define TK_CRASH_LOOP_EXITS 5
 
 struct tk_run {
         kdc_testkit_options_t o;
@@ -69,6 +123,7 @@ struct tk_run {
         int ninst;
         struct tk_result *r;
         int64_t t0;
+        int crash_loop; /* TK_CRASH_LOOP_EXITS exits, nothing ever moved */
 };
 
 static void run_log(struct tk_run *run, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -142,10 +197,24 @@ static void supervise(struct tk_run *run) {
                 tk_instance_check(&run->inst[i], now);
 }
 
-/* Serve the producer and the instances for about ms. */
+/* Serve the producer and the instances for about ms; notice a crash loop. */
 static void tick(struct tk_run *run, int ms) {
+        int64_t committed, outputs, changed_at;
+        int exits = 0;
+
         tk_workload_poll(&run->w, ms);
         supervise(run);
+        for (int i = 0; i < run->ninst; i++)
+                exits += run->inst[i].exits + run->inst[i].failed_starts;
+        if (!run->crash_loop && exits >= TK_CRASH_LOOP_EXITS) {
+                tk_probe_read(&run->probe, &committed, &outputs, &changed_at);
+                if (committed == 0 && outputs == 0) {
+                        run->crash_loop = 1;
+                        run_log(run, "the service exited or could not be started %d times "
+                                     "without committing or writing anything: a crash loop",
+                                exits);
+                }
+        }
 }
 
 static int result_new(struct tk_run *run) {
@@ -158,6 +227,7 @@ static int result_new(struct tk_run *run) {
         r->pub.scenario = r->scenario;
         r->pub.seed = run->o.seed;
         r->exactly_once = run->o.exactly_once;
+        r->require_complete = run->o.require_complete;
         r->events_requested = run->o.events;
         run->r = r;
         return 0;
@@ -185,7 +255,9 @@ static int fill_result(struct tk_run *run, const struct tk_history *h, const str
                 p->kills += run->inst[i].kills;
                 p->stuck += run->inst[i].stuck;
         }
-        p->valid = v->lost == 0 && (!r->exactly_once || v->duplicated == 0);
+        p->failure = tk_judge(v, h->output_records, h->dlq_records, r->exactly_once,
+                              r->require_complete);
+        p->valid = p->failure == NULL;
         r->partitions = h->partitions;
         r->committed = malloc((size_t)h->partitions * sizeof *r->committed);
         if (!r->committed)
@@ -251,7 +323,7 @@ static int run_scenario(struct tk_run *run) {
                 tick(run, 20);
                 tk_probe_read(&run->probe, &committed, &outputs, &changed_at);
         } while (committed == 0 && outputs == 0 && tk_now_ms() < run->t0 + TK_WARMUP_MS &&
-                 tk_now_ms() < deadline);
+                 tk_now_ms() < deadline && !run->crash_loop);
         run_log(run, "warm-up done (%s)",
                 committed || outputs ? "the service works" : "no sign of the service yet");
 
@@ -259,7 +331,8 @@ static int run_scenario(struct tk_run *run) {
          * when their time comes. */
         int64_t start = tk_now_ms();
         last_step_at = start;
-        while ((run->w.enqueued < run->w.n || k < run->plan.nsteps) && tk_now_ms() < deadline) {
+        while ((run->w.enqueued < run->w.n || k < run->plan.nsteps) && tk_now_ms() < deadline &&
+               !run->crash_loop) {
                 int64_t target = warm + (tk_now_ms() - start) * o->rate / 1000;
                 tk_workload_produce(&run->w, target);
                 while (k < run->plan.nsteps && step_due(run, &run->plan.steps[k], last_step_at)) {
@@ -272,8 +345,8 @@ static int run_scenario(struct tk_run *run) {
         tk_cluster_heal(&run->cluster);
         for (int i = 0; i < run->ninst; i++)
                 tk_instance_pause(&run->inst[i], 0);
-        run_log(run, "all %" PRId64 " events produced, all %d fault steps applied", run->w.enqueued,
-                k);
+        run_log(run, "%" PRId64 " of %" PRId64 " events produced, %d of %d fault steps applied",
+                run->w.enqueued, run->w.n, k, run->plan.nsteps);
         if (tk_workload_drain(&run->w, TK_DRAIN_MS) != 0 && run->w.confirmed == 0)
                 return KDC_ERR_TIMEOUT;
 
@@ -284,6 +357,10 @@ static int run_scenario(struct tk_run *run) {
         for (;;) {
                 tick(run, 50);
                 now = tk_now_ms();
+                if (run->crash_loop) {
+                        run->r->pub.end_reason = "crash loop";
+                        break;
+                }
                 tk_probe_read(&run->probe, &committed, &outputs, &changed_at);
                 if (committed >= run->w.confirmed) {
                         if (all_done_at < 0)
@@ -328,7 +405,8 @@ static int run(const kdc_testkit_options_t *options, const char *scenario, char 
         else
                 kdc_testkit_options_init(&run->o);
         run->scenario = tk_scenario_find(scenario);
-        if (!run->scenario || !options_valid(&run->o) || (loop && run->scenario->pub.needs_process)) {
+        if (!run->scenario || kdc_testkit_options_validate(&run->o, NULL, 0) != 0 ||
+            (loop && run->scenario->pub.needs_process)) {
                 free(run);
                 return KDC_ERR_INVALID;
         }
@@ -398,6 +476,8 @@ out:
 
 int kdc_testkit_run_command(const kdc_testkit_options_t *options, const char *scenario,
                             char *const argv[], kdc_testkit_result_t **resultp) {
+        if (resultp)
+                *resultp = NULL;
         if (!argv)
                 return KDC_ERR_INVALID;
         return run(options, scenario, argv, NULL, NULL, resultp);
@@ -405,6 +485,8 @@ int kdc_testkit_run_command(const kdc_testkit_options_t *options, const char *sc
 
 int kdc_testkit_run_loop(const kdc_testkit_options_t *options, const char *scenario,
                          kdc_testkit_loop_t *loop, void *opaque, kdc_testkit_result_t **resultp) {
+        if (resultp)
+                *resultp = NULL;
         if (!loop)
                 return KDC_ERR_INVALID;
         return run(options, scenario, NULL, loop, opaque, resultp);

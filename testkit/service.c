@@ -102,6 +102,37 @@ fail:
         return NULL;
 }
 
+/* Loop instances alive in this process, for kdc_testkit_stopping(): a loop
+ * may ask with the env it was given or with a copy of it (a service that
+ * keeps its settings by value), never with memory the testkit must guess
+ * at. A copy is recognised by its bootstrap_servers pointer (the run's
+ * cluster owns that string) and its instance number. */
+#define TK_LIVE_MAX 16
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct tk_instance *live[TK_LIVE_MAX];
+
+static int live_add(struct tk_instance *in) {
+        int rc = KDC_ERR_INVALID; /* more loops than TK_LIVE_MAX: not one run at a time */
+
+        pthread_mutex_lock(&live_lock);
+        for (int i = 0; i < TK_LIVE_MAX; i++)
+                if (!live[i]) {
+                        live[i] = in;
+                        rc = 0;
+                        break;
+                }
+        pthread_mutex_unlock(&live_lock);
+        return rc;
+}
+
+static void live_remove(struct tk_instance *in) {
+        pthread_mutex_lock(&live_lock);
+        for (int i = 0; i < TK_LIVE_MAX; i++)
+                if (live[i] == in)
+                        live[i] = NULL;
+        pthread_mutex_unlock(&live_lock);
+}
+
 int tk_instance_init(struct tk_instance *in, int index, const kdc_testkit_env_t *env,
                      char *const *argv, kdc_testkit_loop_t *loop, void *opaque, int out_fd,
                      FILE *log, int64_t t0) {
@@ -118,6 +149,11 @@ int tk_instance_init(struct tk_instance *in, int index, const kdc_testkit_env_t 
         in->pid = -1;
         if (argv && !(in->envp = build_envp(&in->env)))
                 return KDC_ERR_NOMEM;
+        if (loop) {
+                if (live_add(in) != 0)
+                        return KDC_ERR_INVALID;
+                in->live = 1;
+        }
         return 0;
 }
 
@@ -130,12 +166,34 @@ static void *loop_main(void *arg) {
 }
 
 int kdc_testkit_stopping(const kdc_testkit_env_t *env) {
-        const struct tk_instance *in;
+        const struct tk_instance *in = NULL;
+        int stopping = 1; /* an env no live loop was given: stop */
 
         if (!env)
                 return 1;
-        in = (const struct tk_instance *)((const char *)env - offsetof(struct tk_instance, env));
-        return __atomic_load_n(&in->stopping, __ATOMIC_ACQUIRE);
+        pthread_mutex_lock(&live_lock);
+        for (int i = 0; i < TK_LIVE_MAX && !in; i++)
+                if (live[i] && &live[i]->env == env)
+                        in = live[i];
+        for (int i = 0; i < TK_LIVE_MAX && !in; i++)
+                if (live[i] && live[i]->env.bootstrap_servers == env->bootstrap_servers &&
+                    live[i]->env.instance == env->instance)
+                        in = live[i];
+        if (in)
+                stopping = __atomic_load_n(&in->stopping, __ATOMIC_ACQUIRE);
+        pthread_mutex_unlock(&live_lock);
+        return stopping;
+}
+
+/* The wait before the next start: TK_RESTART_MIN_MS after the first exit
+ * (or failed start), twice as long after each further one, at most
+ * TK_RESTART_MAX_MS. */
+static int backoff_ms(const struct tk_instance *in) {
+        int backoff = TK_RESTART_MIN_MS;
+
+        for (int i = 1; i < in->exits + in->failed_starts && backoff < TK_RESTART_MAX_MS; i++)
+                backoff *= 2;
+        return backoff < TK_RESTART_MAX_MS ? backoff : TK_RESTART_MAX_MS;
 }
 
 int tk_instance_start(struct tk_instance *in) {
@@ -175,6 +233,10 @@ int tk_instance_start(struct tk_instance *in) {
                 posix_spawnattr_destroy(&attr);
                 if (rc != 0) {
                         in->pid = -1;
+                        in->failed_starts++;
+                        /* Try again later, as after an exit, not at every
+                         * tick of the run. */
+                        in->restart_at = tk_now_ms() + backoff_ms(in);
                         ilog(in, "could not start %s: %s", in->argv[0], strerror(rc));
                         return KDC_ERR_NOENT;
                 }
@@ -227,14 +289,8 @@ void tk_instance_check(struct tk_instance *in, int64_t now) {
                 in->running = 0;
                 in->exits++;
                 describe_status(in, status);
-                if (in->wanted) {
-                        int backoff = TK_RESTART_MIN_MS;
-                        for (int i = 1; i < in->exits && backoff < TK_RESTART_MAX_MS; i++)
-                                backoff *= 2;
-                        if (backoff > TK_RESTART_MAX_MS)
-                                backoff = TK_RESTART_MAX_MS;
-                        in->restart_at = now + backoff;
-                }
+                if (in->wanted)
+                        in->restart_at = now + backoff_ms(in);
         }
         if (!in->running && in->wanted && now >= in->restart_at)
                 tk_instance_start(in);
@@ -300,6 +356,9 @@ void tk_instance_stop(struct tk_instance *in, int grace_ms) {
 void tk_instance_destroy(struct tk_instance *in) {
         if (in->running)
                 tk_instance_stop(in, 0);
+        if (in->live)
+                live_remove(in);
+        in->live = 0;
         if (in->envp) {
                 for (char **e = in->envp; *e; e++)
                         free(*e);

@@ -60,7 +60,9 @@
  * (kdc/error.h). Times are in milliseconds. The testkit is a separate
  * library (CMake target kdc::testkit) because, unlike libkdc, it starts
  * threads (a progress probe; loop services), spawns and signals child
- * processes, and hosts a mock cluster. Run one run at a time per process.
+ * processes, and hosts a mock cluster. kdc::testkit is a target of kdc's
+ * build tree (a project adds kdc with add_subdirectory()); unlike libkdc it
+ * is not installed. Run one run at a time per process.
  */
 #ifndef KDC_TESTKIT_H
 #define KDC_TESTKIT_H
@@ -137,10 +139,24 @@ typedef struct kdc_testkit_options_s {
         /** File descriptor for a command service's stdout and stderr; -1
          *  (default): the service writes to this process's stderr. */
         int service_fd;
+        /** Non-zero: an event left unprocessed (not committed at the end)
+         *  also makes the run invalid. */
+        int require_complete;
 } kdc_testkit_options_t;
 
 /** @brief Set every option to its default. NULL is ignored. */
 KDC_TESTKIT_EXPORT void kdc_testkit_options_init(kdc_testkit_options_t *options);
+
+/**
+ * @brief Check @p options as kdc_testkit_run_command() does, and say what is
+ *        wrong in words.
+ * @param errstr       receives one sentence naming the first bad option
+ *                     (NUL-terminated, truncated to @p errstr_size), or ""
+ *                     when they are valid; may be NULL.
+ * @returns 0, or KDC_ERR_INVALID (also for NULL @p options).
+ */
+KDC_TESTKIT_EXPORT int kdc_testkit_options_validate(const kdc_testkit_options_t *options,
+                                                    char *errstr, size_t errstr_size);
 
 /**
  * @brief A documented scenario (static storage, read-only).
@@ -193,14 +209,18 @@ typedef struct kdc_testkit_env_s {
  * It must consume, process and commit until kdc_testkit_stopping(env) is
  * non-zero, then close its clients and return. Returning earlier is an exit:
  * the testkit starts it again (as an orchestrator restarts a halted
- * service). The return value is recorded as the exit status.
+ * service). The return value is recorded as the exit status. A thread
+ * cannot be killed: a loop that never returns after the stop is reported
+ * stuck after options->stop_grace_ms, and the run then waits for it.
  * @param env    valid until the loop returns.
  * @param opaque as given to kdc_testkit_run_loop().
  */
 typedef int(kdc_testkit_loop_t)(const kdc_testkit_env_t *env, void *opaque);
 
 /** @brief Non-zero once the loop running with @p env should return.
- *         Thread-safe; cheap enough to call once per poll. */
+ *         @p env is the pointer the loop was given or a copy of it; for
+ *         any other env (or NULL), non-zero. Thread-safe; cheap enough to
+ *         call once per poll (a mutex and a few comparisons). */
 KDC_TESTKIT_EXPORT int kdc_testkit_stopping(const kdc_testkit_env_t *env);
 
 /**
@@ -232,9 +252,21 @@ typedef struct kdc_testkit_result_s {
         int faults;     /**< fault steps applied */
         int64_t duration_ms; /**< wall time of the run */
         const char *end_reason; /**< "all events committed", "idle",
-                                     "deadline", "service never started" */
+                                     "deadline", or "crash loop": the
+                                     service exited (or could not be
+                                     started again) 5 times without having
+                                     committed or written anything */
         int valid;      /**< 1: nothing lost (and, with exactly_once, nothing
-                             duplicated); 0 otherwise */
+                             duplicated; with require_complete, nothing
+                             unprocessed), and the service did something
+                             (a commit, an output or a DLQ record); 0
+                             otherwise, and failure says why */
+        const char *failure; /**< NULL when valid; else the first of
+                                  "events lost", "nothing processed" (no
+                                  event committed, no output and no DLQ
+                                  record: a service that never worked shows
+                                  nothing), "events duplicated",
+                                  "events unprocessed" that applies */
 } kdc_testkit_result_t;
 
 /** Which events kdc_testkit_result_event() lists. */
@@ -277,9 +309,11 @@ KDC_TESTKIT_EXPORT void kdc_testkit_result_destroy(kdc_testkit_result_t *result)
  * @param options  NULL for the defaults.
  * @param scenario a name from kdc_testkit_scenario().
  * @param resultp  receives the verdict (also when events were lost: that is
- *                 a completed run); the caller destroys it.
+ *                 a completed run); the caller destroys it. NULL when the
+ *                 call fails.
  * @returns 0: the run completed; read (*resultp)->valid.
- *          KDC_ERR_INVALID: unknown scenario, bad options, empty argv.
+ *          KDC_ERR_INVALID: unknown scenario, bad options
+ *          (kdc_testkit_options_validate() says which), empty argv.
  *          KDC_ERR_NOENT: the command could not be started.
  *          KDC_ERR_TIMEOUT: the mock cluster did not confirm the input
  *          events (nothing to judge).
@@ -310,7 +344,8 @@ KDC_TESTKIT_EXPORT int kdc_testkit_run_loop(const kdc_testkit_options_t *options
 /**
  * @brief Print @p n results: text (one block each and a summary line) or
  *        one JSON document {"tool": .., "runs": [..], "valid": bool}.
- * @returns 0; KDC_ERR_INVALID for NULL arguments; KDC_ERR_NOMEM.
+ * @returns 0; KDC_ERR_INVALID for NULL arguments or an unknown format;
+ *          KDC_ERR_NOMEM.
  */
 KDC_TESTKIT_EXPORT int kdc_testkit_results_print(const kdc_testkit_result_t *const *results,
                                                  size_t n, FILE *out,

@@ -23,8 +23,50 @@ printf '%s\n' "$out" | grep -q '^sigkill-restart ' || { echo "FAIL: list lacks s
 "$h" run --scenario baseline --format yaml -- true >/dev/null 2>&1; check "unknown format" 2 $?
 "$h" run --scenario baseline --input-topic 'a b' --events 10 --quiet -- true >/dev/null 2>&1
 check "invalid topic name" 2 $?
-err=$("$h" run --scenario baseline --events 10 --quiet -- /nonexistent/service 2>&1 >/dev/null)
-check "a command that cannot start" 2 $?
-printf '%s\n' "$err" | grep -q 'could not be started' || { echo "FAIL: no message for a command that cannot start: $err"; fail=1; }
+# A usage error: exit status 2, nothing on stdout, one line on stderr that
+# says what is wrong. Usage: usage DESCRIPTION EXPECTED-TEXT ARGS...
+usage() {
+        d=$1 want=$2
+        shift 2
+        out=$("$h" "$@" 2>/tmp/kdc-cli-err.$$)
+        st=$?
+        err=$(cat /tmp/kdc-cli-err.$$)
+        rm -f /tmp/kdc-cli-err.$$
+        check "$d" 2 $st
+        [ -z "$out" ] || { echo "FAIL: $d: stdout: $out"; fail=1; }
+        [ "$(printf '%s\n' "$err" | grep -c .)" = 1 ] || { echo "FAIL: $d: not one line: $err"; fail=1; }
+        case $err in
+        *"$want"*) ;;
+        *) echo "FAIL: $d: '$err' does not say '$want'"; fail=1 ;;
+        esac
+}
+dir=$(mktemp -d)
+printf '#!/bin/sh\nexit 0\n' >"$dir/not-executable"
+usage "a command that does not exist" "service command /nonexistent/service: No such file or directory" \
+        run --scenario baseline --events 10 --quiet -- /nonexistent/service
+usage "a command not in PATH" "service command no-such-kdc-service: not found in PATH" \
+        run --scenario baseline -- no-such-kdc-service
+usage "a command that is a directory" "service command $dir: is a directory" \
+        run --scenario baseline -- "$dir"
+usage "a command that is not executable" "service command $dir/not-executable: not executable" \
+        run --scenario baseline -- "$dir/not-executable"
+rm -rf "$dir"
+usage "an unknown option" "unknown option '--bogus'" run --bogus --scenario baseline -- true
+usage "an option without its value" "option '--events' needs a value" run --scenario baseline --events
+usage "a value for a flag" "option '--all=1' takes no value" run --all=1 -- true
+usage "--events 0" "--events: '0' is not an integer in 1..10000000" run --scenario baseline --events 0 -- true
+usage "negative --events" "--events: '-5'" run --scenario baseline --events -5 -- true
+usage "huge --events" "--events: '99999999999999999999'" run --scenario baseline --events 99999999999999999999 -- true
+usage "--seed garbage" "--seed: 'abc' is not an integer" run --scenario baseline --seed abc -- true
+usage "--format yaml" "--format: 'yaml' is not text or json" run --scenario baseline --format yaml -- true
+usage "list --format yaml" "--format: 'yaml' is not text or json" list --format yaml
+usage "list with an extra argument" "list: unknown argument 'extra'" list extra
+usage "an unknown command" "unknown command 'lsit'" lsit
+usage "a bad entry in a scenario list" "unknown scenario 'nope'" run --scenario baseline,nope -- true
+usage "an empty entry in a scenario list" "--scenario: an empty name in 'baseline,'" run --scenario baseline, -- true
+usage "an empty scenario list" "--scenario: an empty name in ''" run --scenario '' -- true
+usage "an invalid topic name" "input topic 'a b' is not a topic name" run --scenario baseline --input-topic 'a b' -- true
+usage "one topic for two roles" "the input and DLQ topics are both 'x'" run --scenario baseline --input-topic x --dlq-topic x -- true
+usage "an empty group" "the consumer group is empty" run --scenario baseline --group '' -- true
 "$h" --version | grep -q '^kdc-harness [0-9]'; check "--version" 0 $?
 exit $fail

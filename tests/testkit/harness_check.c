@@ -6,6 +6,11 @@
  *     or dead-lettered
  *   harness_check lost -- kdc-harness run ... --format json -- SERVICE
  *     exit status 1; every run: lost > 0, and the lost events listed
+ *   harness_check expect STATUS FIELD=VALUE... -- kdc-harness run ...
+ *     exit status STATUS; every run has each FIELD (a run's field, or
+ *     service.FIELD) equal to VALUE (an integer, true, false, null or a
+ *     string); FIELD>=N and FIELD<=N compare integers; a list field
+ *     (lost_events, ...) compares its length
  * It prints one line per run with the counts, so a failing ctest shows
  * what the harness saw. */
 #include <spawn.h>
@@ -23,12 +28,59 @@ static long long num(json_t *run, const char *key) {
         return json_integer_value(json_object_get(run, key));
 }
 
+/* FIELD=VALUE, FIELD>=N or FIELD<=N against one run: 0 when it holds. */
+static int expect_one(json_t *run, const char *spec) {
+        char field[64];
+        size_t flen = strcspn(spec, "=<>");
+        const char *op = spec + flen, *value;
+        json_t *v;
+
+        if (flen >= sizeof field || !*op)
+                return -1;
+        memcpy(field, spec, flen);
+        field[flen] = '\0';
+        value = op + (op[0] == '=' ? 1 : 2);
+        if (strncmp(field, "service.", 8) == 0)
+                v = json_object_get(json_object_get(run, "service"), field + 8);
+        else
+                v = json_object_get(run, field);
+        if (!v)
+                return -1;
+        long long have = json_is_array(v) ? (long long)json_array_size(v)
+                                           : json_is_true(v) ? 1 : json_integer_value(v);
+        if (op[0] == '>' || op[0] == '<') {
+                if (op[1] != '=')
+                        return -1;
+                long long want = atoll(value);
+                return (op[0] == '>' ? have >= want : have <= want) ? 0 : -1;
+        }
+        if (!strcmp(value, "true") || !strcmp(value, "false"))
+                return json_is_boolean(v) && json_is_true(v) == !strcmp(value, "true") ? 0 : -1;
+        if (!strcmp(value, "null"))
+                return json_is_null(v) ? 0 : -1;
+        if (json_is_string(v))
+                return strcmp(json_string_value(v), value) == 0 ? 0 : -1;
+        return (json_is_integer(v) || json_is_array(v)) && have == atoll(value) ? 0 : -1;
+}
+
 int main(int argc, char **argv) {
-        if (argc < 4 || strcmp(argv[2], "--") != 0 ||
-            (strcmp(argv[1], "valid") != 0 && strcmp(argv[1], "lost") != 0)) {
-                fprintf(stderr, "usage: harness_check valid|lost -- KDC-HARNESS ARGS...\n");
+        int want_status = -1, first = 2;
+        char **expect = NULL;
+        int nexpect = 0;
+
+        if (argc >= 3 && strcmp(argv[1], "expect") == 0) {
+                want_status = atoi(argv[2]);
+                expect = argv + 3;
+                for (first = 3; first < argc && strcmp(argv[first], "--") != 0; first++)
+                        nexpect++;
+        }
+        if (first + 1 >= argc || strcmp(argv[first], "--") != 0 ||
+            (want_status < 0 && strcmp(argv[1], "valid") != 0 && strcmp(argv[1], "lost") != 0)) {
+                fprintf(stderr, "usage: harness_check valid|lost|expect STATUS FIELD=VALUE... -- "
+                                "KDC-HARNESS ARGS...\n");
                 return 2;
         }
+        argv += first - 2; /* argv[3] is the command, as for valid and lost */
         int want_valid = strcmp(argv[1], "valid") == 0;
         int out[2];
         posix_spawn_file_actions_t fa;
@@ -82,7 +134,13 @@ int main(int argc, char **argv) {
                         fprintf(stderr, "  no events\n");
                         failures++;
                 }
-                if (want_valid) {
+                if (want_status >= 0) {
+                        for (int e = 0; e < nexpect; e++)
+                                if (expect_one(run, expect[e]) != 0) {
+                                        fprintf(stderr, "  expected %s\n", expect[e]);
+                                        failures++;
+                                }
+                } else if (want_valid) {
                         if (lost != 0 || num(run, "unprocessed") != 0 ||
                             num(run, "dlq_without_identity") != 0 ||
                             num(run, "foreign_records") != 0 ||
@@ -98,9 +156,11 @@ int main(int argc, char **argv) {
                         failures++;
                 }
         }
-        if (code != (want_valid ? 0 : 1)) {
+        if (want_status < 0)
+                want_status = want_valid ? 0 : 1;
+        if (code != want_status) {
                 fprintf(stderr, "harness_check: kdc-harness exited %d, expected %d\n", code,
-                        want_valid ? 0 : 1);
+                        want_status);
                 failures++;
         }
         json_decref(doc);

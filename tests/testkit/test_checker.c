@@ -141,6 +141,42 @@ static void event_ids_round_trip_and_strangers_are_refused(void **state) {
         assert_int_equal(tk_event_index(NULL, 0, 100), -1);
 }
 
+static void a_run_in_which_the_service_did_nothing_fails(void **state) {
+        (void)state;
+        struct tk_event e[] = {ev(0, 0, 0, 0), ev(0, 1, 0, 0)};
+        int64_t none[] = {-1};
+        struct tk_verdict v;
+
+        /* Nothing committed, no output, no DLQ record: nothing lost, and no
+         * evidence of anything either. */
+        assert_int_equal(tk_check(e, 2, none, 1, &v), 0);
+        assert_int_equal(v.lost, 0);
+        assert_string_equal(tk_judge(&v, 0, 0, 0, 0), "nothing processed");
+        /* Outputs without commits: it worked, only incompletely. */
+        assert_null(tk_judge(&v, 2, 0, 0, 0));
+        assert_null(tk_judge(&v, 0, 1, 0, 0));
+        assert_string_equal(tk_judge(&v, 2, 0, 0, 1), "events unprocessed");
+        tk_verdict_free(&v);
+}
+
+static void the_failure_named_is_the_first_that_applies(void **state) {
+        (void)state;
+        /* offset 0: two outputs; 1: none (lost); 2: one; 3: not committed */
+        struct tk_event e[] = {ev(0, 0, 2, 0), ev(0, 1, 0, 0), ev(0, 2, 1, 0), ev(0, 3, 1, 0)};
+        int64_t committed[] = {3};
+        struct tk_verdict v;
+
+        assert_int_equal(tk_check(e, 4, committed, 1, &v), 0);
+        assert_string_equal(tk_judge(&v, 4, 0, 1, 1), "events lost");
+        e[1].outputs = 1;
+        tk_verdict_free(&v);
+        assert_int_equal(tk_check(e, 4, committed, 1, &v), 0);
+        assert_null(tk_judge(&v, 5, 0, 0, 0)); /* duplicates and unprocessed allowed */
+        assert_string_equal(tk_judge(&v, 5, 0, 1, 1), "events duplicated");
+        assert_string_equal(tk_judge(&v, 5, 0, 0, 1), "events unprocessed");
+        tk_verdict_free(&v);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(an_event_below_the_committed_offset_without_output_or_dlq_is_lost),
@@ -151,6 +187,8 @@ int main(void) {
             cmocka_unit_test(offsets_with_gaps_compare_by_offset_not_by_position),
             cmocka_unit_test(many_lost_events_are_all_listed),
             cmocka_unit_test(event_ids_round_trip_and_strangers_are_refused),
+            cmocka_unit_test(a_run_in_which_the_service_did_nothing_fails),
+            cmocka_unit_test(the_failure_named_is_the_first_that_applies),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -126,9 +126,13 @@ static int halting_loop(const kdc_testkit_env_t *env, void *opaque) {
         return loop(env, 0);
 }
 
+/* A service that keeps its settings by value: kdc_testkit_stopping() answers
+ * for the copy as for the env it was given. */
 static int committing_loop(const kdc_testkit_env_t *env, void *opaque) {
+        kdc_testkit_env_t copy = *env;
+
         (void)opaque;
-        return loop(env, 1);
+        return loop(&copy, 1);
 }
 
 static void options(kdc_testkit_options_t *o) {
@@ -157,6 +161,8 @@ static void a_loop_that_halts_on_failure_loses_nothing(void **state) {
         assert_int_equal(r->committed, 300);
         assert_int_equal(r->processed, 300);
         assert_true(r->valid);
+        assert_null(r->failure);
+        assert_int_equal(r->stuck, 0);
         assert_true(r->exits >= 1); /* it halted on the refused output, and was restarted */
         assert_int_equal(r->faults, 1);
         assert_non_null(kdc_testkit_result_fault(r, 0));
@@ -179,6 +185,8 @@ static void a_loop_that_commits_on_failure_loses_the_refused_events(void **state
                          0);
         assert_non_null(r);
         assert_false(r->valid);
+        assert_string_equal(r->failure, "events lost");
+        assert_int_equal(r->stuck, 0); /* it saw the stop through its copy of env */
         assert_true(r->lost > 0);
         assert_int_equal(r->committed, 300);
         assert_int_equal(r->lost, r->events - r->processed);
@@ -228,9 +236,21 @@ static void loops_cannot_run_scenarios_that_signal_processes(void **state) {
                          KDC_ERR_INVALID);
 }
 
+static void an_env_no_loop_was_given_is_told_to_stop(void **state) {
+        (void)state;
+        kdc_testkit_env_t env;
+
+        memset(&env, 0, sizeof env);
+        env.bootstrap_servers = "127.0.0.1:9092";
+        env.instance = 1;
+        assert_int_equal(kdc_testkit_stopping(&env), 1);
+        assert_int_equal(kdc_testkit_stopping(NULL), 1);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
             cmocka_unit_test(loops_cannot_run_scenarios_that_signal_processes),
+            cmocka_unit_test(an_env_no_loop_was_given_is_told_to_stop),
             cmocka_unit_test(a_loop_that_halts_on_failure_loses_nothing),
             cmocka_unit_test(a_loop_that_commits_on_failure_loses_the_refused_events),
         };
