@@ -57,15 +57,27 @@ static void collect_file(void *arg, const char *path) {
     KDC_VEC_PUSH(*files, copy);
 }
 
-/* Parses one unit, or loads it from the cache, into r. */
-static void process_unit(run_t *run, const kdc_tu_job_t *job, result_t *r, int use_cache) {
-    kdc_cache_t *cache = use_cache ? run->o->cache : NULL;
-    if (cache && kdc_cache_lookup(cache, job, &r->model, &r->note)) {
+enum {
+    UNIT_LOOKUP = 1, /* take the model from the cache when it has one */
+    UNIT_STORE = 2,  /* store the model parsed */
+    UNIT_WHOLE = 4,  /* convert every definition, also those converted for an earlier unit */
+};
+
+/* Parses one unit, or loads it from the cache, into r. Definitions this process
+ * converted for an earlier unit (shared headers) are left out of the model unless
+ * UNIT_WHOLE: units are taken in input order, so the unit that had them is merged
+ * first (kdc_unit_merge checks, and KDC_UNIT_INCOMPLETE has the unit parsed again). */
+static void process_unit(run_t *run, const kdc_tu_job_t *job, result_t *r, int how) {
+    kdc_cache_t *cache = run->o->cache;
+    if (cache && (how & UNIT_LOOKUP) && kdc_cache_lookup(cache, job, &r->model, &r->note)) {
         r->from_cache = 1;
         return;
     }
+    if (!(how & UNIT_STORE))
+        cache = NULL;
     if (!run->parser)
         run->parser = kdc_parser_new();
+    kdc_parser_omit_seen(run->parser, !(how & UNIT_WHOLE));
     kdc_program_t *unit = kdc_program_new();
     if (!unit)
         kdc_oom();
@@ -140,10 +152,12 @@ static void progress_end(progress_t *p) {
 
 /* ---------- merging, in input order ---------- */
 
-/* Merges one model into prog, and into the digest of the program. */
+/* Merges one model into prog, and into the digest of the program: 0, or as
+ * kdc_unit_merge. */
 static int merge_model(run_t *run, kdc_program_t *prog, const kdc_buf_t *model, char **err) {
-    if (kdc_unit_merge(prog, model->v, model->n, err))
-        return -1;
+    int rc = kdc_unit_merge(prog, model->v, model->n, err);
+    if (rc)
+        return rc;
     uint64_t len = model->n;
     XXH3_128bits_update(run->program, &len, sizeof len);
     XXH3_128bits_update(run->program, model->v, model->n);
@@ -161,19 +175,30 @@ static void merge_one(run_t *run, result_t *r, size_t k, kdc_program_t *prog,
         return;
     }
     char *err = NULL;
-    if (merge_model(run, prog, &r->model, &err) == 0) {
+    int rc = merge_model(run, prog, &r->model, &err);
+    if (rc == 0) {
         if (r->from_cache)
             st->from_cache++;
         else
             st->parsed++;
         return;
     }
-    /* Only a cache entry can get here (a fresh model always decodes): parse it again. */
-    fprintf(stderr, "kdc-lint: note: the cached model of %s is damaged (%s); parsing it again\n",
-            kdc_display_path(run->o->cwd, job->file), err);
-    free(err);
     result_t again = {0};
-    process_unit(run, job, &again, 0);
+    if (rc == KDC_UNIT_INCOMPLETE) {
+        /* a model that leaves out shared definitions no earlier unit of this run provided
+         * (a cache entry written in a run with other units): parsed again in full, stored */
+        free(err);
+        process_unit(run, job, &again, UNIT_STORE | UNIT_WHOLE);
+    } else {
+        /* Only a cache entry can get here (a fresh model always decodes): parse it again. */
+        fprintf(stderr,
+                "kdc-lint: note: the cached model of %s is damaged (%s); parsing it again\n",
+                kdc_display_path(run->o->cwd, job->file), err);
+        free(err);
+        process_unit(run, job, &again, UNIT_WHOLE);
+    }
+    if (again.note)
+        fprintf(stderr, "kdc-lint: note: %s\n", again.note);
     if (again.error) {
         kdc_inputs_add_error(run->inputs, job->file, "%s", again.error);
         st->failed++;
@@ -248,7 +273,7 @@ static _Noreturn void worker_main(run_t *run, shared_t *sh, int slot, int fd) {
             break;
         atomic_store(&sh->current[slot], (long)k);
         result_t r = {0};
-        process_unit(run, &run->inputs->jobs[run->todo[k]], &r, 1);
+        process_unit(run, &run->inputs->jobs[run->todo[k]], &r, UNIT_LOOKUP | UNIT_STORE);
         msg_hdr_t h = {MSG_UNIT, (uint32_t)r.from_cache, k,
                        r.error ? (uint32_t)strlen(r.error) : 0,
                        r.note ? (uint32_t)strlen(r.note) : 0, r.error ? 0 : r.model.n};
@@ -361,7 +386,8 @@ static void run_workers(run_t *run, unsigned nworkers, result_t *res, progress_t
             /* No worker left (fork failed, or the last one died): parse the rest here. */
             for (size_t i = merged; i < run->ntodo; i++)
                 if (!res[i].done) {
-                    process_unit(run, &run->inputs->jobs[run->todo[i]], &res[i], 1);
+                    process_unit(run, &run->inputs->jobs[run->todo[i]], &res[i],
+                                 UNIT_LOOKUP | UNIT_STORE);
                     res[i].done = 1;
                     progress_step(pg, run, i);
                 }
@@ -449,7 +475,7 @@ void kdc_jobs_run(const kdc_jobs_opts_t *o, kdc_inputs_t *inputs, const size_t *
         run_workers(&run, nworkers, res, &pg, prog, stats);
     } else {
         for (size_t k = 0; k < ntodo; k++) {
-            process_unit(&run, &inputs->jobs[todo[k]], &res[k], 1);
+            process_unit(&run, &inputs->jobs[todo[k]], &res[k], UNIT_LOOKUP | UNIT_STORE);
             progress_step(&pg, &run, k);
             merge_one(&run, &res[k], k, prog, stats);
             result_free(&res[k]);

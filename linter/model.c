@@ -21,6 +21,7 @@ struct kdc_program {
     kdc_strmap_t func_by_id;  /* second and later definitions */
     KDC_VEC(kdc_global_init_t) globals;
     KDC_VEC(kdc_tu_info_t) tus;
+    KDC_VEC(kdc_omitted_t) omitted;
 };
 
 kdc_program_t *kdc_program_new(void) {
@@ -48,6 +49,7 @@ void kdc_program_free(kdc_program_t *p) {
     free(p->funcs.v);
     free(p->globals.v);
     free(p->tus.v);
+    free(p->omitted.v);
     free(p);
 }
 
@@ -108,6 +110,25 @@ void kdc_program_add_global_init(kdc_program_t *p, const char *usr, kdc_expr_t *
 int kdc_program_add_tu(kdc_program_t *p, const kdc_tu_info_t *tu) {
     KDC_VEC_PUSH(p->tus, *tu);
     return (int)p->tus.n - 1;
+}
+
+void kdc_program_add_omitted(kdc_program_t *p, const char *usr, const char *file, unsigned line) {
+    kdc_omitted_t o = {usr, file, line};
+    KDC_VEC_PUSH(p->omitted, o);
+}
+
+size_t kdc_program_nomitted(const kdc_program_t *p) { return p->omitted.n; }
+const kdc_omitted_t *kdc_program_omitted(const kdc_program_t *p, size_t i) {
+    return &p->omitted.v[i];
+}
+
+int kdc_program_has_def(const kdc_program_t *p, const char *usr, const char *file,
+                        unsigned line) {
+    for (const kdc_func_t *g = usr ? kdc_strmap_get(&p->func_by_usr, usr) : NULL; g;
+         g = g->next_def)
+        if (g->loc.file == file && g->loc.line == line)
+            return 1;
+    return 0;
 }
 
 size_t kdc_program_nfuncs(const kdc_program_t *p) { return p->funcs.n; }

@@ -142,6 +142,16 @@ typedef struct kdc_tu_info {
     const char *too_deep;      /* "file:line:col: message" where the model stopped nesting */
 } kdc_tu_info_t;
 
+/* A function definition a unit's parse left out because an earlier unit parsed
+ * by the same process had it (kdc_parser_omit_seen): a shared header's inline
+ * function is converted once per process, not once per unit. Its identity is
+ * the one kdc_program_add_func compares definitions by. */
+typedef struct kdc_omitted {
+    const char *usr;
+    const char *file;
+    unsigned line;
+} kdc_omitted_t;
+
 typedef struct kdc_program kdc_program_t;
 
 kdc_program_t *kdc_program_new(void);
@@ -158,6 +168,12 @@ const char *kdc_intern_n(kdc_program_t *p, const char *s, size_t n);
 int kdc_program_add_func(kdc_program_t *p, kdc_func_t *f);
 void kdc_program_add_global_init(kdc_program_t *p, const char *usr, kdc_expr_t *init);
 int kdc_program_add_tu(kdc_program_t *p, const kdc_tu_info_t *tu);
+void kdc_program_add_omitted(kdc_program_t *p, const char *usr, const char *file, unsigned line);
+size_t kdc_program_nomitted(const kdc_program_t *p);
+const kdc_omitted_t *kdc_program_omitted(const kdc_program_t *p, size_t i);
+/* Is this definition (USR, file, line) in the program? */
+int kdc_program_has_def(const kdc_program_t *p, const char *usr, const char *file,
+                        unsigned line);
 
 size_t kdc_program_nfuncs(const kdc_program_t *p);
 kdc_func_t *kdc_program_func(const kdc_program_t *p, size_t i);

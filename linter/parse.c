@@ -20,10 +20,17 @@
 
 struct kdc_parser {
     CXIndex index;
+    int omit;            /* kdc_parser_omit_seen */
+    kdc_strset_t keys;   /* "USR\nfile\nline" of function definitions met */
+    kdc_strmap_t seen;   /* key → SEEN_WHOLE or SEEN_PARTIAL once converted */
 };
+
+#define SEEN_WHOLE ((void *)1)
+#define SEEN_PARTIAL ((void *)2) /* reached the nesting limit */
 
 typedef struct pctx {
     kdc_program_t *p;
+    kdc_parser_t *ps;
     CXTranslationUnit tu;
     int tu_index;
     kdc_strmap_t file_names; /* CXFile (as key) → interned real path */
@@ -32,6 +39,8 @@ typedef struct pctx {
     int is_cxx;
     unsigned depth;          /* expressions and statements being converted */
     const char *too_deep;    /* where the model first stopped at KDC_MAX_NESTING */
+    unsigned ndeep;          /* how many times it stopped there */
+    int omit;                /* leave out definitions converted for an earlier unit */
 } pctx_t;
 
 /* Deepest expression/statement nesting the model keeps. Every later pass
@@ -47,6 +56,8 @@ kdc_parser_t *kdc_parser_new(void) {
     if (!ps)
         kdc_oom();
     ps->index = clang_createIndex(0, 0);
+    kdc_strset_init(&ps->keys);
+    kdc_strmap_init(&ps->seen);
     return ps;
 }
 
@@ -54,7 +65,18 @@ void kdc_parser_free(kdc_parser_t *ps) {
     if (!ps)
         return;
     clang_disposeIndex(ps->index);
+    kdc_strset_free(&ps->keys);
+    kdc_strmap_free(&ps->seen);
     free(ps);
+}
+
+void kdc_parser_omit_seen(kdc_parser_t *ps, int on) { ps->omit = on; }
+
+/* The key of a definition in ps->keys; *len its length. */
+static char *seen_key(const kdc_func_t *f, size_t *len) {
+    char *k = kdc_xasprintf("%s\n%s\n%u", f->usr, f->loc.file ? f->loc.file : "", f->loc.line);
+    *len = strlen(k);
+    return k;
 }
 
 /* ---------- strings and locations ---------- */
@@ -1075,6 +1097,7 @@ static kdc_stmt_t *conv_stmt_at(pctx_t *c, CXCursor cur) {
 static int nesting_ok(pctx_t *c, CXCursor cur) {
     if (c->depth < KDC_MAX_NESTING)
         return 1;
+    c->ndeep++;
     if (!c->too_deep) {
         kdc_loc_t l = loc_of(c, cur);
         char buf[4200];
@@ -1185,6 +1208,16 @@ static void build_function(pctx_t *c, CXCursor cur) {
         f->loc.line = line;
         f->loc.col = col;
     }
+    /* converted for an earlier unit of this process (a shared header's function): left out */
+    size_t klen;
+    char *key = c->omit ? seen_key(f, &klen) : NULL;
+    const char *seen = key ? kdc_strset_add(&c->ps->keys, key, klen) : NULL;
+    free(key);
+    if (seen && kdc_strmap_get(&c->ps->seen, seen) == SEEN_WHOLE) {
+        kdc_program_add_omitted(c->p, f->usr, f->loc.file, f->loc.line);
+        return;
+    }
+    unsigned ndeep = c->ndeep;
     f->is_static = clang_getCursorLinkage(cur) != CXLinkage_External;
     f->tu = c->tu_index;
     enum CXCursorKind k = clang_getCursorKind(cur);
@@ -1211,8 +1244,12 @@ static void build_function(pctx_t *c, CXCursor cur) {
             body = kv.v[i];
     }
     free(kv.v);
-    if (!clang_Cursor_isNull(body))
-        finish_function(c, f, body);
+    if (clang_Cursor_isNull(body))
+        return;
+    finish_function(c, f, body);
+    /* converted partially (the nesting limit): every unit converts it again, and says so */
+    if (seen)
+        kdc_strmap_put(&c->ps->seen, seen, c->ndeep == ndeep ? SEEN_WHOLE : SEEN_PARTIAL);
 }
 
 static enum CXChildVisitResult top_visit(CXCursor cur, CXCursor parent, CXClientData d) {
@@ -1297,6 +1334,7 @@ int kdc_parse_tu_files(kdc_parser_t *ps, kdc_program_t *p, const char *file,
                        char **err) {
     pctx_t c = {0};
     c.p = p;
+    c.ps = ps;
     kdc_strmap_init(&c.file_names);
     /* libclang applies -working-directory= to the whole process: restore ours. */
     int cwd_fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -1319,6 +1357,10 @@ int kdc_parse_tu_files(kdc_parser_t *ps, kdc_program_t *p, const char *file,
     info.file = kdc_intern(p, real ? real : file);
     free(real);
     info.first_error = first_error(&c, &info.nerrors);
+    /* A unit with compile errors is never cached, so it is parsed on every run, after other
+     * units or none: converted whole, its model is the same whatever this process parsed
+     * before (the analysis cache keys on the models' bytes). */
+    c.omit = ps->omit && info.nerrors == 0;
     c.tu_index = (int)kdc_program_ntus(p); /* the index kdc_program_add_tu gives it below */
     clang_visitChildren(clang_getTranslationUnitCursor(c.tu), top_visit, &c);
     info.too_deep = c.too_deep;

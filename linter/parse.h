@@ -9,6 +9,16 @@ typedef struct kdc_parser kdc_parser_t;
 kdc_parser_t *kdc_parser_new(void);
 void kdc_parser_free(kdc_parser_t *ps);
 
+/* With `on`, a function definition this parser already converted for an
+ * earlier unit (same USR, file and line: a shared header's inline function) is
+ * not converted again: the unit's program lists it as omitted
+ * (kdc_program_omitted), and kdc_unit_merge accepts the unit only into a
+ * program that has it already. Off by default. A definition whose conversion
+ * reached the nesting limit is always converted (its unit must say so), and so
+ * is every definition of a unit with compile errors (never cached, it is parsed
+ * again on every run: its model must not depend on what was parsed before). */
+void kdc_parser_omit_seen(kdc_parser_t *ps, int on);
+
 /*
  * Parses one translation unit with libclang (KeepGoing: compile errors do not
  * stop the analysis) and adds its function definitions, outside system

@@ -785,7 +785,8 @@ void kdc_pts_callees(const kdc_pts_t *t, const kdc_func_t *f, const kdc_expr_t *
             kdc_oom();
         c->f = f;
         c->n = n;
-        memcpy(c->v, out->v + before, n * sizeof c->v[0]);
+        if (n)
+            memcpy(c->v, out->v + before, n * sizeof c->v[0]);
         kdc_strmap_put(&mt->callees, (const char *)call, c);
     }
 }

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #define UNIT_MAGIC "KDCU"
-#define UNIT_FORMAT 1u
+#define UNIT_FORMAT 2u
 
 /* ---------- buffer ---------- */
 
@@ -218,6 +218,11 @@ void kdc_unit_encode(const kdc_program_t *unit, kdc_buf_t *out) {
         note_str(&e, t->first_error);
         note_str(&e, t->too_deep);
     }
+    size_t nomitted = kdc_program_nomitted(unit);
+    for (size_t i = 0; i < nomitted; i++) {
+        note_str(&e, kdc_program_omitted(unit, i)->usr);
+        note_str(&e, kdc_program_omitted(unit, i)->file);
+    }
 
     kdc_buf_put(out, UNIT_MAGIC, 4);
     put_u32(&e, UNIT_FORMAT);
@@ -271,6 +276,14 @@ void kdc_unit_encode(const kdc_program_t *unit, kdc_buf_t *out) {
         put_u32(&e, t->nerrors);
         put_str(&e, t->first_error);
         put_str(&e, t->too_deep);
+    }
+    /* the definitions left out: converted for an earlier unit (kdc_parser_omit_seen) */
+    put_u32(&e, (uint32_t)nomitted);
+    for (size_t i = 0; i < nomitted; i++) {
+        const kdc_omitted_t *o = kdc_program_omitted(unit, i);
+        put_str(&e, o->usr);
+        put_str(&e, o->file);
+        put_u32(&e, o->line);
     }
     kdc_buf_put(out, UNIT_MAGIC, 4); /* end marker: a truncated unit is never complete */
     kdc_strmap_free(&e.str_ids);
@@ -553,6 +566,17 @@ int kdc_unit_merge(kdc_program_t *p, const void *data, size_t len, char **err) {
     tu.too_deep = get_str(&d);
     if (!d.bad && !tu.file)
         d.bad = "a unit without a file name";
+    /* every definition left out must be in the program already (from an earlier unit) */
+    uint32_t nomitted = get_count(&d, 12);
+    const char *missing = NULL;
+    for (uint32_t i = 0; i < nomitted && !d.bad; i++) {
+        const char *usr = get_str(&d), *file = get_str(&d);
+        uint32_t line = get_u32(&d);
+        if (!d.bad && !usr)
+            d.bad = "a definition left out without a USR";
+        if (!d.bad && !missing && !kdc_program_has_def(p, usr, file, line))
+            missing = usr;
+    }
     if (take(&d, magic, 4, "truncated") == 0 && memcmp(magic, UNIT_MAGIC, 4))
         d.bad = "no end marker";
     if (!d.bad && d.at != d.end)
@@ -562,6 +586,10 @@ int kdc_unit_merge(kdc_program_t *p, const void *data, size_t len, char **err) {
     if (d.bad) {
         *err = kdc_xasprintf("%s", d.bad);
         rc = -1;
+    } else if (missing) {
+        *err = kdc_xasprintf("it leaves out %s, defined by a unit merged before it, and no unit "
+                             "merged so far defines it", missing);
+        rc = KDC_UNIT_INCOMPLETE;
     } else {
         /* As kdc_parse_tu: the unit's index is the number of units before it. */
         int index = (int)kdc_program_ntus(p);

@@ -34,9 +34,13 @@ void kdc_buf_free(kdc_buf_t *b);
  * unit, as kdc_parse_tu leaves it) to out. */
 void kdc_unit_encode(const kdc_program_t *unit, kdc_buf_t *out);
 
-/* Adds the unit encoded in data[0..len) to p. Returns 0, or -1 with *err
- * (malloc'd) when the bytes are not a complete, well-formed unit; p is then
- * unchanged except for interned strings and arena memory. */
+/* Adds the unit encoded in data[0..len) to p. Returns 0; -1 with *err
+ * (malloc'd) when the bytes are not a complete, well-formed unit;
+ * KDC_UNIT_INCOMPLETE with *err when the unit leaves out a definition
+ * (kdc_parser_omit_seen) that p does not have yet: it must then be parsed
+ * again in full. In both failures p is unchanged except for interned strings
+ * and arena memory. */
+#define KDC_UNIT_INCOMPLETE (-2)
 int kdc_unit_merge(kdc_program_t *p, const void *data, size_t len, char **err);
 
 #endif

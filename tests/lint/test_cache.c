@@ -528,6 +528,52 @@ static void a_damaged_analysis_entry_is_ignored_with_a_note_and_written_again(vo
     free(cache);
 }
 
+/* A process converts a shared header's function once: the second unit's entry leaves it
+ * out. Run without the first unit, that entry cannot be used: the unit is parsed again in
+ * full (and stored so); the header's finding is there either way. */
+static void a_unit_that_left_out_a_shared_function_is_parsed_again_without_its_provider(
+    void **state) {
+    (void)state;
+    scratch_write(g.tree, "src/commit.h",
+                  "#include <librdkafka/rdkafka.h>\n"
+                  "static inline void commit_now(rd_kafka_t *rk) {\n"
+                  "    rd_kafka_commit(rk, NULL, 0);\n"
+                  "}\n");
+    scratch_write(g.tree, "src/a.c", "#include \"commit.h\"\n"
+                                     "void a_done(rd_kafka_t *rk) { commit_now(rk); }\n");
+    scratch_write(g.tree, "src/b.c", "#include \"commit.h\"\n"
+                                     "void b_done(rd_kafka_t *rk) { commit_now(rk); }\n");
+    static const char header_finding[] = "commit.h:3:5: warning: rd_kafka_commit without an "
+                                         "offset list";
+    kdc_run_t all, r;
+    LINT(&all, g.tree, "-j1", "--stats", "--format=json", "src");
+    expect_parsed(&all, 5, 0);
+    assert_non_null(strstr(all.out, "\"file\": \"src/commit.h\""));
+    /* a.c converted commit_now; b.c's entry left it out */
+    LINT(&r, g.tree, "-j1", "--stats", "src/b.c");
+    expect_parsed(&r, 1, 0);
+    assert_non_null(strstr(r.out, header_finding));
+    kdc_run_free(&r);
+    LINT(&r, g.tree, "-j1", "--stats", "src/b.c");
+    expect_parsed(&r, 0, 1); /* stored in full */
+    assert_non_null(strstr(r.out, header_finding));
+    kdc_run_free(&r);
+    /* a.c's entry is whole: usable alone */
+    LINT(&r, g.tree, "-j1", "--stats", "src/a.c");
+    expect_parsed(&r, 0, 1);
+    assert_non_null(strstr(r.out, header_finding));
+    kdc_run_free(&r);
+    /* and all of them again: from the cache, the same report, with two processes too */
+    LINT(&r, g.tree, "-j1", "--stats", "--format=json", "src");
+    expect_parsed(&r, 0, 5);
+    scale_same_report("json", all.out, r.out);
+    kdc_run_free(&r);
+    LINT(&r, g.tree, "-j2", "--stats", "--format=json", "--no-cache", "src");
+    scale_same_report("json", all.out, r.out);
+    kdc_run_free(&r);
+    kdc_run_free(&all);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(a_warm_run_parses_nothing_and_writes_the_same_report,
@@ -542,6 +588,9 @@ int main(void) {
         cmocka_unit_test_setup_teardown(
             a_damaged_analysis_entry_is_ignored_with_a_note_and_written_again, each_setup,
             each_teardown),
+        cmocka_unit_test_setup_teardown(
+            a_unit_that_left_out_a_shared_function_is_parsed_again_without_its_provider,
+            each_setup, each_teardown),
         cmocka_unit_test_setup_teardown(other_flags_and_another_executable_are_other_entries,
                                         each_setup, each_teardown),
         cmocka_unit_test_setup_teardown(damaged_entries_are_ignored_with_a_note_and_written_again,

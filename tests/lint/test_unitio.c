@@ -1,7 +1,9 @@
 /*
  * A translation unit's model as bytes (linter/unitio.c): what worker processes
  * send and the cache stores must give back, field by field, the model libclang
- * produced, and damaged bytes must be refused, never followed.
+ * produced, and damaged bytes must be refused, never followed; a model that
+ * leaves out what its process converted for an earlier unit merges only after
+ * a unit that has it.
  *
  *   test_unitio        (KDC_FIXTURES_DIR from the environment)
  *
@@ -19,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "inputs.h"
 #include "model.h"
@@ -317,12 +320,103 @@ static void truncated_or_damaged_bytes_are_refused_with_a_message(void **state) 
     kdc_buf_free(&best);
 }
 
+/* A parser that leaves out what it converted for an earlier unit: the second parse of a
+ * file keeps nothing but the list of what it left out; that model merges only after one
+ * that defines it all, and then gives the program two whole parses give. A unit with
+ * compile errors is converted whole every time. */
+static void definitions_converted_for_an_earlier_unit_are_left_out_and_checked_at_merge(
+    void **state) {
+    (void)state;
+    size_t checked = 0;
+    for (size_t i = 0; i < g.files.n; i += 5) {
+        g.where = g.files.v[i];
+        kdc_parser_t *ps = kdc_parser_new(); /* what it converted: this file only */
+        kdc_parser_omit_seen(ps, 1);
+        int cxx = kdc_source_language(g.files.v[i]) == 2;
+        const char *argv[] = {cxx ? "-xc++" : "-xc", cxx ? "-std=gnu++17" : "-std=gnu11",
+                              "-isystem", KDC_RDKAFKA_INCLUDE_DIR "/librdkafka"};
+        kdc_program_t *first = kdc_program_new(), *second = kdc_program_new();
+        char *err = NULL;
+        assert_int_equal(kdc_parse_tu(ps, first, g.files.v[i], argv, 4, &err), 0);
+        assert_int_equal(kdc_parse_tu(ps, second, g.files.v[i], argv, 4, &err), 0);
+        if (kdc_program_tu(first, 0)->nerrors || kdc_program_tu(first, 0)->too_deep) {
+            kdc_program_free(first);
+            kdc_program_free(second);
+            kdc_parser_free(ps);
+            continue;
+        }
+        SAME_INT(kdc_program_nomitted(first), 0, "left out by a first parse");
+        SAME_INT(kdc_program_nfuncs(second), 0, "converted again");
+        SAME_INT(kdc_program_nomitted(second), kdc_program_nfuncs(first), "left out");
+        kdc_buf_t a = {0}, b = {0};
+        kdc_unit_encode(first, &a);
+        kdc_unit_encode(second, &b);
+        /* alone it is incomplete, and the program is left as it was */
+        kdc_program_t *alone = kdc_program_new();
+        if (kdc_program_nfuncs(first)) {
+            assert_int_equal(kdc_unit_merge(alone, b.v, b.n, &err), KDC_UNIT_INCOMPLETE);
+            assert_non_null(strstr(err, "leaves out"));
+            free(err);
+            err = NULL;
+            SAME_INT(kdc_program_ntus(alone), 0, "units after a refused merge");
+            SAME_INT(kdc_program_nfuncs(alone), 0, "functions after a refused merge");
+        }
+        /* after the unit that has them: as two whole parses */
+        kdc_program_t *merged = kdc_program_new(), *whole = kdc_program_new();
+        assert_int_equal(kdc_unit_merge(merged, a.v, a.n, &err), 0);
+        assert_int_equal(kdc_unit_merge(merged, b.v, b.n, &err), 0);
+        assert_int_equal(kdc_parse_tu(g.parser, whole, g.files.v[i], argv, 4, &err), 0);
+        assert_int_equal(kdc_parse_tu(g.parser, whole, g.files.v[i], argv, 4, &err), 0);
+        SAME_INT(kdc_program_nfuncs(merged), kdc_program_nfuncs(whole), "functions");
+        SAME_INT(kdc_program_ntus(merged), 2, "units");
+        for (size_t k = 0; k < kdc_program_nfuncs(merged); k++) {
+            SAME_STR(kdc_program_func(merged, k)->id, kdc_program_func(whole, k)->id, "func.id");
+            SAME_INT(kdc_program_func(merged, k)->tu, kdc_program_func(whole, k)->tu, "func.tu");
+        }
+        checked += kdc_program_nfuncs(first) > 0;
+        kdc_buf_free(&a);
+        kdc_buf_free(&b);
+        kdc_program_free(alone);
+        kdc_program_free(merged);
+        kdc_program_free(whole);
+        kdc_program_free(first);
+        kdc_program_free(second);
+        kdc_parser_free(ps);
+    }
+    assert_true(checked > 10);
+    kdc_parser_t *ps = kdc_parser_new();
+    kdc_parser_omit_seen(ps, 1);
+
+    /* compile errors: converted whole on every parse */
+    char path[] = "/tmp/kdc-unitio-XXXXXX.c";
+    int fd = mkstemps(path, 2);
+    assert_true(fd >= 0);
+    static const char broken[] = "#include \"missing.h\"\n"
+                                 "int helper(int x) { return x + 1; }\n";
+    assert_int_equal(write(fd, broken, sizeof broken - 1), (ssize_t)(sizeof broken - 1));
+    close(fd);
+    const char *argv[] = {"-xc", "-std=gnu11"};
+    for (int round = 0; round < 2; round++) {
+        kdc_program_t *p = kdc_program_new();
+        char *err = NULL;
+        assert_int_equal(kdc_parse_tu(ps, p, path, argv, 2, &err), 0);
+        assert_true(kdc_program_tu(p, 0)->nerrors > 0);
+        SAME_INT(kdc_program_nfuncs(p), 1, "functions of a unit with compile errors");
+        SAME_INT(kdc_program_nomitted(p), 0, "left out of a unit with compile errors");
+        kdc_program_free(p);
+    }
+    unlink(path);
+    kdc_parser_free(ps);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(every_fixture_unit_survives_encoding_field_by_field),
         cmocka_unit_test(
             a_unit_merged_twice_keeps_one_copy_of_each_definition_as_parsing_twice_does),
         cmocka_unit_test(truncated_or_damaged_bytes_are_refused_with_a_message),
+        cmocka_unit_test(
+            definitions_converted_for_an_earlier_unit_are_left_out_and_checked_at_merge),
     };
     return cmocka_run_group_tests_name("kdc-lint unit models as bytes", tests, setup, teardown);
 }
