@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <sys/stat.h>
 #include <inttypes.h>
@@ -206,6 +207,46 @@ static int command_startable(const char *command) {
         return usage_error("service command %s: not found in PATH", command), -1;
 }
 
+/* The report of the runs done. When the harness failed before every run was
+ * done, the JSON document says so: "valid": false and "error", so that a
+ * tool reading only the document does not take the runs done for all. */
+static int print_report(const kdc_testkit_result_t **results, size_t done, int json,
+                        const char *error) {
+        if (!json || !error)
+                return done || json ? kdc_testkit_results_print(results, done, stdout,
+                                                                json ? KDC_TESTKIT_JSON
+                                                                     : KDC_TESTKIT_TEXT)
+                                    : 0;
+        char *text = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&text, &len);
+        json_t *doc = NULL;
+        int rc = -1;
+        if (f && kdc_testkit_results_print(results, done, f, KDC_TESTKIT_JSON) == 0) {
+                fclose(f);
+                f = NULL;
+                doc = json_loadb(text, len, 0, NULL);
+        }
+        if (doc && !json_object_set_new(doc, "valid", json_false()) &&
+            !json_object_set_new(doc, "error", json_string(error)) &&
+            !json_dumpf(doc, stdout, JSON_INDENT(1) | JSON_PRESERVE_ORDER)) {
+                fputc('\n', stdout);
+                rc = 0;
+        }
+        if (f)
+                fclose(f);
+        json_decref(doc);
+        free(text);
+        return rc;
+}
+
+/* Interrupted mid-run (Ctrl-C, a CI timeout): no service may outlive us. */
+static void on_interrupt(int sig) {
+        kdc_testkit_services_kill();
+        signal(sig, SIG_DFL);
+        raise(sig);
+}
+
 static int run(int argc, char **argv) {
         enum { O_EVENTS = 256, O_SEED, O_FORMAT, O_PARTITIONS, O_RATE, O_INPUT, O_OUTPUT, O_DLQ,
                O_GROUP, O_TIMEOUT, O_IDLE, O_EXACT, O_COMPLETE, O_LOG, O_QUIET, O_SCENARIO,
@@ -337,6 +378,17 @@ static int run(int argc, char **argv) {
                 free(names);
                 return 2;
         }
+        /* A signal we inherited ignored (a background job's SIGINT) stays
+         * ignored. */
+        static const int interrupts[] = {SIGINT, SIGTERM, SIGHUP};
+        for (size_t i = 0; i < sizeof interrupts / sizeof interrupts[0]; i++) {
+                struct sigaction sa, old;
+                memset(&sa, 0, sizeof sa);
+                sa.sa_handler = on_interrupt;
+                sigemptyset(&sa.sa_mask);
+                if (sigaction(interrupts[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+                        sigaction(interrupts[i], &sa, NULL);
+        }
         o.log = quiet ? NULL : stderr;
         if (service_log) {
                 o.service_fd = open(service_log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -348,22 +400,30 @@ static int run(int argc, char **argv) {
         }
         const kdc_testkit_result_t **results = calloc(n, sizeof *results);
         size_t done = 0;
+        char error[512] = "";
+        if (!results)
+                snprintf(error, sizeof error, "out of memory");
         for (size_t i = 0; results && i < n; i++) {
                 kdc_testkit_result_t *r;
                 int rc = kdc_testkit_run_command(&o, names[i], argv + optind, &r);
                 if (rc != 0) {
-                        fprintf(stderr, "kdc-harness: scenario %s: %s\n", names[i],
-                                rc == KDC_ERR_NOENT ? "the service command could not be started"
-                                                    : kdc_strerror(rc));
-                        status = 2;
+                        snprintf(error, sizeof error, "scenario %s: %s", names[i],
+                                 rc == KDC_ERR_NOENT    ? "the service command could not be started"
+                                 : rc == KDC_ERR_TIMEOUT ? "the mock cluster did not confirm the "
+                                                           "input events, or outputs could not be "
+                                                           "read back"
+                                                         : kdc_strerror(rc));
                         break;
                 }
                 results[done++] = r;
                 if (!r->valid)
                         status = status ? status : 1;
         }
-        if (done && kdc_testkit_results_print(results, done, stdout,
-                                              json ? KDC_TESTKIT_JSON : KDC_TESTKIT_TEXT) != 0)
+        if (*error) {
+                fprintf(stderr, "kdc-harness: %s\n", error);
+                status = 2;
+        }
+        if (print_report(results, done, json, *error ? error : NULL) != 0)
                 status = 2;
         fflush(stdout);
         for (size_t i = 0; i < done; i++)

@@ -133,6 +133,43 @@ static void live_remove(struct tk_instance *in) {
         pthread_mutex_unlock(&live_lock);
 }
 
+/* Process groups of the command services alive in this process, for
+ * kdc_testkit_services_kill() (a signal handler): plain loads and stores of
+ * pid_t slots, no lock. */
+static pid_t children[TK_LIVE_MAX];
+
+static void child_add(pid_t pid) {
+        for (int i = 0; i < TK_LIVE_MAX; i++) {
+                pid_t none = 0;
+                if (__atomic_compare_exchange_n(&children[i], &none, pid, 0, __ATOMIC_SEQ_CST,
+                                                __ATOMIC_SEQ_CST))
+                        return;
+        }
+}
+
+static void child_remove(pid_t pid) {
+        for (int i = 0; i < TK_LIVE_MAX; i++) {
+                pid_t p = pid;
+                __atomic_compare_exchange_n(&children[i], &p, 0, 0, __ATOMIC_SEQ_CST,
+                                            __ATOMIC_SEQ_CST);
+        }
+}
+
+void kdc_testkit_services_kill(void) {
+        for (int i = 0; i < TK_LIVE_MAX; i++) {
+                pid_t pid = __atomic_load_n(&children[i], __ATOMIC_SEQ_CST);
+                if (pid > 0)
+                        kill(-pid, SIGKILL);
+        }
+}
+
+/* Wait for the (signalled) child and forget it. */
+static void child_reap(struct tk_instance *in, int *status) {
+        waitpid(in->pid, status, 0);
+        child_remove(in->pid);
+        in->pid = -1;
+}
+
 int tk_instance_init(struct tk_instance *in, int index, const kdc_testkit_env_t *env,
                      char *const *argv, kdc_testkit_loop_t *loop, void *opaque, int out_fd,
                      FILE *log, int64_t t0) {
@@ -231,6 +268,8 @@ int tk_instance_start(struct tk_instance *in) {
                 rc = posix_spawnp(&in->pid, in->argv[0], &fa, &attr, in->argv, in->envp);
                 posix_spawn_file_actions_destroy(&fa);
                 posix_spawnattr_destroy(&attr);
+                if (rc == 0)
+                        child_add(in->pid);
                 if (rc != 0) {
                         in->pid = -1;
                         in->failed_starts++;
@@ -260,6 +299,7 @@ static int reap(struct tk_instance *in, int *status) {
         if (in->argv) {
                 pid_t r = waitpid(in->pid, status, WNOHANG);
                 if (r == in->pid) {
+                        child_remove(in->pid);
                         in->pid = -1;
                         return 1;
                 }
@@ -302,8 +342,7 @@ void tk_instance_kill(struct tk_instance *in, int restart_delay_ms) {
         if (!in->running || !in->argv)
                 return;
         kill(-in->pid, SIGKILL);
-        waitpid(in->pid, &status, 0);
-        in->pid = -1;
+        child_reap(in, &status);
         in->running = 0;
         in->kills++;
         in->restart_at = tk_now_ms() + restart_delay_ms;
@@ -336,8 +375,7 @@ void tk_instance_stop(struct tk_instance *in, int grace_ms) {
                         ilog(in, "did not stop within %d ms", grace_ms);
                         if (in->argv) {
                                 kill(-in->pid, SIGKILL);
-                                waitpid(in->pid, &status, 0);
-                                in->pid = -1;
+                                child_reap(in, &status);
                                 break;
                         }
                         /* A thread cannot be killed: wait for it. */

@@ -329,6 +329,19 @@ KDC_TESTKIT_EXPORT int kdc_testkit_run_command(const kdc_testkit_options_t *opti
                                                kdc_testkit_result_t **resultp);
 
 /**
+ * @brief SIGKILL the process group of every command service that a run in
+ *        progress in this process has started.
+ *
+ * For the SIGINT / SIGTERM handler of a program interrupted mid-run: each
+ * service runs in a process group of its own, so the terminal's signals do
+ * not reach it, and it would outlive the program (and its mock cluster).
+ * Async-signal-safe (kill() only). The run itself is not ended: the
+ * handler is expected to end the process (kdc-harness re-raises the
+ * signal).
+ */
+KDC_TESTKIT_EXPORT void kdc_testkit_services_kill(void);
+
+/**
  * @brief Run @p scenario with a loop service in threads of this process (one
  *        per instance), for in-process tests of a service's loop.
  *

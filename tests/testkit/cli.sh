@@ -68,5 +68,30 @@ usage "an empty scenario list" "--scenario: an empty name in ''" run --scenario 
 usage "an invalid topic name" "input topic 'a b' is not a topic name" run --scenario baseline --input-topic 'a b' -- true
 usage "one topic for two roles" "the input and DLQ topics are both 'x'" run --scenario baseline --input-topic x --dlq-topic x -- true
 usage "an empty group" "the consumer group is empty" run --scenario baseline --group '' -- true
+# Interrupted mid-run (Ctrl-C, a CI job cancelled): the service, in a process
+# group of its own, must not outlive kdc-harness. (SIGTERM: a background job
+# of a script inherits SIGINT ignored.)
+dir=$(mktemp -d)
+printf '#!/bin/sh\necho $$ >"%s/pid"\nexec sleep 300\n' "$dir" >"$dir/service"
+chmod +x "$dir/service"
+"$h" run --scenario baseline --events 10 --quiet -- "$dir/service" >/dev/null 2>&1 &
+harness=$!
+i=0
+while [ ! -s "$dir/pid" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+kill -TERM $harness
+wait $harness
+check "SIGTERM ends kdc-harness" 143 $?
+pid=$(cat "$dir/pid" 2>/dev/null)
+alive() { [ -r /proc/$1/stat ] && ! grep -q ') Z ' /proc/$1/stat; }
+i=0
+while [ -n "$pid" ] && alive "$pid" && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+if [ -z "$pid" ] || alive "$pid"; then
+        echo "FAIL: the service (pid ${pid:-never started}) outlived an interrupted kdc-harness"
+        fail=1
+        [ -n "$pid" ] && kill -KILL "$pid"
+else
+        echo "ok: the service does not outlive an interrupted kdc-harness"
+fi
+rm -rf "$dir"
 "$h" --version | grep -q '^kdc-harness [0-9]'; check "--version" 0 $?
 exit $fail
