@@ -137,6 +137,7 @@ static int read_topic(rd_kafka_t *rk, const struct tk_cluster *c, enum tk_topic_
                         rc = -1;
                         goto out;
                 }
+                h->dropped_records += lo[p]; /* topics start empty at offset 0 */
                 if (hi[p] > lo[p]) {
                         rd_kafka_topic_partition_list_add(assign, c->topics[role], p)->offset =
                             lo[p];
@@ -250,6 +251,14 @@ int tk_history_read(struct tk_history *h, const struct tk_cluster *c, struct tk_
         if (rc == 0 && (read_topic(rk, c, TK_OUTPUT, w, ix, h) ||
                         read_topic(rk, c, TK_DLQ, w, ix, h)))
                 rc = -1;
+        for (int p = 0; rc == 0 && p < c->partitions[TK_INPUT]; p++) {
+                int64_t lo, hi;
+                if (rd_kafka_query_watermark_offsets(rk, c->topics[TK_INPUT], p, &lo, &hi,
+                                                     TK_QUERY_TIMEOUT_MS))
+                        rc = -1;
+                else
+                        h->dropped_records += lo;
+        }
         if (rk)
                 rd_kafka_destroy_flags(rk, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
         if (rc == 0 && read_committed(c, h))

@@ -229,6 +229,10 @@ struct tk_history {
         int partitions;
         int64_t output_records, dlq_records;
         int64_t foreign_records, dlq_without_identity;
+        /* Records the mock cluster deleted from the input, output and DLQ
+         * topics (low watermarks above 0): it keeps 5 MiB and 100,000
+         * messages per partition, then drops the oldest. */
+        int64_t dropped_records;
         int complete; /* every partition read up to its high watermark */
 };
 
@@ -255,7 +259,7 @@ void tk_verdict_free(struct tk_verdict *v);
 /* Valid or not, and why not (kdc_testkit_result_t.failure; NULL: valid),
  * from the verdict and the records read back. */
 const char *tk_judge(const struct tk_verdict *v, int64_t output_records, int64_t dlq_records,
-                     int exactly_once, int require_complete);
+                     int64_t dropped_records, int exactly_once, int require_complete);
 
 /* ---- result ----------------------------------------------------------- */
 

@@ -416,6 +416,15 @@ static int run(int argc, char **argv) {
                         break;
                 }
                 results[done++] = r;
+                if (r->dropped_records > 0) {
+                        snprintf(error, sizeof error,
+                                 "scenario %s: no verdict: the mock cluster dropped %" PRId64
+                                 " of the records (it keeps 5 MiB and 100,000 messages per "
+                                 "partition); use fewer --events, more --partitions or smaller "
+                                 "records",
+                                 names[i], r->dropped_records);
+                        break;
+                }
                 if (!r->valid)
                         status = status ? status : 1;
         }

@@ -33,7 +33,11 @@ static void text_one(FILE *out, const kdc_testkit_result_t *r) {
 
         fprintf(out, "scenario %s (seed %" PRIu64 "): %s", r->scenario, r->seed,
                 r->valid ? "PASS" : "FAIL");
-        if (r->lost)
+        if (r->dropped_records)
+                fprintf(out, ", no verdict: the mock cluster dropped %" PRId64
+                             " records (it keeps 5 MiB and 100,000 messages per partition)",
+                        r->dropped_records);
+        else if (r->lost)
                 fprintf(out, ", %" PRId64 " event%s LOST", r->lost, r->lost == 1 ? "" : "s");
         else if (r->failure && !strcmp(r->failure, "nothing processed"))
                 fputs(", nothing processed: no event committed, no output, no DLQ record", out);
@@ -85,7 +89,7 @@ static json_t *json_one(const kdc_testkit_result_t *r) {
                 json_array_append_new(faults, json_string(f));
         return json_pack(
             "{s:s, s:I, s:b, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o,"
-            " s:o, s:o, s:{s:i, s:i, s:i, s:b}, s:o, s:s, s:I}",
+            " s:o, s:o, s:{s:i, s:i, s:i, s:b}, s:o, s:s, s:I, s:I}",
             "scenario", r->scenario, "seed", (json_int_t)r->seed, "valid", r->valid, "failure",
             r->failure ? json_string(r->failure) : json_null(), "events",
             (json_int_t)r->events, "poison", (json_int_t)r->poison, "committed",
@@ -99,7 +103,7 @@ static json_t *json_one(const kdc_testkit_result_t *r) {
             ids(r, KDC_TESTKIT_UNPROCESSED), "committed_offsets", committed, "service", "starts",
             r->starts, "exits", r->exits, "kills", r->kills, "stuck", r->stuck, "faults", faults,
             "end_reason", r->end_reason ? r->end_reason : "", "duration_ms",
-            (json_int_t)r->duration_ms);
+            (json_int_t)r->duration_ms, "dropped_records", (json_int_t)r->dropped_records);
 }
 
 int kdc_testkit_results_print(const kdc_testkit_result_t *const *results, size_t n, FILE *out,

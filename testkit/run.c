@@ -255,8 +255,9 @@ static int fill_result(struct tk_run *run, const struct tk_history *h, const str
                 p->kills += run->inst[i].kills;
                 p->stuck += run->inst[i].stuck;
         }
-        p->failure = tk_judge(v, h->output_records, h->dlq_records, r->exactly_once,
-                              r->require_complete);
+        p->dropped_records = h->dropped_records;
+        p->failure = tk_judge(v, h->output_records, h->dlq_records, h->dropped_records,
+                              r->exactly_once, r->require_complete);
         p->valid = p->failure == NULL;
         r->partitions = h->partitions;
         r->committed = malloc((size_t)h->partitions * sizeof *r->committed);

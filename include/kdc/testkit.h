@@ -262,11 +262,19 @@ typedef struct kdc_testkit_result_s {
                              (a commit, an output or a DLQ record); 0
                              otherwise, and failure says why */
         const char *failure; /**< NULL when valid; else the first of
-                                  "events lost", "nothing processed" (no
-                                  event committed, no output and no DLQ
-                                  record: a service that never worked shows
-                                  nothing), "events duplicated",
-                                  "events unprocessed" that applies */
+                                  "records dropped by the mock cluster"
+                                  (dropped_records: no verdict), "events
+                                  lost", "nothing processed" (no event
+                                  committed, no output and no DLQ record:
+                                  a service that never worked shows
+                                  nothing), "events duplicated", "events
+                                  unprocessed" that applies */
+        int64_t dropped_records; /**< records the mock cluster deleted from
+                                      the input, output or DLQ topic before
+                                      they were read back (it keeps 5 MiB
+                                      and 100,000 messages per partition):
+                                      when non-zero, the counts above cannot
+                                      be trusted (kdc-harness exits 2) */
 } kdc_testkit_result_t;
 
 /** Which events kdc_testkit_result_event() lists. */

@@ -17,7 +17,7 @@ trap 'kill -TERM \$child 2>/dev/null; wait \$child; rm -f "\$0"; exit 0' TERM
 wait \$child
 SCRIPT
 chmod +x "$dir/service"
-"$h" run --scenario baseline,baseline --events 100 --rate 200 --idle 1 --quiet --format json \
+"$h" run --scenario baseline,baseline --events 100 --rate 1000 --idle 1 --quiet --format json \
         -- "$dir/service" >"$dir/report.json" 2>"$dir/stderr"
 status=$?
 fail=0

@@ -10,6 +10,10 @@
  *                 whatever the forged coordinates say.
  *   outputs-only  one confirmed output per event, never a commit: nothing
  *                 is lost, every event is unprocessed.
+ *   big-outputs   one confirmed output of 600 KB per event, then a commit:
+ *                 more than the 5 MiB the mock cluster keeps per partition,
+ *                 so it deletes the oldest outputs before they are read
+ *                 back.
  *
  * Outputs and DLQ records are confirmed (delivery reports) before the
  * input is committed, one event at a time. Stops on SIGTERM. */
@@ -54,13 +58,18 @@ static rd_kafka_conf_t *conf(void) {
         return c;
 }
 
+#define BIG_OUTPUT 600000
+static char big[BIG_OUTPUT];
+
 /* Produce and wait for the delivery report: 0 when it was stored. */
 static int produce(rd_kafka_t *p, const char *topic, const rd_kafka_message_t *m,
-                   rd_kafka_headers_t *h) {
+                   rd_kafka_headers_t *h, int large) {
         int before = failed_deliveries;
 
         if (rd_kafka_producev(p, RD_KAFKA_V_TOPIC(topic), RD_KAFKA_V_KEY(m->key, m->key_len),
-                              RD_KAFKA_V_VALUE(m->payload, m->len), RD_KAFKA_V_HEADERS(h),
+                              RD_KAFKA_V_VALUE(large ? big : m->payload,
+                                               large ? sizeof big : m->len),
+                              RD_KAFKA_V_HEADERS(h),
                               RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END)) {
                 rd_kafka_headers_destroy(h);
                 return -1;
@@ -99,13 +108,15 @@ int main(int argc, char **argv) {
         const char *mode = argc > 1 ? argv[1] : "";
         const char *input = env("KAFKA_INPUT_TOPIC", NULL);
         int forged = !strcmp(mode, "forged-dlq"), outputs_only = !strcmp(mode, "outputs-only");
+        int large = !strcmp(mode, "big-outputs");
         char err[256];
 
-        if (!forged && !outputs_only) {
-                fprintf(stderr, "usage: hostile-service forged-dlq|outputs-only\n");
+        if (!forged && !outputs_only && !large) {
+                fprintf(stderr, "usage: hostile-service forged-dlq|outputs-only|big-outputs\n");
                 return 2;
         }
         signal(SIGTERM, on_sigterm);
+        memset(big, 'x', sizeof big);
         rd_kafka_conf_t *pc = conf(), *cc = conf();
         rd_kafka_conf_set_dr_msg_cb(pc, on_delivery);
         rd_kafka_conf_set(cc, "group.id", env("KAFKA_GROUP_ID", NULL), err, sizeof err);
@@ -133,15 +144,15 @@ int main(int argc, char **argv) {
                 if (!m)
                         continue;
                 if (!m->err) {
-                        if (outputs_only)
+                        if (outputs_only || large)
                                 status = produce(producer, env("KAFKA_OUTPUT_TOPIC", NULL), m,
-                                                 event_id_of(m));
+                                                 event_id_of(m), large);
                         else if (m->offset % 2 == 0)
                                 status = produce(producer, env("KAFKA_DLQ_TOPIC", NULL), m,
-                                                 event_id_of(m)) ||
+                                                 event_id_of(m), 0) ||
                                          produce(producer, env("KAFKA_DLQ_TOPIC", NULL), m,
-                                                 forged_envelope(input, m));
-                        if (!status && forged)
+                                                 forged_envelope(input, m), 0);
+                        if (!status && !outputs_only)
                                 rd_kafka_commit_message(consumer, m, 0);
                 }
                 rd_kafka_message_destroy(m);

@@ -151,11 +151,11 @@ static void a_run_in_which_the_service_did_nothing_fails(void **state) {
          * evidence of anything either. */
         assert_int_equal(tk_check(e, 2, none, 1, &v), 0);
         assert_int_equal(v.lost, 0);
-        assert_string_equal(tk_judge(&v, 0, 0, 0, 0), "nothing processed");
+        assert_string_equal(tk_judge(&v, 0, 0, 0, 0, 0), "nothing processed");
         /* Outputs without commits: it worked, only incompletely. */
-        assert_null(tk_judge(&v, 2, 0, 0, 0));
-        assert_null(tk_judge(&v, 0, 1, 0, 0));
-        assert_string_equal(tk_judge(&v, 2, 0, 0, 1), "events unprocessed");
+        assert_null(tk_judge(&v, 2, 0, 0, 0, 0));
+        assert_null(tk_judge(&v, 0, 1, 0, 0, 0));
+        assert_string_equal(tk_judge(&v, 2, 0, 0, 0, 1), "events unprocessed");
         tk_verdict_free(&v);
 }
 
@@ -167,13 +167,18 @@ static void the_failure_named_is_the_first_that_applies(void **state) {
         struct tk_verdict v;
 
         assert_int_equal(tk_check(e, 4, committed, 1, &v), 0);
-        assert_string_equal(tk_judge(&v, 4, 0, 1, 1), "events lost");
+        assert_string_equal(tk_judge(&v, 4, 0, 0, 1, 1), "events lost");
         e[1].outputs = 1;
         tk_verdict_free(&v);
         assert_int_equal(tk_check(e, 4, committed, 1, &v), 0);
-        assert_null(tk_judge(&v, 5, 0, 0, 0)); /* duplicates and unprocessed allowed */
-        assert_string_equal(tk_judge(&v, 5, 0, 1, 1), "events duplicated");
-        assert_string_equal(tk_judge(&v, 5, 0, 0, 1), "events unprocessed");
+        assert_null(tk_judge(&v, 5, 0, 0, 0, 0)); /* duplicates and unprocessed allowed */
+        assert_string_equal(tk_judge(&v, 5, 0, 0, 1, 1), "events duplicated");
+        assert_string_equal(tk_judge(&v, 5, 0, 0, 0, 1), "events unprocessed");
+        /* Records the mock deleted: no verdict, whatever else holds. */
+        e[1].outputs = 0;
+        tk_verdict_free(&v);
+        assert_int_equal(tk_check(e, 4, committed, 1, &v), 0);
+        assert_string_equal(tk_judge(&v, 4, 0, 1, 0, 0), "records dropped by the mock cluster");
         tk_verdict_free(&v);
 }
 
