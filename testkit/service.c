@@ -294,16 +294,25 @@ int tk_instance_start(struct tk_instance *in) {
         return 0;
 }
 
-/* Non-blocking: has the running instance ended? Reaps it. */
+/* Non-blocking: has the running instance ended? Reaps it. When a service
+ * process ends, what is left of its process group (a worker that ignored
+ * SIGTERM, a child a wrapper script left behind) is killed, as an
+ * orchestrator ends a container with its main process: it must not keep
+ * consuming and committing beside the next instance, or after the run.
+ * The process is reaped only after that (WNOWAIT), so that its process
+ * group id cannot have been reused. */
 static int reap(struct tk_instance *in, int *status) {
         if (in->argv) {
-                pid_t r = waitpid(in->pid, status, WNOHANG);
-                if (r == in->pid) {
-                        child_remove(in->pid);
-                        in->pid = -1;
-                        return 1;
-                }
-                return 0;
+                siginfo_t si;
+                memset(&si, 0, sizeof si);
+                if (waitid(P_PID, (id_t)in->pid, &si, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+                    si.si_pid != in->pid)
+                        return 0;
+                kill(-in->pid, SIGKILL);
+                waitpid(in->pid, status, 0);
+                child_remove(in->pid);
+                in->pid = -1;
+                return 1;
         }
         if (!__atomic_load_n(&in->finished, __ATOMIC_ACQUIRE))
                 return 0;

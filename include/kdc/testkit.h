@@ -312,7 +312,8 @@ KDC_TESTKIT_EXPORT void kdc_testkit_result_destroy(kdc_testkit_result_t *result)
  * this process plus the KDC_TESTKIT_ENV_* variables, stdin inherited,
  * stdout and stderr on options->service_fd (default: this process's
  * stderr), and no other descriptor (the mock's sockets stay here). SIGKILL, SIGSTOP and
- * SIGCONT of a scenario, and the final SIGTERM, go to that process group.
+ * SIGCONT of a scenario, and the final SIGTERM, go to that process group;
+ * when the process ends, what is left of its group is SIGKILLed.
  *
  * @param options  NULL for the defaults.
  * @param scenario a name from kdc_testkit_scenario().

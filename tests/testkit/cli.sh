@@ -92,6 +92,22 @@ if [ -z "$pid" ] || alive "$pid"; then
 else
         echo "ok: the service does not outlive an interrupted kdc-harness"
 fi
+
+# A service whose worker ignores SIGTERM while the main process exits on it:
+# the worker, in the service's process group, must not outlive the run.
+printf '#!/bin/sh\nsh -c '"'"'trap "" TERM; echo $$ >"%s/worker"; exec sleep 300'"'"' &\ntrap "exit 0" TERM\nwhile :; do sleep 0.1; done\n' "$dir" >"$dir/service"
+rm -f "$dir/worker"
+"$h" run --scenario baseline --events 10 --timeout 2 --quiet -- "$dir/service" >/dev/null 2>&1
+worker=$(cat "$dir/worker" 2>/dev/null)
+i=0
+while [ -n "$worker" ] && alive "$worker" && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+if [ -z "$worker" ] || alive "$worker"; then
+        echo "FAIL: the service's worker (pid ${worker:-never started}) outlived the run"
+        fail=1
+        [ -n "$worker" ] && kill -KILL "$worker"
+else
+        echo "ok: what is left of a stopped service's process group is killed"
+fi
 rm -rf "$dir"
 "$h" --version | grep -q '^kdc-harness [0-9]'; check "--version" 0 $?
 exit $fail
