@@ -1,6 +1,7 @@
 /* kdc-harness: run a service under fault injection on librdkafka's mock
  * cluster and report lost, duplicated and unprocessed events
  * (docs/harness.md). The work is done by the testkit (kdc/testkit.h). */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -120,7 +121,7 @@ static int number(const char *option, const char *s, int64_t lo, int64_t hi, int
 
         errno = 0;
         v = strtoll(s, &end, 10);
-        if (errno || end == s || *end || *s == ' ' || v < lo || v > hi) {
+        if (errno || end == s || *end || isspace((unsigned char)*s) || v < lo || v > hi) {
                 usage_error("--%s: '%s' is not an integer in %" PRId64 "..%" PRId64, option, s, lo,
                             hi);
                 return -1;
@@ -204,6 +205,11 @@ static int command_startable(const char *command) {
                 if (!dir[len])
                         break;
         }
+        if (stat(command, &st) == 0)
+                return usage_error("service command %s: not found in PATH (./%s names the one "
+                                   "here)",
+                                   command, command),
+                       -1;
         return usage_error("service command %s: not found in PATH", command), -1;
 }
 

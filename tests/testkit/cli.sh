@@ -50,6 +50,9 @@ usage "a command that is a directory" "service command $dir: is a directory" \
         run --scenario baseline -- "$dir"
 usage "a command that is not executable" "service command $dir/not-executable: not executable" \
         run --scenario baseline -- "$dir/not-executable"
+(cd "$dir" && usage "a command in the current directory, not in PATH" \
+        "service command not-executable: not found in PATH (./not-executable names the one here)" \
+        run --scenario baseline -- not-executable; exit $fail) || fail=1
 rm -rf "$dir"
 usage "an unknown option" "unknown option '--bogus'" run --bogus --scenario baseline -- true
 usage "an option without its value" "option '--events' needs a value" run --scenario baseline --events
