@@ -60,6 +60,7 @@ static void text_one(FILE *out, const kdc_testkit_result_t *r) {
         if (r->foreign_records)
                 fprintf(out, "  %" PRId64 " output records name no event\n", r->foreign_records);
         text_ids(out, r, KDC_TESTKIT_LOST, "lost", r->lost);
+        text_ids(out, r, KDC_TESTKIT_DUPLICATED, "duplicated", r->duplicated);
         text_ids(out, r, KDC_TESTKIT_UNPROCESSED, "unprocessed", r->unprocessed);
         fprintf(out, "  service: %d start%s, %d exit%s, %d kill%s%s; %s after %.1f s\n", r->starts,
                 r->starts == 1 ? "" : "s", r->exits, r->exits == 1 ? "" : "s", r->kills,

@@ -71,6 +71,11 @@ int kdc_testkit_options_validate(const kdc_testkit_options_t *o, char *errstr,
                 errstr[0] = '\0';
         if (!o)
                 return problem(errstr, errstr_size, "no options");
+        if (o->seed > (uint64_t)INT64_MAX)
+                return problem(errstr, errstr_size,
+                               "seed: %" PRIu64 " is above %" PRId64 " (reports and the command "
+                               "line carry it as a signed 64-bit integer)",
+                               o->seed, INT64_MAX);
         if (o->events < 1 || o->events > 10000000)
                 return problem(errstr, errstr_size, "events: %" PRId64 " is not in 1..10000000",
                                o->events);

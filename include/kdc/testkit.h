@@ -112,8 +112,9 @@ typedef enum kdc_testkit_format_e {
 typedef struct kdc_testkit_options_s {
         /** Input events to produce (default 1000; 1..10,000,000). */
         int64_t events;
-        /** Seed of the fault schedule and of the poison events (default 1).
-         *  The same seed gives the same schedule and the same events. */
+        /** Seed of the fault schedule and of the poison events (default 1;
+         *  at most INT64_MAX). The same seed gives the same schedule and the
+         *  same events. */
         uint64_t seed;
         /** Partitions of the input and output topics (default 4; 1..64). */
         int partitions;

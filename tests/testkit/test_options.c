@@ -35,6 +35,13 @@ static void each_bad_option_is_named(void **state) {
         assert_string_equal(err, "events: 0 is not in 1..10000000");
 
         kdc_testkit_options_init(&o);
+        o.seed = UINT64_MAX; /* a JSON report would show it as -1 */
+        assert_int_equal(kdc_testkit_options_validate(&o, err, sizeof err), KDC_ERR_INVALID);
+        assert_non_null(strstr(err, "seed: 18446744073709551615 is above 9223372036854775807"));
+        o.seed = INT64_MAX;
+        assert_int_equal(kdc_testkit_options_validate(&o, err, sizeof err), 0);
+
+        kdc_testkit_options_init(&o);
         o.partitions = 65;
         assert_int_equal(kdc_testkit_options_validate(&o, err, sizeof err), KDC_ERR_INVALID);
         assert_string_equal(err, "partitions: 65 is not in 1..64");
