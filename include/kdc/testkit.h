@@ -23,8 +23,9 @@
  *     fractions of the events produced;
  *  5. restarts the service whenever it exits (as an orchestrator would),
  *     and ends the run when every event is committed, when nothing moved
- *     for idle_ms, or at the deadline; then stops the service (SIGTERM, or
- *     kdc_testkit_stopping() for a loop);
+ *     for idle_ms, at the deadline, or when the service keeps exiting
+ *     without ever doing anything (a crash loop); then stops the service
+ *     (SIGTERM, or kdc_testkit_stopping() for a loop);
  *  6. reads back every output and DLQ record and the group's committed
  *     offsets, and counts (kdc_testkit_result_t):
  *     - lost: an event below its partition's committed offset with no
@@ -32,7 +33,9 @@
  *     - duplicated: an event with more than one output record;
  *     - unprocessed: an event at or above the committed offset at the end;
  *     - DLQ records without the original identity and coordinates (the
- *       kdc.* headers of kdc/dlq.h, checked with kdc_dlq_decode()).
+ *       kdc.* headers of kdc/dlq.h, checked with kdc_dlq_decode());
+ *     a run is valid when nothing was lost and the service did something
+ *     (kdc_testkit_result_t.valid, .failure).
  *
  * @par The service's side of the contract
  * - Read the input topic as a member of the given consumer group; write one
@@ -326,7 +329,8 @@ KDC_TESTKIT_EXPORT void kdc_testkit_result_destroy(kdc_testkit_result_t *result)
  *          (kdc_testkit_options_validate() says which), empty argv.
  *          KDC_ERR_NOENT: the command could not be started.
  *          KDC_ERR_TIMEOUT: the mock cluster did not confirm the input
- *          events (nothing to judge).
+ *          events, or the outputs and committed offsets could not be read
+ *          back (nothing to judge).
  *          KDC_ERR_NOMEM.
  * Blocks for the whole run (seconds to minutes). Relies on:
  * rdkafka_mock.h (cluster, broker up/down, per-broker error stacks,
