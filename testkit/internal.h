@@ -152,7 +152,8 @@ int64_t tk_event_index(const void *id, size_t len, int64_t n);
 
 int tk_workload_new(struct tk_workload *w, struct tk_cluster *c, int64_t n,
                     double poison_ratio, uint64_t seed);
-/* Produce events up to index `upto` (exclusive); serves delivery reports. */
+/* Produce events up to index `upto` (exclusive), as many as the producer's
+ * queue takes now (never waits for room); serves delivery reports. */
 void tk_workload_produce(struct tk_workload *w, int64_t upto);
 /* Serve delivery reports for up to timeout_ms. */
 void tk_workload_poll(struct tk_workload *w, int timeout_ms);

@@ -121,10 +121,12 @@ void tk_workload_produce(struct tk_workload *w, int64_t upto) {
                                         RD_KAFKA_V_OPAQUE((void *)(intptr_t)(i + 1)), RD_KAFKA_V_END);
                 if (err) {
                         rd_kafka_headers_destroy(h);
-                        if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL) {
-                                rd_kafka_poll(w->producer, 10);
-                                continue;
-                        }
+                        /* The local queue is full (every broker down, a
+                         * high --rate): try again at the caller's next
+                         * round, which meanwhile applies the fault steps
+                         * (the broker coming back up) and supervises. */
+                        if (err == RD_KAFKA_RESP_ERR__QUEUE_FULL)
+                                break;
                         w->ev[i].failed = 1; /* never enqueued: not an event */
                         w->failed++;
                 }
