@@ -294,7 +294,9 @@ KDC_TESTKIT_EXPORT const char *
 kdc_testkit_result_event(const kdc_testkit_result_t *result,
                          kdc_testkit_list_t list, size_t i);
 
-/** @brief The @p i-th line of the fault log ("+3.20s (41%) broker 2 down");
+/** @brief The @p i-th line of the fault log ("+3.20s (41% of the events
+ *         produced, 380 committed, 395 output and DLQ records) broker 2
+ *         down");
  *         NULL past the end. */
 KDC_TESTKIT_EXPORT const char *
 kdc_testkit_result_fault(const kdc_testkit_result_t *result, size_t i);
