@@ -63,9 +63,10 @@
  * (kdc/error.h). Times are in milliseconds. The testkit is a separate
  * library (CMake target kdc::testkit) because, unlike libkdc, it starts
  * threads (a progress probe; loop services), spawns and signals child
- * processes, and hosts a mock cluster. kdc::testkit is a target of kdc's
- * build tree (a project adds kdc with add_subdirectory()); unlike libkdc it
- * is not installed. Run one run at a time per process.
+ * processes, and hosts a mock cluster. It is installed with libkdc as a
+ * static library, libkdc-testkit.a: find_package(kdc COMPONENTS testkit)
+ * gives kdc::testkit (which also links jansson, libkdc and librdkafka).
+ * Run one run at a time per process.
  */
 #ifndef KDC_TESTKIT_H
 #define KDC_TESTKIT_H

@@ -18,14 +18,17 @@ echo "== cmake --install (component libkdc) into $prefix"
 
 for f in include/kdc/kdc.h include/kdc/tracker.h include/kdc/export.h \
         include/kdc/dlq.h include/kdc/watermark.h include/kdc/assignment.h \
-        include/kdc/classify.h; do
+        include/kdc/classify.h include/kdc/testkit.h; do
         test -f "$prefix/$f" || { echo "missing $f"; exit 1; }
 done
 test -n "$(find "$prefix" -name libkdc.a)" || { echo "libkdc.a missing"; exit 1; }
+# kdc/testkit.h is installed, so its library and targets must be too
+test -n "$(find "$prefix" -name libkdc-testkit.a)" || { echo "libkdc-testkit.a missing"; exit 1; }
 config=$(find "$prefix" -name kdcConfig.cmake)
 pc=$(find "$prefix" -name kdc.pc)
 test -n "$config" && test -f "$(dirname "$config")/kdcConfigVersion.cmake" &&
-        test -f "$(dirname "$config")/kdcTargets.cmake" ||
+        test -f "$(dirname "$config")/kdcTargets.cmake" &&
+        test -f "$(dirname "$config")/kdcTestkitTargets.cmake" ||
         { echo "CMake package files missing"; exit 1; }
 test -n "$pc" || { echo "kdc.pc missing"; exit 1; }
 test ! -e "$prefix/include/kdc/internal.h" || { echo "internal header installed"; exit 1; }
@@ -39,6 +42,10 @@ echo "== find_package(kdc $version) consumer"
 "$work/cmake-consumer/kdc_consumer_c"
 "$work/cmake-consumer/kdc_consumer_cxx"
 "$work/cmake-consumer/kdc_consumer_static"
+"$work/cmake-consumer/kdc_consumer_testkit" >"$work/testkit.out"
+grep -q '"runs": \[\]' "$work/testkit.out" ||
+        { echo "kdc_consumer_testkit printed no empty JSON report"; cat "$work/testkit.out"; exit 1; }
+tail -n 1 "$work/testkit.out"
 # Static means static: no libkdc.so needed at run time.
 if readelf -d "$work/cmake-consumer/kdc_consumer_static" | grep -q 'NEEDED.*libkdc'; then
         echo "kdc_consumer_static needs libkdc.so"; exit 1
