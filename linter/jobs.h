@@ -3,7 +3,11 @@
  *
  * Each unit is parsed into a model of its own (or loaded from the cache),
  * encoded (unitio.h), and merged into the run's program in the order of the
- * inputs: the program, and so every report, is the same for any N.
+ * inputs: the program, and so every report, is the same for any N. A process
+ * converts a shared header's function once (kdc_parser_omit_seen): a later
+ * unit's model leaves it out and merges only after the unit that has it, which
+ * comes first in input order; otherwise (a cached model used in a run without
+ * that unit) the unit is parsed again in full.
  *
  * Units are parsed in worker processes (fork), not threads: libclang applies
  * a unit's -working-directory (from a compilation database) to the whole
