@@ -127,7 +127,7 @@ int kdc__produce(rd_kafka_t *rk, const char *topic, int32_t partition,
                  const void *key, size_t key_len, const void *value,
                  size_t value_len, rd_kafka_headers_t *headers,
                  struct kdc__dr_target *target, int64_t deadline,
-                 rd_kafka_resp_err_t *errp) {
+                 int timeout_ms, rd_kafka_resp_err_t *errp) {
         rd_kafka_vu_t vus[7];
         rd_kafka_error_t *error;
         rd_kafka_resp_err_t err;
@@ -166,6 +166,8 @@ int kdc__produce(rd_kafka_t *rk, const char *topic, int32_t partition,
                         return 0;
                 if (err != RD_KAFKA_RESP_ERR__QUEUE_FULL)
                         return KDC_ERR_PRODUCE;
+                if (deadline == 0)
+                        deadline = kdc__deadline(timeout_ms);
                 if (kdc__now_ms() >= deadline)
                         return KDC_ERR_QUEUE_FULL;
                 /* Serving reports is what frees queue space. */

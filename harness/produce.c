@@ -88,7 +88,7 @@ int kdc__produce_confirmed(rd_kafka_t *rk, const char *topic,
         atomic_init(&c->done, 0);
 
         r = kdc__produce(rk, topic, partition, key, key_len, value, value_len,
-                         headers, &c->target, deadline, &err);
+                         headers, &c->target, deadline, timeout_ms, &err);
         if (r) {
                 free(c); /* not enqueued: no report will come */
                 goto refused;

@@ -300,8 +300,7 @@ int kdc_tracker_produce(kdc_tracker_t *t, rd_kafka_t *rk, const char *topic,
          * thread may serve its report as soon as producev() returns. */
         atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
         r = kdc__produce(rk, topic, partition, key, key_len, value, value_len,
-                         headers, &t->target, kdc__deadline(timeout_ms),
-                         &err);
+                         headers, &t->target, 0, timeout_ms, &err);
         if (produce_err)
                 *produce_err = err;
         if (r)
