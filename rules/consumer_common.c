@@ -20,7 +20,7 @@ static size_t consumers(kdc_rule_ctx_t *ctx) {
     return n;
 }
 
-int kdc_consumer_commits_manually(kdc_rule_ctx_t *ctx, size_t client) {
+static int commits_manually(kdc_rule_ctx_t *ctx, size_t client, int with_libkdc) {
     size_t nf = kdc_program_nfuncs(ctx->program);
     int only = consumers(ctx) == 1;
     for (size_t i = 0; i < nf; i++) {
@@ -28,7 +28,7 @@ int kdc_consumer_commits_manually(kdc_rule_ctx_t *ctx, size_t client) {
         for (unsigned c = 0; c < f->ncalls; c++) {
             const kdc_api_t *api = kdc_api_lookup(f->calls[c]);
             if (!api || !(api->roles & (KDC_API_COMMIT | KDC_API_STORE)) ||
-                !strncmp(api->name, "kdc_", 4))
+                (!with_libkdc && !strncmp(api->name, "kdc_", 4)))
                 continue;
             kdc_bits_t clients;
             int unknown = 0;
@@ -40,6 +40,14 @@ int kdc_consumer_commits_manually(kdc_rule_ctx_t *ctx, size_t client) {
         }
     }
     return 0;
+}
+
+int kdc_consumer_commits_manually(kdc_rule_ctx_t *ctx, size_t client) {
+    return commits_manually(ctx, client, 0);
+}
+
+int kdc_consumer_commits_manually_or_with_libkdc(kdc_rule_ctx_t *ctx, size_t client) {
+    return commits_manually(ctx, client, 1);
 }
 
 const char *kdc_root_var(const kdc_expr_t *e) {

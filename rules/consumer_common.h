@@ -5,9 +5,14 @@
 
 #include "rule.h"
 
-/* Does some commit or offset store act on this consumer (a store through a
- * consumed message's topic handle counts when it is the only consumer)? */
+/* Does some commit or offset store of librdkafka act on this consumer (a
+ * store through a consumed message's topic handle counts when it is the only
+ * consumer)? */
 int kdc_consumer_commits_manually(kdc_rule_ctx_t *ctx, size_t client);
+
+/* The same, counting libkdc's commit-by-message helpers (kdc_commit_message,
+ * kdc_commit_message_async) as commits too. */
+int kdc_consumer_commits_manually_or_with_libkdc(kdc_rule_ctx_t *ctx, size_t client);
 
 /* Are messages of this consumer collected into an array (batched)? */
 int kdc_consumer_batches(kdc_rule_ctx_t *ctx, size_t client);

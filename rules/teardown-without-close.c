@@ -96,12 +96,13 @@ static int closes(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *ca
     return 0;
 }
 
-/* A commit or offset store of the client, directly or in a helper. */
+/* A commit or offset store of the client, directly or in a helper (libkdc's
+ * commit-by-message helpers included: they are manual commits too). */
 static int commits(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,
                    size_t client, int depth) {
     const kdc_api_t *api = kdc_api_lookup(call);
     if (api)
-        return (api->roles & (KDC_API_COMMIT | KDC_API_STORE)) && strncmp(api->name, "kdc_", 4) &&
+        return (api->roles & (KDC_API_COMMIT | KDC_API_STORE)) &&
                on_client(ctx, f, call, api, client);
     const kdc_func_t *g = depth < TWC_MAX_DEPTH ? callee_of(ctx, f, call, client) : NULL;
     if (!g || g == f)
@@ -323,7 +324,7 @@ static void check_destroy(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_ex
     kdc_call_clients(ctx, f, call, api, 1, &clients, &unknown);
     for (size_t k = 0; k < clients.nwords * 64; k++) {
         if (!kdc_bits_get(&clients, k) || kdc_facts_client_type(ctx->facts, k) != 1 ||
-            !kdc_consumer_commits_manually(ctx, k) || !kdc_consumer_is_group(ctx, k) ||
+            !kdc_consumer_commits_manually_or_with_libkdc(ctx, k) || !kdc_consumer_is_group(ctx, k) ||
             before_any_commit(ctx, f, k, call))
             continue;
         const kdc_expr_t *commit = NULL;
