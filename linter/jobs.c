@@ -47,7 +47,11 @@ typedef struct run {
     const size_t *todo;
     size_t ntodo;
     kdc_parser_t *parser; /* of this process, created on first use */
-    int store_failed;     /* a cache write failed: later failures are not noted again */
+    /* A cache write failed (a full disk, the directory deleted): no further writes are
+     * tried, in this process or any other of the run, and only the first failure is
+     * noted. Points at own_store_failed, or into the workers' shared memory. */
+    _Atomic int *store_failed;
+    _Atomic int own_store_failed;
     XXH3_state_t *program; /* the models merged so far (kdc_jobs_stats_t.program) */
 } run_t;
 
@@ -89,17 +93,17 @@ static void process_unit(run_t *run, const kdc_tu_job_t *job, result_t *r, int h
     } else {
         kdc_unit_encode(unit, &r->model);
         /* A unit with compile errors may be missing a header that appears later. */
-        if (cache && kdc_program_tu(unit, 0)->nerrors == 0 && !run->store_failed) {
+        if (cache && kdc_program_tu(unit, 0)->nerrors == 0 && !atomic_load(run->store_failed)) {
             char *serr = NULL;
             if (kdc_cache_store(cache, job, (const char *const *)files.v, files.n, r->model.v,
-                                r->model.n, &serr)) {
-                run->store_failed = 1;
+                                r->model.n, &serr) &&
+                atomic_exchange(run->store_failed, 1) == 0) {
                 char *note = kdc_xasprintf("%s%s%s (no further cache writes are tried)",
                                            r->note ? r->note : "", r->note ? "; " : "", serr);
                 free(r->note);
-                free(serr);
                 r->note = note;
             }
+            free(serr);
         }
     }
     for (size_t i = 0; i < files.n; i++)
@@ -228,6 +232,7 @@ typedef struct msg_hdr {
 
 typedef struct shared {
     _Atomic size_t next;  /* the next position in todo to take */
+    _Atomic int store_failed; /* run_t.store_failed of every process of the run */
     _Atomic long current[]; /* per worker slot: the position being parsed, or -1 */
 } shared_t;
 
@@ -360,10 +365,13 @@ static void run_workers(run_t *run, unsigned nworkers, result_t *res, progress_t
     for (unsigned i = 0; i < nworkers; i++)
         ws[i].fd = -1;
     size_t merged = 0;
-    if (sh == MAP_FAILED)
+    if (sh == MAP_FAILED) {
         sh = NULL;
-    else
+    } else {
         atomic_store(&sh->next, 0);
+        atomic_store(&sh->store_failed, atomic_load(run->store_failed));
+        run->store_failed = &sh->store_failed;
+    }
     unsigned alive = 0;
     for (unsigned i = 0; sh && i < nworkers; i++)
         if (spawn(run, sh, ws, nworkers, i) == 0) {
@@ -455,13 +463,17 @@ static void run_workers(run_t *run, unsigned nworkers, result_t *res, progress_t
     free(pfd);
     free(slot_of);
     free(ws);
-    if (sh)
+    if (sh) {
+        atomic_store(&run->own_store_failed, atomic_load(&sh->store_failed));
+        run->store_failed = &run->own_store_failed;
         munmap(sh, shsize);
+    }
 }
 
 void kdc_jobs_run(const kdc_jobs_opts_t *o, kdc_inputs_t *inputs, const size_t *todo,
                   size_t ntodo, kdc_program_t *prog, kdc_jobs_stats_t *stats) {
-    run_t run = {o, inputs, todo, ntodo, NULL, 0, XXH3_createState()};
+    run_t run = {o, inputs, todo, ntodo, NULL, NULL, 0, XXH3_createState()};
+    run.store_failed = &run.own_store_failed;
     progress_t pg = {o->progress, now(), 0, 0};
     memset(stats, 0, sizeof *stats);
     if (!run.program)
@@ -485,6 +497,7 @@ void kdc_jobs_run(const kdc_jobs_opts_t *o, kdc_inputs_t *inputs, const size_t *
     XXH128_canonical_t digest;
     XXH128_canonicalFromHash(&digest, XXH3_128bits_digest(run.program));
     memcpy(stats->program, digest.digest, sizeof stats->program);
+    stats->cache_write_failed = atomic_load(run.store_failed);
     XXH3_freeState(run.program);
     kdc_parser_free(run.parser);
     free(res);

@@ -44,6 +44,7 @@ typedef struct kdc_jobs_stats {
     unsigned workers;     /* worker processes started (0: parsed in this process) */
     long worker_peak_rss_kib; /* the largest peak resident set of one worker */
     long worker_sum_rss_kib;  /* the sum of the workers' peaks (an upper bound of their total) */
+    int cache_write_failed;   /* a cache write failed (noted once): write nothing more */
     unsigned char program[16]; /* XXH3-128 of the models merged, in order: the program is a
                                   function of these bytes (the analysis cache's key, cache.h) */
 } kdc_jobs_stats_t;

@@ -613,7 +613,8 @@ static int run(int argc, char **argv) {
         kdc_facts_free(facts); /* what the rules found is all that is needed of it */
         facts = NULL;
         char *serr = NULL;
-        if (cache && kdc_cache_store_findings(cache, &inputs, todo, ntodo, akey, runs, &serr)) {
+        /* after a failed unit write (noted once) the analysis is not stored either */
+        if (cache && !js.cache_write_failed && kdc_cache_store_findings(cache, &inputs, todo, ntodo, akey, runs, &serr)) {
             fprintf(stderr, "kdc-lint: note: %s\n", serr);
             free(serr);
         }

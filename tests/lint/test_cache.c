@@ -574,6 +574,62 @@ static void a_unit_that_left_out_a_shared_function_is_parsed_again_without_its_p
     kdc_run_free(&all);
 }
 
+/* How often `needle` occurs in s. */
+static int count_of(const char *s, const char *needle) {
+    int n = 0;
+    for (const char *at = s; (at = strstr(at, needle)); at += strlen(needle))
+        n++;
+    return n;
+}
+
+/* A cache whose writes fail after it was opened (a full disk; here a file size limit of
+ * 512 bytes, so CACHEDIR.TAG is written and no entry is): one note for the whole run,
+ * however many worker processes found the disk full, nothing half-written left behind,
+ * and the report of --no-cache. */
+static void a_cache_that_cannot_be_written_is_noted_once_and_the_report_is_unchanged(
+    void **state) {
+    (void)state;
+    kdc_run_t ref;
+    LINT(&ref, g.tree, "--no-cache", "--format=json", "src");
+    assert_int_equal(ref.exit_code, 1);
+    const char *jobs[] = {"-j1", "-j3"};
+    for (size_t j = 0; j < 2; j++) {
+        /* the limit for kdc-lint only: its stdout and stderr go through pipes */
+        char *const argv[] = {"/bin/sh", "-c",
+                              "trap '' XFSZ; ((ulimit -f 1; \"$0\" \"$@\"; echo $? >status) "
+                              "2>&1 >&3 | cat >&2) 3>&1 | cat; exit $(cat status)",
+                              (char *)scale_lint_path(), (char *)jobs[j], "--format=json",
+                              "--cache-dir=full", "src", NULL};
+        kdc_run_t r;
+        assert_int_equal(kdc_run(g.tree, argv, &r), 0);
+        assert_int_equal(r.exit_code, 1);
+        scale_same_report("json", ref.out, r.out);
+        if (count_of(r.err, "cannot write cache entry") != 1 ||
+            !strstr(r.err, "File too large (no further cache writes are tried)\n")) {
+            scale_show(&r);
+            fail_msg("%s: want one note on the cache write that failed", jobs[j]);
+        }
+        kdc_run_free(&r);
+        char *full = scratch_path(g.tree, "full");
+        size_t nu, nr;
+        char **u = entries_in(full, "units", &nu), **ru = entries_in(full, "runs", &nr);
+        assert_int_equal(nu + nr, 0);
+        free_entries(u, nu);
+        free_entries(ru, nr);
+        free(full);
+    }
+    /* the space is back: the cache is written and used */
+    kdc_run_t cold, warm;
+    LINT(&cold, g.tree, "-j3", "--stats", "--format=json", "--cache-dir=full", "src");
+    expect_parsed(&cold, 3, 0);
+    LINT(&warm, g.tree, "-j3", "--stats", "--format=json", "--cache-dir=full", "src");
+    expect_parsed(&warm, 0, 3);
+    scale_same_report("json", ref.out, warm.out);
+    kdc_run_free(&cold);
+    kdc_run_free(&warm);
+    kdc_run_free(&ref);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(a_warm_run_parses_nothing_and_writes_the_same_report,
@@ -602,6 +658,9 @@ int main(void) {
             each_teardown),
         cmocka_unit_test_setup_teardown(
             the_default_cache_is_made_where_kdc_lint_runs_unless_that_is_read_only, each_setup,
+            each_teardown),
+        cmocka_unit_test_setup_teardown(
+            a_cache_that_cannot_be_written_is_noted_once_and_the_report_is_unchanged, each_setup,
             each_teardown),
     };
     return cmocka_run_group_tests_name("kdc-lint unit cache", tests, NULL, NULL);
