@@ -6,12 +6,15 @@
 
 #include <clang-c/Index.h>
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -43,15 +46,87 @@ static void hash_str(XXH3_state_t *st, const char *s) {
     XXH3_128bits_update(st, s, strlen(s) + 1);
 }
 
-/* A file's identity without reading it: path, device, inode, size, mtime. */
+/* A program file's identity: its contents (XXH3-128), so that a rebuild or an upgrade
+ * makes new keys while the same build installed again (in a new CI job: another inode and
+ * modification time) keeps them; its path, device, inode, size and mtime when it cannot be
+ * read. */
 static void hash_file_identity(XXH3_state_t *st, const char *path) {
     struct stat sb;
+    int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0) {
+        void *m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (m != MAP_FAILED) {
+            XXH128_hash_t h = XXH3_128bits(m, (size_t)sb.st_size);
+            munmap(m, (size_t)sb.st_size);
+            close(fd);
+            XXH3_128bits_update(st, &h, sizeof h);
+            return;
+        }
+    }
+    if (fd >= 0)
+        close(fd);
     hash_str(st, path);
     if (path && stat(path, &sb) == 0) {
         uint64_t v[5] = {(uint64_t)sb.st_dev, (uint64_t)sb.st_ino, (uint64_t)sb.st_size,
                          (uint64_t)sb.st_mtim.tv_sec, (uint64_t)sb.st_mtim.tv_nsec};
         XXH3_128bits_update(st, v, sizeof v);
     }
+}
+
+typedef struct build_id {
+    uintptr_t addr;         /* an address inside the object */
+    unsigned char id[64];   /* its NT_GNU_BUILD_ID */
+    size_t len;
+} build_id_t;
+
+static int find_build_id(struct dl_phdr_info *info, size_t size, void *arg) {
+    (void)size;
+    build_id_t *b = arg;
+    int inside = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && b->addr >= lo && b->addr < lo + ph->p_memsz)
+            inside = 1;
+    }
+    if (!inside)
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_NOTE)
+            continue;
+        const unsigned char *at = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
+        const unsigned char *end = at + ph->p_memsz;
+        while ((size_t)(end - at) >= sizeof(ElfW(Nhdr))) {
+            const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)(const void *)at;
+            size_t name = (n->n_namesz + 3) & ~(size_t)3, desc = (n->n_descsz + 3) & ~(size_t)3;
+            if ((size_t)(end - at) < sizeof *n + name + desc)
+                break;
+            if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
+                !memcmp(at + sizeof *n, "GNU", 4) && n->n_descsz <= sizeof b->id) {
+                memcpy(b->id, at + sizeof *n + name, n->n_descsz);
+                b->len = n->n_descsz;
+                return 1;
+            }
+            at += sizeof *n + name + desc;
+        }
+    }
+    return 1;
+}
+
+/* libclang's identity: its GNU build ID (read from memory: the library is tens of
+ * megabytes) with its size, else its contents as hash_file_identity. */
+static void hash_libclang_identity(XXH3_state_t *st, const char *path) {
+    build_id_t b = {(uintptr_t)(void *)clang_getClangVersion, {0}, 0};
+    struct stat sb;
+    dl_iterate_phdr(find_build_id, &b);
+    if (b.len && path && stat(path, &sb) == 0) {
+        uint64_t size = (uint64_t)sb.st_size;
+        XXH3_128bits_update(st, b.id, b.len);
+        XXH3_128bits_update(st, &size, sizeof size);
+        return;
+    }
+    hash_file_identity(st, path);
 }
 
 static XXH128_hash_t compute_salt(void) {
@@ -69,7 +144,7 @@ static XXH128_hash_t compute_salt(void) {
     Dl_info info;
     if (dladdr((void *)clang_getClangVersion, &info) && info.dli_fname) {
         char *lib = realpath(info.dli_fname, NULL);
-        hash_file_identity(st, lib ? lib : info.dli_fname);
+        hash_libclang_identity(st, lib ? lib : info.dli_fname);
         free(lib);
     }
     CXString v = clang_getClangVersion();

@@ -5,8 +5,9 @@
  * decides them has changed.
  *
  * An entry is found by a key over everything that decides how the unit is
- * parsed: the kdc-lint executable and the libclang library (identified by
- * path, size and modification time: a rebuild or an upgrade makes new keys),
+ * parsed: the kdc-lint executable and the libclang library (identified by the
+ * executable's contents and libclang's GNU build ID and size: a rebuild or an
+ * upgrade makes new keys, the same build installed again keeps them),
  * libclang's version, the unit's path, its compiler arguments and the
  * environment variables clang reads include paths from (CPATH,
  * C_INCLUDE_PATH, CPLUS_INCLUDE_PATH, OBJC_INCLUDE_PATH). The entry lists

@@ -222,9 +222,12 @@ static void other_flags_and_another_executable_are_other_entries(void **state) {
     expect_parsed(&r, 0, 3);
     assert_null(strstr(r.out, "produce-without-delivery-callback"));
     kdc_run_free(&r);
-    /* a rebuilt (here: copied) kdc-lint does not trust the entries of another */
+    /* a rebuilt kdc-lint (here: a copy with a byte appended) does not trust the entries of
+     * another */
     char *copy = scratch_path(g.tree, "kdc-lint-copy");
-    assert_int_equal(scratch_run(&r, NULL, "cp", scale_lint_path(), copy, (const char *)NULL), 0);
+    assert_int_equal(scratch_run(&r, NULL, "sh", "-c", "cp \"$0\" \"$1\" && printf x >>\"$1\"",
+                                 scale_lint_path(), copy, (const char *)NULL), 0);
+    assert_int_equal(r.exit_code, 0);
     kdc_run_free(&r);
     scale_lint_with(copy, &r, g.tree, "--stats", "src", (const char *)NULL);
     expect_parsed(&r, 3, 0);
@@ -630,6 +633,44 @@ static void a_cache_that_cannot_be_written_is_noted_once_and_the_report_is_uncha
     kdc_run_free(&ref);
 }
 
+/* The same build installed again (a CI job that installs kdc-lint afresh: another inode,
+ * another modification time) uses the entries an earlier job stored; another build (other
+ * contents, here a byte appended) does not. */
+static void the_same_build_installed_again_keeps_the_entries_another_build_does_not(
+    void **state) {
+    (void)state;
+    kdc_run_t r, cold;
+    char *bin = scratch_path(g.tree, "bin/kdc-lint");
+    const char *lint = scale_lint_path();
+    assert_int_equal(scratch_run(&r, g.tree, "sh", "-c", "mkdir bin && cp \"$0\" bin/kdc-lint",
+                                 lint, (const char *)NULL), 0);
+    assert_int_equal(r.exit_code, 0);
+    kdc_run_free(&r);
+    scale_lint_with(bin, &cold, g.tree, "--stats", "--format=json", "src", (const char *)NULL);
+    expect_parsed(&cold, 3, 0);
+    assert_int_equal(scratch_run(&r, g.tree, "sh", "-c",
+                                 "cp \"$0\" bin/new && touch -d 2001-01-01 bin/new && "
+                                 "mv bin/new bin/kdc-lint",
+                                 lint, (const char *)NULL), 0);
+    assert_int_equal(r.exit_code, 0);
+    kdc_run_free(&r);
+    scale_lint_with(bin, &r, g.tree, "--stats", "--format=json", "src", (const char *)NULL);
+    expect_parsed(&r, 0, 3);
+    expect_analysis(&r, analysis_cached);
+    scale_same_report("json", cold.out, r.out);
+    kdc_run_free(&r);
+    assert_int_equal(scratch_run(&r, g.tree, "sh", "-c", "printf x >>bin/kdc-lint",
+                                 (const char *)NULL), 0);
+    kdc_run_free(&r);
+    scale_lint_with(bin, &r, g.tree, "--stats", "--format=json", "src", (const char *)NULL);
+    expect_parsed(&r, 3, 0);
+    expect_analysis(&r, analysis_run);
+    scale_same_report("json", cold.out, r.out);
+    kdc_run_free(&r);
+    kdc_run_free(&cold);
+    free(bin);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(a_warm_run_parses_nothing_and_writes_the_same_report,
@@ -649,6 +690,9 @@ int main(void) {
             each_setup, each_teardown),
         cmocka_unit_test_setup_teardown(other_flags_and_another_executable_are_other_entries,
                                         each_setup, each_teardown),
+        cmocka_unit_test_setup_teardown(
+            the_same_build_installed_again_keeps_the_entries_another_build_does_not, each_setup,
+            each_teardown),
         cmocka_unit_test_setup_teardown(damaged_entries_are_ignored_with_a_note_and_written_again,
                                         each_setup, each_teardown),
         cmocka_unit_test_setup_teardown(a_unit_with_compile_errors_is_parsed_every_time,
