@@ -556,8 +556,10 @@ static int is_api_call(const kdc_expr_t *e, void *arg) {
 
 static int find_dr_flags(const kdc_expr_t *e, void *arg) {
     walk_t *w = arg;
-    /* a read of the state, not a call that is given it (e = producev(.., OPAQUE(st), ..)) */
-    if (e->kind == KDC_E_BINARY && e->op == KDC_OP_ASSIGN && e->nkids == 2 && w->nflags < 8 &&
+    /* a read of the state, not a call that is given it (e = producev(.., OPAQUE(st), ..));
+     * also counted up: pending += !d[i].done */
+    if (e->kind == KDC_E_BINARY && (e->op == KDC_OP_ASSIGN || e->op == KDC_OP_COMPOUND_ASSIGN) &&
+        e->nkids == 2 && w->nflags < 8 &&
         !kdc_expr_walk(e->kids[1], is_api_call, NULL) &&
         reads_dr_state_in(w->fx, w->f, e->kids[1], w->opaque)) {
         const char *k = kdc__lkey(w->fx, e->kids[0]);

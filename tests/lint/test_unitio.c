@@ -320,6 +320,35 @@ static void truncated_or_damaged_bytes_are_refused_with_a_message(void **state) 
     kdc_buf_free(&best);
 }
 
+/* How many functions of `whole` the parse `omitting` lists as left out, or left out with the
+ * function around them (a C++ lambda is converted with its enclosing function's body: an
+ * enclosing function left out takes its lambdas with it; their USR starts with its USR). Every
+ * entry of the list must name a function of `whole`. */
+static size_t left_out_or_inside(const kdc_program_t *whole, const kdc_program_t *omitting) {
+    size_t n = 0;
+    for (size_t i = 0; i < kdc_program_nomitted(omitting); i++) {
+        const kdc_omitted_t *o = kdc_program_omitted(omitting, i);
+        int found = 0;
+        for (size_t k = 0; k < kdc_program_nfuncs(whole) && !found; k++)
+            found = !strcmp(kdc_program_func(whole, k)->usr, o->usr);
+        if (!found)
+            fail_msg("%s: left out %s, which the whole parse does not define", g.where, o->usr);
+    }
+    for (size_t k = 0; k < kdc_program_nfuncs(whole); k++) {
+        const char *usr = kdc_program_func(whole, k)->usr;
+        const char *lambda = strstr(usr, "@lambda:");
+        for (size_t i = 0; i < kdc_program_nomitted(omitting); i++) {
+            const char *o = kdc_program_omitted(omitting, i)->usr;
+            size_t len = strlen(o);
+            if (!strcmp(usr, o) || (lambda && !strncmp(usr, o, len) && len <= (size_t)(lambda - usr))) {
+                n++;
+                break;
+            }
+        }
+    }
+    return n;
+}
+
 /* A parser that leaves out what it converted for an earlier unit: the second parse of a
  * file keeps nothing but the list of what it left out; that model merges only after one
  * that defines it all, and then gives the program two whole parses give. A unit with
@@ -347,7 +376,7 @@ static void definitions_converted_for_an_earlier_unit_are_left_out_and_checked_a
         }
         SAME_INT(kdc_program_nomitted(first), 0, "left out by a first parse");
         SAME_INT(kdc_program_nfuncs(second), 0, "converted again");
-        SAME_INT(kdc_program_nomitted(second), kdc_program_nfuncs(first), "left out");
+        SAME_INT(left_out_or_inside(first, second), kdc_program_nfuncs(first), "left out");
         kdc_buf_t a = {0}, b = {0};
         kdc_unit_encode(first, &a);
         kdc_unit_encode(second, &b);
