@@ -15,7 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define XXH_INLINE_ALL
@@ -314,10 +316,25 @@ static char *entry_path(const kdc_cache_t *c, const kdc_tu_job_t *job) {
 /* ---------- entries ---------- */
 
 /* Writes b to path through a temporary file renamed over it: readers see a
- * whole entry or none. */
+ * whole entry or none. The temporary file is new (O_EXCL) and its name random
+ * besides the pid: runs in other containers sharing the directory may have
+ * the same pid, and must not write into one file. */
 static int write_entry(const char *path, const kdc_buf_t *b, char **err) {
-    char *tmp = kdc_xasprintf("%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666), rc = -1;
+    char *tmp = NULL;
+    int fd = -1, rc = -1;
+    for (int attempt = 0; attempt < 64 && fd < 0; attempt++) {
+        uint64_t r = 0;
+        if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            r = (uint64_t)ts.tv_nsec * 0x9E3779B97F4A7C15ull ^ (uint64_t)attempt;
+        }
+        free(tmp);
+        tmp = kdc_xasprintf("%s.tmp.%ld.%016llx", path, (long)getpid(), (unsigned long long)r);
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd < 0 && errno != EEXIST)
+            break;
+    }
     if (fd >= 0) {
         size_t done = 0;
         while (done < b->n) {
@@ -334,7 +351,8 @@ static int write_entry(const char *path, const kdc_buf_t *b, char **err) {
     }
     if (rc != 0) {
         *err = kdc_xasprintf("cannot write cache entry %s: %s", path, strerror(errno));
-        unlink(tmp);
+        if (fd >= 0)
+            unlink(tmp); /* ours: never another run's */
     }
     free(tmp);
     return rc;

@@ -671,6 +671,56 @@ static void the_same_build_installed_again_keeps_the_entries_another_build_does_
     free(bin);
 }
 
+/* Runs sharing a cache directory from containers of their own (a CI runner's jobs, each
+ * kdc-lint with the same pid) do not write into one temporary file: here the temporary
+ * names the entries had with pid 1 are taken (directories) and kdc-lint runs as pid 1 of a
+ * new pid namespace; every entry is still written, without a note, and used. */
+static void a_temporary_name_taken_by_another_run_does_not_stop_a_cache_write(void **state) {
+    (void)state;
+    kdc_run_t ref, r;
+    LINT(&ref, g.tree, "-j1", "--format=json", "--cache-dir=c", "src");
+    assert_int_equal(ref.exit_code, 1);
+    const char *subs[] = {"units", "runs"};
+    size_t total = 0;
+    char *cache = scratch_path(g.tree, "c");
+    for (size_t k = 0; k < 2; k++) {
+        size_t n;
+        char **e = entries_in(cache, subs[k], &n);
+        for (size_t i = 0; i < n; i++) {
+            char *taken = NULL;
+            assert_true(asprintf(&taken, "%s.tmp.1", e[i]) > 0);
+            assert_int_equal(unlink(e[i]), 0);
+            assert_int_equal(mkdir(taken, 0755), 0);
+            free(taken);
+        }
+        total += n;
+        free_entries(e, n);
+    }
+    free(cache);
+    assert_int_equal(total, 4); /* three units, one analysis */
+    char *const argv[] = {"/usr/bin/unshare", "--pid", "--fork", (char *)scale_lint_path(), "-j1",
+                          "--format=json", "--cache-dir=c", "src", NULL};
+    assert_int_equal(kdc_run(g.tree, argv, &r), 0);
+    if (r.exit_code != 1 && strstr(r.err, "unshare")) { /* no unshare, or no pid namespaces */
+        kdc_run_free(&r);
+        kdc_run_free(&ref);
+        skip();
+    }
+    assert_int_equal(r.exit_code, 1);
+    scale_same_report("json", ref.out, r.out);
+    if (strstr(r.err, "cannot write cache entry")) {
+        scale_show(&r);
+        fail_msg("a cache write failed on another run's temporary name");
+    }
+    kdc_run_free(&r);
+    LINT(&r, g.tree, "-j1", "--stats", "--format=json", "--cache-dir=c", "src");
+    expect_parsed(&r, 0, 3);
+    expect_analysis(&r, analysis_cached);
+    scale_same_report("json", ref.out, r.out);
+    kdc_run_free(&r);
+    kdc_run_free(&ref);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(a_warm_run_parses_nothing_and_writes_the_same_report,
@@ -705,6 +755,9 @@ int main(void) {
             each_teardown),
         cmocka_unit_test_setup_teardown(
             a_cache_that_cannot_be_written_is_noted_once_and_the_report_is_unchanged, each_setup,
+            each_teardown),
+        cmocka_unit_test_setup_teardown(
+            a_temporary_name_taken_by_another_run_does_not_stop_a_cache_write, each_setup,
             each_teardown),
     };
     return cmocka_run_group_tests_name("kdc-lint unit cache", tests, NULL, NULL);
