@@ -362,7 +362,8 @@ static int write_entry(const char *path, const kdc_buf_t *b, char **err) {
  * XXH3-128 of everything before it */
 
 static int read_all(const char *path, unsigned char **data, size_t *len) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: an entry that is a FIFO must not block the open (fstat refuses it) */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return -1;
     struct stat sb;

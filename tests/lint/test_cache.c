@@ -721,6 +721,50 @@ static void a_temporary_name_taken_by_another_run_does_not_stop_a_cache_write(vo
     kdc_run_free(&ref);
 }
 
+/* A cache entry that is a FIFO (a cache restored from elsewhere, a prank) is refused with
+ * a note and replaced; opening it must not wait for a writer. */
+static void an_entry_that_is_a_fifo_is_ignored_not_waited_for(void **state) {
+    (void)state;
+    kdc_run_t ref, r;
+    LINT(&ref, g.tree, "-j1", "--format=json", "--cache-dir=c", "src");
+    assert_int_equal(ref.exit_code, 1);
+    const char *subs[] = {"units", "runs"};
+    char *cache = scratch_path(g.tree, "c");
+    for (size_t k = 0; k < 2; k++) {
+        size_t n;
+        char **e = entries_in(cache, subs[k], &n);
+        assert_true(n > 0);
+        for (size_t i = 0; i < n; i++) {
+            assert_int_equal(unlink(e[i]), 0);
+            assert_int_equal(mkfifo(e[i], 0644), 0);
+        }
+        free_entries(e, n);
+    }
+    free(cache);
+    char *const argv[] = {(char *)scale_lint_path(), "-j1", "--stats", "--format=json",
+                          "--cache-dir=c", "src", NULL};
+    kdc_run_opts_t o = {.timeout = 30};
+    assert_int_equal(kdc_run_ex(g.tree, argv, &o, &r), 0);
+    if (r.timed_out) {
+        scale_show(&r);
+        fail_msg("kdc-lint waited on a FIFO in the cache");
+    }
+    assert_int_equal(r.exit_code, 1);
+    scale_same_report("json", ref.out, r.out);
+    expect_parsed(&r, 3, 0);
+    assert_non_null(strstr(r.err, ": not a regular file of a plausible size; ignored, the unit "
+                                  "is parsed again\n"));
+    assert_non_null(strstr(r.err, ": not a regular file of a plausible size; ignored, the "
+                                  "program is analysed again\n"));
+    kdc_run_free(&r);
+    LINT(&r, g.tree, "-j1", "--stats", "--format=json", "--cache-dir=c", "src");
+    expect_parsed(&r, 0, 3);
+    expect_analysis(&r, analysis_cached);
+    scale_same_report("json", ref.out, r.out);
+    kdc_run_free(&r);
+    kdc_run_free(&ref);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(a_warm_run_parses_nothing_and_writes_the_same_report,
@@ -759,6 +803,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(
             a_temporary_name_taken_by_another_run_does_not_stop_a_cache_write, each_setup,
             each_teardown),
+        cmocka_unit_test_setup_teardown(an_entry_that_is_a_fifo_is_ignored_not_waited_for,
+                                        each_setup, each_teardown),
     };
     return cmocka_run_group_tests_name("kdc-lint unit cache", tests, NULL, NULL);
 }
