@@ -348,6 +348,14 @@ static int write_entry(const char *path, const kdc_buf_t *b, char **err) {
             ok = 0;
         if (ok && rename(tmp, path) == 0)
             rc = 0;
+        /* something that is no entry in the entry's place (an empty directory is
+         * removed; anything else makes this one entry fail, not the cache) */
+        else if (ok && (errno == EISDIR || errno == ENOTEMPTY || errno == EEXIST)) {
+            if (rmdir(path) == 0 && rename(tmp, path) == 0)
+                rc = 0;
+            else
+                rc = -2, errno = EISDIR;
+        }
     }
     if (rc != 0) {
         *err = kdc_xasprintf("cannot write cache entry %s: %s", path, strerror(errno));

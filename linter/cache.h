@@ -61,7 +61,8 @@ int kdc_cache_lookup(kdc_cache_t *c, const kdc_tu_job_t *job, kdc_buf_t *model, 
 
 /* Stores the model of a unit that read `files` (the main file and its
  * includes). Returns 0, or -1 with *err (malloc'd) when the entry cannot be
- * written. */
+ * written, -2 when only this entry cannot (its place holds a non-empty
+ * directory; an empty one is removed). */
 int kdc_cache_store(kdc_cache_t *c, const kdc_tu_job_t *job, const char *const *files,
                     size_t nfiles, const void *model, size_t len, char **err);
 

@@ -95,11 +95,13 @@ static void process_unit(run_t *run, const kdc_tu_job_t *job, result_t *r, int h
         /* A unit with compile errors may be missing a header that appears later. */
         if (cache && kdc_program_tu(unit, 0)->nerrors == 0 && !atomic_load(run->store_failed)) {
             char *serr = NULL;
-            if (kdc_cache_store(cache, job, (const char *const *)files.v, files.n, r->model.v,
-                                r->model.n, &serr) &&
-                atomic_exchange(run->store_failed, 1) == 0) {
-                char *note = kdc_xasprintf("%s%s%s (no further cache writes are tried)",
-                                           r->note ? r->note : "", r->note ? "; " : "", serr);
+            int rc = kdc_cache_store(cache, job, (const char *const *)files.v, files.n,
+                                     r->model.v, r->model.n, &serr);
+            /* -2: this entry's place is taken (noted; the other entries are written) */
+            if (rc == -2 || (rc && atomic_exchange(run->store_failed, 1) == 0)) {
+                char *note = kdc_xasprintf("%s%s%s%s", r->note ? r->note : "",
+                                           r->note ? "; " : "", serr,
+                                           rc == -2 ? "" : " (no further cache writes are tried)");
                 free(r->note);
                 r->note = note;
             }

@@ -765,6 +765,45 @@ static void an_entry_that_is_a_fifo_is_ignored_not_waited_for(void **state) {
     kdc_run_free(&ref);
 }
 
+/* Directories where unit entries belong (a damaged or tampered cache): an empty one is
+ * replaced by the entry, a non-empty one costs that entry only (a note), never the
+ * other entries of the run. */
+static void a_directory_in_an_entrys_place_costs_that_entry_only(void **state) {
+    (void)state;
+    kdc_run_t ref, r;
+    LINT(&ref, g.tree, "-j1", "--format=json", "--cache-dir=c", "src");
+    assert_int_equal(ref.exit_code, 1);
+    char *cache = scratch_path(g.tree, "c");
+    size_t n;
+    char **e = entries_in(cache, "units", &n);
+    assert_int_equal(n, 3);
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(unlink(e[i]), 0);
+        assert_int_equal(mkdir(e[i], 0755), 0);
+    }
+    scratch_write(e[0], "x", "not an entry\n");
+    kdc_run_t cold;
+    LINT(&cold, g.tree, "-j1", "--stats", "--format=json", "--cache-dir=c", "src");
+    assert_int_equal(cold.exit_code, 1);
+    scale_same_report("json", ref.out, cold.out);
+    expect_parsed(&cold, 3, 0);
+    char want[4200];
+    snprintf(want, sizeof want, "cannot write cache entry c/units/%s: Is a directory\n",
+             strrchr(e[0], '/') + 1);
+    if (!strstr(cold.err, want) || strstr(cold.err, "no further cache writes")) {
+        scale_show(&cold);
+        fail_msg("want one note for %s alone", e[0]);
+    }
+    kdc_run_free(&cold);
+    LINT(&r, g.tree, "-j1", "--stats", "--format=json", "--cache-dir=c", "src");
+    expect_parsed(&r, 1, 2);
+    scale_same_report("json", ref.out, r.out);
+    kdc_run_free(&r);
+    free_entries(e, n);
+    free(cache);
+    kdc_run_free(&ref);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(a_warm_run_parses_nothing_and_writes_the_same_report,
@@ -804,6 +843,8 @@ int main(void) {
             a_temporary_name_taken_by_another_run_does_not_stop_a_cache_write, each_setup,
             each_teardown),
         cmocka_unit_test_setup_teardown(an_entry_that_is_a_fifo_is_ignored_not_waited_for,
+                                        each_setup, each_teardown),
+        cmocka_unit_test_setup_teardown(a_directory_in_an_entrys_place_costs_that_entry_only,
                                         each_setup, each_teardown),
     };
     return cmocka_run_group_tests_name("kdc-lint unit cache", tests, NULL, NULL);
