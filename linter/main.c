@@ -88,7 +88,7 @@ static void usage(FILE *o) {
           "  --changed-since=REV  report only findings in files changed since the git\n"
           "                       revision REV (committed, staged, unstaged or untracked);\n"
           "                       every unit is still analysed\n"
-          "  -o, --output=FILE    write the report to FILE instead of standard output\n"
+          "  -o, --output=FILE    write the report to FILE instead of standard output (-)\n"
           "  --list-rules         list the rules with a one-line summary\n"
           "  --enable=a,b         enable these rules (in addition to the profile's)\n"
           "  --disable=a,b        disable these rules\n"
@@ -370,7 +370,7 @@ static int run(int argc, char **argv) {
         case OPT_PROGRESS: progress_when = optarg; break;
         case OPT_STATS: want_stats = 1; break;
         case 'p': db_dir = optarg; break;
-        case 'o': out_path = optarg; break;
+        case 'o': out_path = strcmp(optarg, "-") ? optarg : NULL; break; /* -: stdout */
         case OPT_EXTRA_ARG: sv_push(&extra, optarg); break;
         case OPT_FORMAT: format = optarg; break;
         case OPT_LIST_RULES: list_rules = 1; break;

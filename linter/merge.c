@@ -227,7 +227,7 @@ static void usage(FILE *o) {
           "Joins the JSON or SARIF reports of the N shards of one run (kdc-lint\n"
           "--shard=K/N --format=json|sarif) into the report of the whole run.\n"
           "\n"
-          "  -o, --output=FILE  write the merged report to FILE instead of standard output\n"
+          "  -o, --output=FILE  write the merged report to FILE instead of standard output (-)\n"
           "\n"
           "Exit status: 0 no findings, 1 findings, 2 an error (or input errors in the\n"
           "reports, as the unsharded run).\n",
@@ -267,6 +267,8 @@ int kdc_merge_main(int argc, char **argv) {
             goto done;
         }
     }
+    if (out_path && !strcmp(out_path, "-"))
+        out_path = NULL; /* -o -: standard output */
     if (!n) {
         fail("no reports to merge (see kdc-lint merge --help)");
         goto done;

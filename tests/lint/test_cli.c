@@ -1051,6 +1051,27 @@ static void o_writes_the_report_to_the_file_and_nothing_to_stdout(void **s) {
     free(d);
 }
 
+/* -o - is standard output, as in most command-line tools; no file named "-" */
+static void o_dash_is_standard_output(void **s) {
+    (void)s;
+    char *d = test_dir("o-dash");
+    write_good(d, "good.c");
+    res_t r;
+    LINT(&r, d, "--format=json", "-o", "-", "good.c");
+    expect_exit(&r, 1);
+    json_error_t e;
+    json_t *j = json_loads(r.run.out, 0, &e);
+    assert_non_null(j);
+    assert_int_equal(jlen(j, "findings"), 1);
+    assert_string_equal(jstr(j, "findings.0.rule"), "bare-commit");
+    json_decref(j);
+    res_free(&r);
+    char *dash = path_in(d, "-");
+    assert_int_equal(access(dash, F_OK), -1);
+    free(dash);
+    free(d);
+}
+
 static void a_report_that_cannot_be_written_is_exit_2_also_on_stdout(void **s) {
     (void)s;
     char *d = test_dir("full");
@@ -1292,6 +1313,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(o_into_a_missing_directory_is_an_error_before_any_analysis),
         cmocka_unit_test(o_naming_a_source_to_analyse_is_refused_and_the_source_kept),
         cmocka_unit_test(o_writes_the_report_to_the_file_and_nothing_to_stdout),
+        cmocka_unit_test(o_dash_is_standard_output),
         cmocka_unit_test(a_report_that_cannot_be_written_is_exit_2_also_on_stdout),
         cmocka_unit_test(unknown_options_are_usage_errors_in_kdc_lint_words),
         cmocka_unit_test(an_option_without_its_value_is_a_usage_error),
