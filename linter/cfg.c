@@ -410,3 +410,66 @@ int kdc_cfg_exit_reachable(const kdc_cfg_t *g) {
     return found;
 }
 
+int kdc_cfg_leads_to(const kdc_cfg_t *g, int from, const kdc_expr_t *target) {
+    int stack[64], seen[64], nstack = 0, nseen = 0;
+    stack[nstack++] = from;
+    while (nstack) {
+        int m = stack[--nstack];
+        int dup = 0;
+        for (int k = 0; k < nseen; k++)
+            dup |= seen[k] == m;
+        if (dup)
+            continue;
+        if (nseen == 64)
+            return 0;
+        seen[nseen++] = m;
+        const kdc_node_t *nd = &g->nodes[m];
+        if (target ? nd->kind == KDC_N_CALL && nd->expr == target : m == g->exit)
+            return 1;
+        for (unsigned i = 0; i < nd->nsucc && nstack < 64; i++)
+            stack[nstack++] = nd->succ[i];
+    }
+    return 0;
+}
+
+int kdc_cfg_chooses_barrier(const kdc_cfg_t *g, int n, const kdc_expr_t *target,
+                            int (*is_barrier)(void *arg, const kdc_expr_t *call), void *arg) {
+    int stack[64], seen[64], nstack = 0, nseen = 0, barrier = 0;
+    for (unsigned i = 0; i < g->nodes[n].nsucc && nstack < 64; i++)
+        stack[nstack++] = g->nodes[n].succ[i];
+    while (nstack) {
+        int m = stack[--nstack];
+        int dup = 0;
+        for (int k = 0; k < nseen; k++)
+            dup |= seen[k] == m;
+        if (dup)
+            continue;
+        if (nseen == 64)
+            return 0;
+        seen[nseen++] = m;
+        const kdc_node_t *nd = &g->nodes[m];
+        if (m == g->exit) {
+            if (target)
+                return 0; /* returns without reaching the target */
+            continue;
+        }
+        if (nd->kind == KDC_N_CALL) {
+            if (is_barrier(arg, nd->expr)) {
+                if (!kdc_cfg_leads_to(g, m, target))
+                    return 0; /* a barrier before another target or return */
+                barrier = 1;
+            } else if (nd->expr != target)
+                return 0;
+            continue;
+        }
+        if (nd->kind == KDC_N_COND && nd->loop_cond)
+            return 0; /* back into (or out of) a loop: not a choice before the target */
+        for (unsigned i = 0; i < nd->nsucc; i++) {
+            if (nstack == 64)
+                return 0;
+            stack[nstack++] = nd->succ[i];
+        }
+    }
+    return barrier;
+}
+

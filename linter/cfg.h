@@ -44,6 +44,20 @@ kdc_cfg_t *kdc_cfg_build(kdc_program_t *p, kdc_func_t *f, kdc_noreturn_fn noretu
 /* Is the exit node reachable from the entry node? */
 int kdc_cfg_exit_reachable(const kdc_cfg_t *g);
 
+/* Is `target` (a call; NULL: the exit) reached from node `from`? A bounded
+ * look: after 64 distinct nodes without it, no. */
+int kdc_cfg_leads_to(const kdc_cfg_t *g, int from, const kdc_expr_t *target);
+
+/* Does the condition node n only choose whether a barrier call (a flush, a
+ * close: `is_barrier`) comes before `target` (a call; NULL: the exit)? Every
+ * way out of n meets a barrier that leads on to `target`, or `target`, as its
+ * first call, passes no loop condition, and some way meets a barrier. A
+ * barrier under a condition (`if (queued) flush(); destroy();`) then counts as
+ * a barrier: the condition usually says whether there is anything to do, which
+ * paths cannot tell. Bounded like kdc_cfg_leads_to (beyond 64 nodes: no). */
+int kdc_cfg_chooses_barrier(const kdc_cfg_t *g, int n, const kdc_expr_t *target,
+                            int (*is_barrier)(void *arg, const kdc_expr_t *call), void *arg);
+
 /*
  * Path search: a breadth-first walk from `start` over (node, state) pairs,
  * each visited once. `visit` is called when a node is entered with a state and

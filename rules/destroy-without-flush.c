@@ -204,74 +204,14 @@ static int flushes(dwf_walk_t *w, const kdc_expr_t *call) {
            (h && helper_flushes(w->ctx, h, w->client, w->depth + 1));
 }
 
-/* Is `target` (a call; NULL: the exit) reached from node `from`? */
-static int leads_to(const kdc_cfg_t *g, int from, const kdc_expr_t *target) {
-    int stack[64], seen[64], nstack = 0, nseen = 0;
-    stack[nstack++] = from;
-    while (nstack) {
-        int m = stack[--nstack];
-        int dup = 0;
-        for (int k = 0; k < nseen; k++)
-            dup |= seen[k] == m;
-        if (dup)
-            continue;
-        if (nseen == 64)
-            return 0;
-        seen[nseen++] = m;
-        const kdc_node_t *nd = &g->nodes[m];
-        if (target ? nd->kind == KDC_N_CALL && nd->expr == target : m == g->exit)
-            return 1;
-        for (unsigned i = 0; i < nd->nsucc && nstack < 64; i++)
-            stack[nstack++] = nd->succ[i];
-    }
-    return 0;
+static int flush_barrier(void *arg, const kdc_expr_t *call) {
+    return flushes(arg, call);
 }
 
 /* Does the (non-loop) condition n only choose whether to flush before the
- * destroy (or the exit of a helper): every way out of it meets a flush or the
- * destroy as its first call, and some meet a flush? A flush under a condition
- * (`if (queued) rd_kafka_flush(rk, ..); rd_kafka_destroy(rk);`) counts as a
- * flush: the condition usually says whether anything is queued, which the
- * paths here cannot tell. */
+ * destroy (or the exit of a helper)? */
 static int guards_flush(dwf_walk_t *w, const kdc_cfg_t *g, int n) {
-    int stack[64], seen[64], nstack = 0, nseen = 0, barrier = 0;
-    for (unsigned i = 0; i < g->nodes[n].nsucc && nstack < 64; i++)
-        stack[nstack++] = g->nodes[n].succ[i];
-    while (nstack) {
-        int m = stack[--nstack];
-        int dup = 0;
-        for (int k = 0; k < nseen; k++)
-            dup |= seen[k] == m;
-        if (dup)
-            continue;
-        if (nseen == 64)
-            return 0;
-        seen[nseen++] = m;
-        const kdc_node_t *nd = &g->nodes[m];
-        if (m == g->exit) {
-            if (!(!w->destroy))
-                return 0;
-            continue;
-        }
-        if (nd->kind == KDC_N_CALL) {
-            if (flushes(w, nd->expr)) {
-                if (!leads_to(g, m, w->destroy))
-                    return 0; /* it flushes before another destroy or return */
-                barrier = 1;
-            }
-            else if (nd->expr != w->destroy)
-                return 0;
-            continue;
-        }
-        if (nd->kind == KDC_N_COND && nd->loop_cond)
-            return 0; /* back into (or out of) a loop: not a choice before the destroy */
-        for (unsigned i = 0; i < nd->nsucc; i++) {
-            if (nstack == 64)
-                return 0;
-            stack[nstack++] = nd->succ[i];
-        }
-    }
-    return barrier;
+    return kdc_cfg_chooses_barrier(g, n, w->destroy, flush_barrier, w);
 }
 
 static int dwf_visit(void *arg, const kdc_cfg_t *g, int n, int st) {

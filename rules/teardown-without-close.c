@@ -134,74 +134,15 @@ typedef struct twc_walk {
     int reached;
 } twc_walk_t;
 
-/* Is `target` (a call; NULL: the exit) reached from node `from`? */
-static int leads_to(const kdc_cfg_t *g, int from, const kdc_expr_t *target) {
-    int stack[64], seen[64], nstack = 0, nseen = 0;
-    stack[nstack++] = from;
-    while (nstack) {
-        int m = stack[--nstack];
-        int dup = 0;
-        for (int k = 0; k < nseen; k++)
-            dup |= seen[k] == m;
-        if (dup)
-            continue;
-        if (nseen == 64)
-            return 0;
-        seen[nseen++] = m;
-        const kdc_node_t *nd = &g->nodes[m];
-        if (target ? nd->kind == KDC_N_CALL && nd->expr == target : m == g->exit)
-            return 1;
-        for (unsigned i = 0; i < nd->nsucc && nstack < 64; i++)
-            stack[nstack++] = nd->succ[i];
-    }
-    return 0;
+static int close_barrier(void *arg, const kdc_expr_t *call) {
+    twc_walk_t *w = arg;
+    return closes(w->ctx, w->f, call, w->client, 0);
 }
 
 /* Does the (non-loop) condition n only choose whether to close before the
- * destroy: every way out of it meets a close or the destroy as its first call,
- * and some meet a close? A close under a condition (`if (subscribed)
- * rd_kafka_consumer_close(rk); rd_kafka_destroy(rk);`) counts as a close: the
- * condition usually says whether there is anything to close, which the paths
- * here cannot tell. */
+ * destroy? */
 static int guards_close(twc_walk_t *w, const kdc_cfg_t *g, int n) {
-    int stack[64], seen[64], nstack = 0, nseen = 0, barrier = 0;
-    for (unsigned i = 0; i < g->nodes[n].nsucc && nstack < 64; i++)
-        stack[nstack++] = g->nodes[n].succ[i];
-    while (nstack) {
-        int m = stack[--nstack];
-        int dup = 0;
-        for (int k = 0; k < nseen; k++)
-            dup |= seen[k] == m;
-        if (dup)
-            continue;
-        if (nseen == 64)
-            return 0;
-        seen[nseen++] = m;
-        const kdc_node_t *nd = &g->nodes[m];
-        if (m == g->exit) {
-            if (!(0))
-                return 0;
-            continue;
-        }
-        if (nd->kind == KDC_N_CALL) {
-            if (closes(w->ctx, w->f, nd->expr, w->client, 0)) {
-                if (!leads_to(g, m, w->destroy))
-                    return 0; /* it closes before another destroy or return */
-                barrier = 1;
-            }
-            else if (nd->expr != w->destroy)
-                return 0;
-            continue;
-        }
-        if (nd->kind == KDC_N_COND && nd->loop_cond)
-            return 0; /* back into (or out of) a loop: not a choice before the destroy */
-        for (unsigned i = 0; i < nd->nsucc; i++) {
-            if (nstack == 64)
-                return 0;
-            stack[nstack++] = nd->succ[i];
-        }
-    }
-    return barrier;
+    return kdc_cfg_chooses_barrier(g, n, w->destroy, close_barrier, w);
 }
 
 static int twc_visit(void *arg, const kdc_cfg_t *g, int n, int st) {
