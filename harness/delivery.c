@@ -24,15 +24,19 @@ int kdc_dr_msg_record(rd_kafka_t *rk, const rd_kafka_message_t *rkmessage,
         if (target->magic != KDC__DR_TARGET_MAGIC)
                 return KDC_ERR_NOENT;
 
-        memset(&r, 0, sizeof(r));
-        r.err = rkmessage->err;
-        r.status = rd_kafka_message_status(rkmessage);
-        if (target->kind == KDC__DR_TRACKER && kdc__report_confirmed(&r)) {
+        if (target->kind == KDC__DR_TRACKER &&
+            rkmessage->err == RD_KAFKA_RESP_ERR_NO_ERROR &&
+            rd_kafka_message_status(rkmessage) ==
+                RD_KAFKA_MSG_STATUS_PERSISTED) {
                 /* The common case, kept short: a confirmed message of
-                 * kdc_tracker_produce() (no handle, nothing to list). */
+                 * kdc_tracker_produce() (no handle, nothing to list), the
+                 * same test as kdc__report_confirmed(). */
                 kdc__tracker_confirmed((kdc_tracker_t *)target);
                 return 0;
         }
+        memset(&r, 0, sizeof(r));
+        r.err = rkmessage->err;
+        r.status = rd_kafka_message_status(rkmessage);
         r.partition = rkmessage->partition;
         if (!kdc__report_confirmed(&r)) {
                 /* Only failures are listed: the common path reads no more. */

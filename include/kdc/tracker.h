@@ -53,10 +53,13 @@
  *  or destroy.
  *
  * @par Threads
- *  All functions may be called from any thread. Counters are protected by a
- *  mutex inside the tracker, so the application may produce or track from
- *  several threads and serve delivery reports (rd_kafka_poll()) on yet
- *  another one.
+ *  All functions may be called from any thread: the application may produce
+ *  or track from several threads and serve delivery reports (rd_kafka_poll())
+ *  on yet another one. The in-flight and delivered counts are one atomic
+ *  word (a message costs one atomic operation when produced and one when its
+ *  confirmed report is served); failure records, handles and the binding
+ *  are under a mutex inside the tracker, which kdc_tracker_delivered() also
+ *  takes.
  *  Several trackers may share one producer (e.g. batch N is awaited while
  *  batch N+1 is produced); each report is counted by the tracker that
  *  produced the message, and by no other.

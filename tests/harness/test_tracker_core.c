@@ -267,6 +267,69 @@ static void only_no_error_with_status_persisted_is_a_confirmation(
         }
 }
 
+/* Reports of kdc_tracker_produce() messages (no handle) confirmed on two
+ * threads while a third reads the count: with the fold forced every few
+ * reports, the count must never go back and must end exact. */
+enum { FOLD_REPORTS = 20000 };
+
+struct folding {
+        kdc_tracker_t *t;
+        atomic_int *done;
+};
+
+static void *confirm_thread(void *arg) {
+        struct folding *f = arg;
+
+        for (int i = 0; i < FOLD_REPORTS; i++) {
+                assert_int_equal(kdc__tracker_add(f->t, NULL, NULL), 0);
+                kdc__tracker_confirmed(f->t);
+        }
+        atomic_fetch_add(f->done, 1);
+        return NULL;
+}
+
+static void *monotonic_reader(void *arg) {
+        struct folding *f = arg;
+        int64_t last = 0, now;
+
+        while (atomic_load(f->done) < 2) {
+                now = kdc_tracker_delivered(f->t);
+                assert_true(now >= last);
+                assert_true(now <= 2 * FOLD_REPORTS);
+                last = now;
+        }
+        return NULL;
+}
+
+static void the_delivered_count_folded_every_few_reports_never_goes_back_and_ends_exact(
+    void **state) {
+        pthread_t a, b, reader;
+        atomic_int done;
+        struct folding f;
+        kdc_tracker_t *t;
+
+        (void)state;
+        atomic_init(&done, 0);
+        assert_int_equal(kdc_tracker_new(&t), 0);
+        kdc__tracker_set_fold_at(t, 5);
+        f = (struct folding){t, &done};
+        assert_int_equal(pthread_create(&reader, NULL, monotonic_reader, &f),
+                         0);
+        assert_int_equal(pthread_create(&a, NULL, confirm_thread, &f), 0);
+        assert_int_equal(pthread_create(&b, NULL, confirm_thread, &f), 0);
+        pthread_join(a, NULL);
+        pthread_join(b, NULL);
+        pthread_join(reader, NULL);
+
+        assert_int_equal(kdc_tracker_delivered(t), 2 * FOLD_REPORTS);
+        assert_int_equal(kdc_tracker_pending(t), 0);
+        assert_int_equal(kdc_tracker_failed(t), 0);
+        /* reset starts the count again from 0, folded part included */
+        assert_int_equal(kdc_tracker_reset(t), 0);
+        assert_int_equal(kdc_tracker_delivered(t), 0);
+        kdc_tracker_destroy(t);
+}
+
 struct late {
         kdc_tracker_t *t;
         void *handles[100];
@@ -291,6 +354,7 @@ static void a_tracker_released_with_reports_pending_is_freed_by_the_last_one(
 
         (void)state;
         assert_int_equal(kdc_tracker_new(&l.t), 0);
+        kdc__tracker_set_fold_at(l.t, 2); /* late reports fold too */
         for (int i = 0; i < 100; i++)
                 assert_int_equal(kdc__tracker_add(l.t, NULL, &l.handles[i]),
                                  0);
@@ -313,6 +377,9 @@ int main(void) {
                      failure_records_read_while_reports_arrive_are_complete),
             SENTENCE("only NO_ERROR with status PERSISTED is a confirmation",
                      only_no_error_with_status_persisted_is_a_confirmation),
+            SENTENCE("the delivered count, folded every few reports, never "
+                     "goes back and ends exact",
+                     the_delivered_count_folded_every_few_reports_never_goes_back_and_ends_exact),
             SENTENCE("a tracker released with reports pending is freed by the "
                      "last one",
                      a_tracker_released_with_reports_pending_is_freed_by_the_last_one),
