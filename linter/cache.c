@@ -1,11 +1,10 @@
 /* The unit cache (see cache.h). */
 #define _GNU_SOURCE
 #include "cache.h"
+#include "libclang_lazy.h"
 #include "rule.h"
 #include "util.h"
 
-#include <clang-c/Index.h>
-#include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
 #include <errno.h>
@@ -75,60 +74,65 @@ static void hash_file_identity(XXH3_state_t *st, const char *path) {
     }
 }
 
-typedef struct build_id {
-    uintptr_t addr;         /* an address inside the object */
-    unsigned char id[64];   /* its NT_GNU_BUILD_ID */
-    size_t len;
-} build_id_t;
-
-static int find_build_id(struct dl_phdr_info *info, size_t size, void *arg) {
-    (void)size;
-    build_id_t *b = arg;
-    int inside = 0;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-        if (ph->p_type == PT_LOAD && b->addr >= lo && b->addr < lo + ph->p_memsz)
-            inside = 1;
-    }
-    if (!inside)
+/* The GNU build ID of an ELF file (NT_GNU_BUILD_ID), read from its program headers on
+ * disk without loading it: its length, 0 when it has none or cannot be read. */
+static size_t file_build_id(const char *path, unsigned char id[64]) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
         return 0;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_NOTE)
+    size_t len = 0;
+    ElfW(Ehdr) eh;
+    ElfW(Phdr) ph[64];
+    if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+        eh.e_ident[EI_CLASS] != (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32) ||
+        eh.e_phentsize != sizeof ph[0] || eh.e_phnum > sizeof ph / sizeof ph[0] ||
+        pread(fd, ph, eh.e_phnum * sizeof ph[0], (off_t)eh.e_phoff) !=
+            (ssize_t)(eh.e_phnum * sizeof ph[0])) {
+        close(fd);
+        return 0;
+    }
+    for (int i = 0; i < eh.e_phnum && !len; i++) {
+        if (ph[i].p_type != PT_NOTE || ph[i].p_filesz > 65536)
             continue;
-        const unsigned char *at = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
-        const unsigned char *end = at + ph->p_memsz;
-        while ((size_t)(end - at) >= sizeof(ElfW(Nhdr))) {
-            const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)(const void *)at;
-            size_t name = (n->n_namesz + 3) & ~(size_t)3, desc = (n->n_descsz + 3) & ~(size_t)3;
-            if ((size_t)(end - at) < sizeof *n + name + desc)
+        unsigned char notes[65536];
+        if (pread(fd, notes, ph[i].p_filesz, (off_t)ph[i].p_offset) != (ssize_t)ph[i].p_filesz)
+            continue;
+        for (size_t at = 0; ph[i].p_filesz - at >= sizeof(ElfW(Nhdr));) {
+            ElfW(Nhdr) n;
+            memcpy(&n, notes + at, sizeof n);
+            size_t name = (n.n_namesz + 3) & ~(size_t)3, desc = (n.n_descsz + 3) & ~(size_t)3;
+            if (ph[i].p_filesz - at < sizeof n + name + desc)
                 break;
-            if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
-                !memcmp(at + sizeof *n, "GNU", 4) && n->n_descsz <= sizeof b->id) {
-                memcpy(b->id, at + sizeof *n + name, n->n_descsz);
-                b->len = n->n_descsz;
-                return 1;
+            if (n.n_type == NT_GNU_BUILD_ID && n.n_namesz == 4 &&
+                !memcmp(notes + at + sizeof n, "GNU", 4) && n.n_descsz <= 64) {
+                memcpy(id, notes + at + sizeof n + name, n.n_descsz);
+                len = n.n_descsz;
+                break;
             }
-            at += sizeof *n + name + desc;
+            at += sizeof n + name + desc;
         }
     }
-    return 1;
+    close(fd);
+    return len;
 }
 
-/* libclang's identity: its GNU build ID (read from memory: the library is tens of
- * megabytes) with its size, else its contents as hash_file_identity. */
-static void hash_libclang_identity(XXH3_state_t *st, const char *path) {
-    build_id_t b = {(uintptr_t)(void *)clang_getClangVersion, {0}, 0};
+/* libclang's identity: the GNU build ID and size of the file a first parse would load
+ * (libclang_lazy.h), read from disk: libclang is not loaded for it; its contents as
+ * hash_file_identity when it has no build ID. */
+static void hash_libclang_identity(XXH3_state_t *st) {
+    char *lib = kdc_libclang_file();
+    unsigned char id[64];
+    size_t n = lib ? file_build_id(lib, id) : 0;
     struct stat sb;
-    dl_iterate_phdr(find_build_id, &b);
-    if (b.len && path && stat(path, &sb) == 0) {
+    hash_str(st, "libclang");
+    if (n && stat(lib, &sb) == 0) {
         uint64_t size = (uint64_t)sb.st_size;
-        XXH3_128bits_update(st, b.id, b.len);
+        XXH3_128bits_update(st, id, n);
         XXH3_128bits_update(st, &size, sizeof size);
-        return;
+    } else {
+        hash_file_identity(st, lib);
     }
-    hash_file_identity(st, path);
+    free(lib);
 }
 
 static XXH128_hash_t compute_salt(void) {
@@ -143,15 +147,7 @@ static XXH128_hash_t compute_salt(void) {
     char *self = realpath("/proc/self/exe", NULL);
     hash_file_identity(st, self);
     free(self);
-    Dl_info info;
-    if (dladdr((void *)clang_getClangVersion, &info) && info.dli_fname) {
-        char *lib = realpath(info.dli_fname, NULL);
-        hash_libclang_identity(st, lib ? lib : info.dli_fname);
-        free(lib);
-    }
-    CXString v = clang_getClangVersion();
-    hash_str(st, clang_getCString(v));
-    clang_disposeString(v);
+    hash_libclang_identity(st);
     static const char *const env[] = {"CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH",
                                       "OBJC_INCLUDE_PATH", "CCC_OVERRIDE_OPTIONS", NULL};
     for (size_t i = 0; env[i]; i++)

@@ -6,11 +6,11 @@
  *
  * An entry is found by a key over everything that decides how the unit is
  * parsed: the kdc-lint executable and the libclang library (identified by the
- * executable's contents and libclang's GNU build ID and size: a rebuild or an
- * upgrade makes new keys, the same build installed again keeps them),
- * libclang's version, the unit's path, its compiler arguments and the
- * environment variables clang reads include paths from (CPATH,
- * C_INCLUDE_PATH, CPLUS_INCLUDE_PATH, OBJC_INCLUDE_PATH). The entry lists
+ * executable's contents and libclang's GNU build ID and size, read from the
+ * file a parse would load without loading it: a rebuild or an upgrade makes
+ * new keys, the same build installed again keeps them), the unit's path, its
+ * compiler arguments and the environment variables clang reads include paths
+ * from (CPATH, C_INCLUDE_PATH, CPLUS_INCLUDE_PATH, OBJC_INCLUDE_PATH). The entry lists
  * every file the unit read (main file, project and system headers) with an
  * XXH3-128 digest of its contents; it is used only when all of them are
  * unchanged. The configuration (.kdc-lint.yaml, profile, rules) is not part of

@@ -1,6 +1,7 @@
 /* Parsing the translation units of a run, in parallel (see jobs.h). */
 #define _GNU_SOURCE
 #include "jobs.h"
+#include "libclang_lazy.h"
 #include "output/output.h"
 #include "parse.h"
 #include "unitio.h"
@@ -53,6 +54,8 @@ typedef struct run {
     _Atomic int *store_failed;
     _Atomic int own_store_failed;
     XXH3_state_t *program; /* the models merged so far (kdc_jobs_stats_t.program) */
+    const size_t *parse;   /* positions in todo whose model the cache does not have */
+    size_t nparse;
 } run_t;
 
 static void collect_file(void *arg, const char *path) {
@@ -62,21 +65,16 @@ static void collect_file(void *arg, const char *path) {
 }
 
 enum {
-    UNIT_LOOKUP = 1, /* take the model from the cache when it has one */
-    UNIT_STORE = 2,  /* store the model parsed */
-    UNIT_WHOLE = 4,  /* convert every definition, also those converted for an earlier unit */
+    UNIT_STORE = 1, /* store the model parsed */
+    UNIT_WHOLE = 2, /* convert every definition, also those converted for an earlier unit */
 };
 
-/* Parses one unit, or loads it from the cache, into r. Definitions this process
- * converted for an earlier unit (shared headers) are left out of the model unless
- * UNIT_WHOLE: units are taken in input order, so the unit that had them is merged
- * first (kdc_unit_merge checks, and KDC_UNIT_INCOMPLETE has the unit parsed again). */
+/* Parses one unit into r (r->note, a note already there, is kept). Definitions this
+ * process converted for an earlier unit (shared headers) are left out of the model unless
+ * UNIT_WHOLE: units are taken in input order, so the unit that had them is merged first
+ * (kdc_unit_merge checks, and KDC_UNIT_INCOMPLETE has the unit parsed again). */
 static void process_unit(run_t *run, const kdc_tu_job_t *job, result_t *r, int how) {
     kdc_cache_t *cache = run->o->cache;
-    if (cache && (how & UNIT_LOOKUP) && kdc_cache_lookup(cache, job, &r->model, &r->note)) {
-        r->from_cache = 1;
-        return;
-    }
     if (!(how & UNIT_STORE))
         cache = NULL;
     if (!run->parser)
@@ -275,12 +273,13 @@ static void send_msg(int fd, const msg_hdr_t *h, const char *error, const char *
 
 static _Noreturn void worker_main(run_t *run, shared_t *sh, int slot, int fd) {
     for (;;) {
-        size_t k = atomic_fetch_add(&sh->next, 1);
-        if (k >= run->ntodo)
+        size_t i = atomic_fetch_add(&sh->next, 1);
+        if (i >= run->nparse)
             break;
+        size_t k = run->parse[i];
         atomic_store(&sh->current[slot], (long)k);
         result_t r = {0};
-        process_unit(run, &run->inputs->jobs[run->todo[k]], &r, UNIT_LOOKUP | UNIT_STORE);
+        process_unit(run, &run->inputs->jobs[run->todo[k]], &r, UNIT_STORE);
         msg_hdr_t h = {MSG_UNIT, (uint32_t)r.from_cache, k,
                        r.error ? (uint32_t)strlen(r.error) : 0,
                        r.note ? (uint32_t)strlen(r.note) : 0, r.error ? 0 : r.model.n};
@@ -346,8 +345,13 @@ static void take_messages(worker_t *w, result_t *res, size_t ntodo, progress_t *
             r->from_cache = (int)h.from_cache;
             if (h.error_len)
                 r->error = kdc_xasprintf("%.*s", (int)h.error_len, body);
-            if (h.note_len)
-                r->note = kdc_xasprintf("%.*s", (int)h.note_len, body + h.error_len);
+            if (h.note_len) { /* after the driver's own (a damaged entry) */
+                char *note = kdc_xasprintf("%s%s%.*s", r->note ? r->note : "",
+                                           r->note ? "; " : "", (int)h.note_len,
+                                           body + h.error_len);
+                free(r->note);
+                r->note = note;
+            }
             kdc_buf_put(&r->model, body + h.error_len + h.note_len, h.model_len);
             progress_step(pg, run, h.index);
         }
@@ -357,8 +361,19 @@ static void take_messages(worker_t *w, result_t *res, size_t ntodo, progress_t *
     w->in.n -= at;
 }
 
-static void run_workers(run_t *run, unsigned nworkers, result_t *res, progress_t *pg,
-                        kdc_program_t *prog, kdc_jobs_stats_t *st) {
+/* Merges the units done, in order, from *merged on. */
+static void merge_done(run_t *run, result_t *res, size_t *merged, kdc_program_t *prog,
+                       kdc_jobs_stats_t *st) {
+    while (*merged < run->ntodo && res[*merged].done) {
+        merge_one(run, &res[*merged], *merged, prog, st);
+        result_free(&res[*merged]);
+        (*merged)++;
+    }
+}
+
+/* Parses run->parse[] in nworkers worker processes, merging as units are done. */
+static void run_workers(run_t *run, unsigned nworkers, result_t *res, size_t *merged_io,
+                        progress_t *pg, kdc_program_t *prog, kdc_jobs_stats_t *st) {
     size_t shsize = sizeof(shared_t) + nworkers * sizeof(_Atomic long);
     shared_t *sh = mmap(NULL, shsize, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     worker_t *ws = calloc(nworkers, sizeof *ws);
@@ -366,7 +381,7 @@ static void run_workers(run_t *run, unsigned nworkers, result_t *res, progress_t
         kdc_oom();
     for (unsigned i = 0; i < nworkers; i++)
         ws[i].fd = -1;
-    size_t merged = 0;
+    size_t merged = *merged_io;
     if (sh == MAP_FAILED) {
         sh = NULL;
     } else {
@@ -385,19 +400,14 @@ static void run_workers(run_t *run, unsigned nworkers, result_t *res, progress_t
     if (!pfd || !slot_of)
         kdc_oom();
     for (;;) {
-        while (merged < run->ntodo && res[merged].done) {
-            merge_one(run, &res[merged], merged, prog, st);
-            result_free(&res[merged]);
-            merged++;
-        }
+        merge_done(run, res, &merged, prog, st);
         if (merged == run->ntodo && !alive)
             break;
         if (!alive) {
             /* No worker left (fork failed, or the last one died): parse the rest here. */
             for (size_t i = merged; i < run->ntodo; i++)
                 if (!res[i].done) {
-                    process_unit(run, &run->inputs->jobs[run->todo[i]], &res[i],
-                                 UNIT_LOOKUP | UNIT_STORE);
+                    process_unit(run, &run->inputs->jobs[run->todo[i]], &res[i], UNIT_STORE);
                     res[i].done = 1;
                     progress_step(pg, run, i);
                 }
@@ -448,7 +458,7 @@ static void run_workers(run_t *run, unsigned nworkers, result_t *res, progress_t
                                              WEXITSTATUS(status));
                 progress_step(pg, run, (size_t)cur);
             }
-            if (atomic_load(&sh->next) < run->ntodo &&
+            if (atomic_load(&sh->next) < run->nparse &&
                 spawn(run, sh, ws, nworkers, slot_of[j]) == 0) {
                 alive++;
                 st->workers++;
@@ -470,11 +480,12 @@ static void run_workers(run_t *run, unsigned nworkers, result_t *res, progress_t
         run->store_failed = &run->own_store_failed;
         munmap(sh, shsize);
     }
+    *merged_io = merged;
 }
 
 void kdc_jobs_run(const kdc_jobs_opts_t *o, kdc_inputs_t *inputs, const size_t *todo,
                   size_t ntodo, kdc_program_t *prog, kdc_jobs_stats_t *stats) {
-    run_t run = {o, inputs, todo, ntodo, NULL, NULL, 0, XXH3_createState()};
+    run_t run = {o, inputs, todo, ntodo, NULL, NULL, 0, XXH3_createState(), NULL, 0};
     run.store_failed = &run.own_store_failed;
     progress_t pg = {o->progress, now(), 0, 0};
     memset(stats, 0, sizeof *stats);
@@ -482,17 +493,40 @@ void kdc_jobs_run(const kdc_jobs_opts_t *o, kdc_inputs_t *inputs, const size_t *
         kdc_oom();
     XXH3_128bits_reset(run.program);
     result_t *res = calloc(ntodo ? ntodo : 1, sizeof *res);
-    if (!res)
+    size_t *parse = calloc(ntodo ? ntodo : 1, sizeof *parse), nparse = 0, merged = 0;
+    if (!res || !parse)
         kdc_oom();
-    unsigned nworkers = o->jobs < ntodo ? o->jobs : (unsigned)ntodo;
+    /* The cache first, in this process: only the units it does not have are parsed (with
+     * -j1 here, at once; else by workers), so a run that parses nothing never forks or
+     * loads libclang. */
+    for (size_t k = 0; k < ntodo; k++) {
+        const kdc_tu_job_t *job = &inputs->jobs[todo[k]];
+        result_t *r = &res[k];
+        if (o->cache && kdc_cache_lookup(o->cache, job, &r->model, &r->note)) {
+            r->from_cache = 1;
+        } else if (o->jobs <= 1) {
+            process_unit(&run, job, r, UNIT_STORE);
+        } else {
+            parse[nparse++] = k;
+            continue;
+        }
+        r->done = 1;
+        progress_step(&pg, &run, k);
+        merge_done(&run, res, &merged, prog, stats);
+    }
+    run.parse = parse;
+    run.nparse = nparse;
+    unsigned nworkers = o->jobs < nparse ? o->jobs : (unsigned)nparse;
     if (nworkers > 1) {
-        run_workers(&run, nworkers, res, &pg, prog, stats);
+        kdc_libclang_load(); /* before the fork: the workers share it; a failure said once */
+        run_workers(&run, nworkers, res, &merged, &pg, prog, stats);
     } else {
-        for (size_t k = 0; k < ntodo; k++) {
-            process_unit(&run, &inputs->jobs[todo[k]], &res[k], UNIT_LOOKUP | UNIT_STORE);
+        for (size_t i = 0; i < nparse; i++) {
+            size_t k = parse[i];
+            process_unit(&run, &inputs->jobs[todo[k]], &res[k], UNIT_STORE);
+            res[k].done = 1;
             progress_step(&pg, &run, k);
-            merge_one(&run, &res[k], k, prog, stats);
-            result_free(&res[k]);
+            merge_done(&run, res, &merged, prog, stats);
         }
     }
     progress_end(&pg);
@@ -502,5 +536,6 @@ void kdc_jobs_run(const kdc_jobs_opts_t *o, kdc_inputs_t *inputs, const size_t *
     stats->cache_write_failed = atomic_load(run.store_failed);
     XXH3_freeState(run.program);
     kdc_parser_free(run.parser);
+    free(parse);
     free(res);
 }

@@ -9,16 +9,19 @@
  * comes first in input order; otherwise (a cached model used in a run without
  * that unit) the unit is parsed again in full.
  *
- * Units are parsed in worker processes (fork), not threads: libclang applies
- * a unit's -working-directory (from a compilation database) to the whole
- * process (LLVM's real file system changes the process's current directory),
- * so two units of different directories cannot be parsed at once in one
- * process. Workers take the next unit from a shared counter, so a slow unit
+ * The driver takes the models the cache has first, itself; only the other
+ * units are parsed. They are parsed in worker processes (fork), not threads:
+ * libclang applies a unit's -working-directory (from a compilation database)
+ * to the whole process (LLVM's real file system changes the process's current
+ * directory), so two units of different directories cannot be parsed at once
+ * in one process. Workers take the next unit from a shared counter, so a slow unit
  * does not hold up the others, and send each model back through a pipe. A
  * worker that dies (a crash libclang's own recovery did not catch, the OOM
  * killer) costs only the unit it was parsing, which becomes an input error;
  * another worker takes over the rest. With -j1, or one unit to parse, there
- * is no worker: the driver's own process parses.
+ * is no worker: the driver's own process parses. The driver loads libclang
+ * (libclang_lazy.h) before it forks workers, so they share its pages; a run
+ * that parses nothing neither forks nor loads libclang.
  */
 #ifndef KDC_JOBS_H
 #define KDC_JOBS_H

@@ -11,6 +11,7 @@
 #include "filter.h"
 #include "inputs.h"
 #include "jobs.h"
+#include "libclang_lazy.h"
 #include "merge.h"
 #include "output/output.h"
 #include "parse.h"
@@ -725,6 +726,7 @@ static int run(int argc, char **argv) {
             fprintf(stderr, "parsed in this process (peak RSS %.1f MiB; %.1f MiB resident once "
                             "parsed); ",
                     mib(ru.ru_maxrss), mib(rss_parsed_kib));
+        fprintf(stderr, "libclang %s; ", kdc_libclang_mapped() ? "loaded" : "not loaded");
         fprintf(stderr, "%.2f s in all (the prefilter %.2f s; models merged after %.2f s; "
                         "analysis %.2f s; report %.2f s)\n",
                 now_seconds() - t0, t_prefilter, t_parsed - t0, t_analysed - t_parsed,

@@ -1,0 +1,151 @@
+/*
+ * libclang is loaded only when something is parsed (linter/libclang_lazy.h):
+ * kdc-lint is not linked against it, a run that takes everything from the
+ * cache never maps it (with one process or several), and a libclang that
+ * cannot be loaded is one message and exit status 2, never a crash.
+ *
+ *   test_libclang      (KDC_LINT from the environment)
+ *
+ * The service (made at test time): three units, each with a compilation
+ * database entry in build/: consumer.c (a bare commit), producer.c, and
+ * helper.c, which the prefilter skips.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scale.h"
+
+static const char consumer_c[] = "#include <librdkafka/rdkafka.h>\n"
+                                 "void drain(rd_kafka_t *consumer) {\n"
+                                 "    rd_kafka_commit(consumer, NULL, 0);\n"
+                                 "}\n";
+static const char producer_c[] = "#include <librdkafka/rdkafka.h>\n"
+                                 "rd_kafka_t *make_producer(void) {\n"
+                                 "    return rd_kafka_new(RD_KAFKA_PRODUCER, NULL, NULL, 0);\n"
+                                 "}\n";
+static const char helper_c[] = "int helper(int x) { return x + 1; }\n";
+
+static struct {
+    char *tree;
+} g;
+
+static int each_setup(void **state) {
+    (void)state;
+    g.tree = scratch_dir("libclang");
+    scratch_write(g.tree, "src/consumer.c", consumer_c);
+    scratch_write(g.tree, "src/producer.c", producer_c);
+    scratch_write(g.tree, "src/helper.c", helper_c);
+    char db[8192];
+    snprintf(db, sizeof db,
+             "[{\"directory\": \"%s/src\", \"file\": \"consumer.c\", \"command\": \"cc -c "
+             "-DBUILD='\\\"x y\\\"' consumer.c -o consumer.o\"},\n"
+             " {\"directory\": \"%s/src\", \"file\": \"producer.c\", \"arguments\": [\"cc\", "
+             "\"-c\", \"producer.c\"]},\n"
+             " {\"directory\": \"%s/src\", \"file\": \"helper.c\", \"command\": \"cc -c "
+             "helper.c\"}]\n",
+             g.tree, g.tree, g.tree);
+    scratch_write(g.tree, "build/compile_commands.json", db);
+    return 0;
+}
+
+static int each_teardown(void **state) {
+    (void)state;
+    scratch_remove(g.tree);
+    free(g.tree);
+    return 0;
+}
+
+static void expect_in(const kdc_run_t *r, const char *text, const char *needle) {
+    if (!strstr(text, needle)) {
+        scale_show(r);
+        fail_msg("want \"%s\"", needle);
+    }
+}
+
+static void kdc_lint_is_not_linked_against_libclang(void **state) {
+    (void)state;
+    kdc_run_t r;
+    assert_int_equal(scratch_run(&r, NULL, "readelf", "-d", scale_lint_path(), (const char *)NULL),
+                     0);
+    expect_in(&r, r.out, "(NEEDED)"); /* the dynamic section was read */
+    if (strstr(r.out, "[libclang") || strstr(r.out, "[libLLVM")) {
+        scale_show(&r);
+        fail_msg("kdc-lint needs libclang or libLLVM at start-up");
+    }
+    kdc_run_free(&r);
+}
+
+static void a_run_that_parses_loads_libclang_and_a_warm_one_does_not(void **state) {
+    (void)state;
+    const char *jobs[] = {"-j1", "-j2"};
+    for (size_t j = 0; j < 2; j++) {
+        kdc_run_t cold, warm;
+        char dir[32];
+        snprintf(dir, sizeof dir, "--cache-dir=c%zu", j);
+        LINT(&cold, g.tree, jobs[j], dir, "--stats", "--format=json", "src");
+        expect_in(&cold, cold.err, ": 2 parsed, 0 from the cache,");
+        expect_in(&cold, cold.err, "; libclang loaded; ");
+        LINT(&warm, g.tree, jobs[j], dir, "--stats", "--format=json", "src");
+        expect_in(&warm, warm.err, ": 0 parsed, 2 from the cache,");
+        expect_in(&warm, warm.err, "the analysis from the cache");
+        expect_in(&warm, warm.err, "; libclang not loaded; ");
+        assert_int_equal(warm.exit_code, 1);
+        scale_same_report(jobs[j], cold.out, warm.out);
+        kdc_run_free(&cold);
+        kdc_run_free(&warm);
+    }
+}
+
+/* One line naming the library and why, exit status 2, no report: with one process and
+ * with workers (the driver loads it before forking them, so it is said once). */
+static void a_libclang_that_cannot_be_loaded_is_one_message_and_exit_2(void **state) {
+    (void)state;
+    assert_int_equal(setenv("KDC_LINT_LIBCLANG", "/nonexistent/libclang.so.1", 1), 0);
+    const char *jobs[] = {"-j1", "-j3"};
+    for (size_t j = 0; j < 2; j++) {
+        kdc_run_t r;
+        LINT(&r, g.tree, jobs[j], "--no-cache", "--format=json", "src");
+        assert_int_equal(r.exit_code, 2);
+        assert_string_equal(r.out, "");
+        assert_string_equal(r.err,
+                            "kdc-lint: cannot load libclang (/nonexistent/libclang.so.1): "
+                            "/nonexistent/libclang.so.1: cannot open shared object file: No "
+                            "such file or directory\n");
+        kdc_run_free(&r);
+    }
+    /* a file that is no library */
+    scratch_write(g.tree, "not-a-library.so", "not ELF\n");
+    char *fake = scratch_path(g.tree, "not-a-library.so");
+    assert_int_equal(setenv("KDC_LINT_LIBCLANG", fake, 1), 0);
+    kdc_run_t r;
+    LINT(&r, g.tree, "--no-cache", "src");
+    assert_int_equal(r.exit_code, 2);
+    assert_int_equal(scratch_count(r.err, "\n"), 1);
+    char want[4200];
+    snprintf(want, sizeof want, "kdc-lint: cannot load libclang (%s): ", fake);
+    assert_true(!strncmp(r.err, want, strlen(want)));
+    kdc_run_free(&r);
+    free(fake);
+    unsetenv("KDC_LINT_LIBCLANG");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(kdc_lint_is_not_linked_against_libclang),
+        cmocka_unit_test_setup_teardown(a_run_that_parses_loads_libclang_and_a_warm_one_does_not,
+                                        each_setup, each_teardown),
+        cmocka_unit_test_setup_teardown(
+            a_libclang_that_cannot_be_loaded_is_one_message_and_exit_2, each_setup,
+            each_teardown),
+    };
+    return cmocka_run_group_tests_name("kdc-lint loads libclang only to parse", tests, NULL,
+                                       NULL);
+}
