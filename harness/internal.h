@@ -79,6 +79,18 @@ void kdc__tracker_set_fold_at(kdc_tracker_t *t, uint32_t fold_at);
 void kdc__confirm_record(struct kdc__dr_target *target,
                          const struct kdc__report *r);
 
+/* The tracker a per-message opaque belongs to (the tracker itself, or a
+ * handle's). */
+kdc_tracker_t *kdc__tracker_of(struct kdc__dr_target *target);
+
+/* ---- waiting ------------------------------------------------------------- */
+
+/* Serve rk's delivery reports for up to slice_ms on the calling thread,
+ * waiting for awaited (a tracker or a confirm record): rd_kafka_flush(rk,
+ * slice_ms), so linger.ms is ignored meanwhile, cut short by rd_kafka_yield()
+ * as soon as a report served here leaves awaited with nothing pending. */
+void kdc__serve(rd_kafka_t *rk, const void *awaited, int slice_ms);
+
 /* ---- time ---------------------------------------------------------------- */
 
 /* Monotonic clock in milliseconds. */

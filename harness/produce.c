@@ -95,7 +95,7 @@ int kdc__produce_confirmed(rd_kafka_t *rk, const char *topic,
         }
 
         while (!kdc__confirm_done(c) && kdc__now_ms() < deadline)
-                rd_kafka_poll(rk, kdc__poll_slice(deadline));
+                kdc__serve(rk, c, kdc__poll_slice(deadline));
         if (!kdc__confirm_done(c))
                 rd_kafka_poll(rk, 0); /* one last non-blocking serve */
 

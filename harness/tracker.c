@@ -267,6 +267,11 @@ void *kdc__tracker_record(struct kdc__dr_target *target,
         return r.opaque;
 }
 
+kdc_tracker_t *kdc__tracker_of(struct kdc__dr_target *target) {
+        return target->kind == KDC__DR_TRACK ? ((struct kdc__track *)target)->t
+                                              : (kdc_tracker_t *)target;
+}
+
 void kdc__tracker_confirmed(kdc_tracker_t *t) {
         settle_delivered(t);
 }
@@ -419,7 +424,7 @@ int kdc_tracker_wait(kdc_tracker_t *t, rd_kafka_t *rk, int timeout_ms) {
                                 break;
                         return KDC_ERR_TIMEOUT;
                 }
-                rd_kafka_poll(rk, kdc__poll_slice(deadline));
+                kdc__serve(rk, t, kdc__poll_slice(deadline));
         }
         return atomic_load_explicit(&t->failed, memory_order_relaxed)
                    ? KDC_ERR_DELIVERY

@@ -168,8 +168,9 @@ KDC_EXPORT int kdc_dlq_set_topic(kdc_dlq_t *dlq, const char *topic);
  * @brief Produce @p msg to the DLQ with the kdc.* headers and wait for that
  *        message's delivery report.
  *
- * Blocks like kdc_produce_confirmed() (rd_kafka_poll() in slices of at most
- * 100 ms on the calling thread), with the same deadline rules.
+ * Blocks like kdc_produce_confirmed() (rd_kafka_flush() in slices of at most
+ * 100 ms on the calling thread, so linger.ms is not waited out), with the
+ * same deadline rules.
  *
  * @param dlq        the router.
  * @param msg        the failed input, as consumed (msg->err == NO_ERROR);
