@@ -16,7 +16,7 @@
  *
  * Throughput rounds: the broker is up; messages are produced as fast as the
  * producer takes them (rd_kafka_poll(rk, 0) every 1000), then every report
- * is awaited. Median messages per second per mode; the ratio to raw is the
+ * is awaited ("wait ms": from the last produce to the last report). Median messages per second per mode; the ratio to raw is the
  * median of the per-round ratios (the modes of a round run back to back,
  * under the same machine load), for wall-clock throughput and for CPU time
  * per message (user + system of every thread of the process).
@@ -50,6 +50,7 @@ static const char *const mode_names[NMODES] = {"raw", "tracker", "track"};
 struct result {
         double seconds;
         double cpu_seconds; /* user + system, every thread of the process */
+        double tail_seconds; /* from the last produce to the last report */
         long delivered;
         long inflight;  /* memory rounds: rd_kafka_outq_len() at the sample */
         double rss;     /* memory rounds: resident bytes at the sample */
@@ -195,6 +196,7 @@ static struct result round_of(enum mode mode, long n, int memory) {
                 if (i % 1000 == 0)
                         rd_kafka_poll(rk, 0); /* serve reports as a service does */
         }
+        r.tail_seconds = now();
         if (memory) {
                 r.inflight = rd_kafka_outq_len(rk);
                 r.rss = resident_bytes();
@@ -210,6 +212,7 @@ static struct result round_of(enum mode mode, long n, int memory) {
                 r.delivered = (long)kdc_tracker_delivered(t);
         }
         r.seconds = now() - start;
+        r.tail_seconds = now() - r.tail_seconds;
         r.cpu_seconds = cpu_now() - cpu_start;
         r.ok = r.delivered == n && (!memory || r.inflight == n);
         kdc_tracker_destroy(t);
@@ -257,7 +260,8 @@ int main(int argc, char **argv) {
         long n = argc > 1 ? atol(argv[1]) : 1000000;
         int rounds = argc > 2 ? atoi(argv[2]) : 9;
         double rate[NMODES][64], cpu[NMODES][64], rss[NMODES][64];
-        double mrate[NMODES], mcpu[NMODES], mrss[NMODES];
+        double tail[NMODES][64];
+        double mrate[NMODES], mcpu[NMODES], mrss[NMODES], mtail[NMODES];
         double ratio[NMODES], cpu_ratio[NMODES];
 
         if (n <= 0 || rounds <= 0 || rounds > 64) {
@@ -298,10 +302,12 @@ int main(int argc, char **argv) {
                                 } else {
                                         rate[mode][i] = (double)n / r.seconds;
                                         cpu[mode][i] = r.cpu_seconds * 1e9 / (double)n;
+                                        tail[mode][i] = r.tail_seconds * 1e3;
                                         printf("  throughput round %d %-7s %9.0f "
-                                               "msg/s  %6.0f ns CPU/msg\n",
+                                               "msg/s  %6.0f ns CPU/msg  "
+                                               "%5.1f ms wait\n",
                                                i, mode_names[mode], rate[mode][i],
-                                               cpu[mode][i]);
+                                               cpu[mode][i], r.tail_seconds * 1e3);
                                 }
                         }
         /* Ratios per round (the three modes of a round ran back to back,
@@ -320,15 +326,17 @@ int main(int argc, char **argv) {
                 mrate[m] = median(rate[m], rounds);
                 mcpu[m] = median(cpu[m], rounds);
                 mrss[m] = median(rss[m], rounds);
+                mtail[m] = median(tail[m], rounds);
         }
-        printf("\n%-8s %14s %7s %13s %7s %14s %12s\n", "mode", "msg/s (median)",
-               "vs raw", "CPU ns/msg", "vs raw", "RSS MiB (all", "added B/msg");
-        printf("%-8s %14s %7s %13s %7s %14s %12s\n", "", "", "", "(median)", "",
-               "in flight)", "in flight");
+        printf("\n%-8s %14s %7s %13s %7s %9s %14s %12s\n", "mode",
+               "msg/s (median)", "vs raw", "CPU ns/msg", "vs raw", "wait ms",
+               "RSS MiB (all", "added B/msg");
+        printf("%-8s %14s %7s %13s %7s %9s %14s %12s\n", "", "", "", "(median)",
+               "", "(median)", "in flight)", "in flight");
         for (int m = 0; m < NMODES; m++)
-                printf("%-8s %14.0f %7.3f %13.0f %7.3f %14.1f %12.1f\n",
+                printf("%-8s %14.0f %7.3f %13.0f %7.3f %9.1f %14.1f %12.1f\n",
                        mode_names[m], mrate[m], ratio[m], mcpu[m],
-                       cpu_ratio[m], mrss[m] / 1048576.0,
+                       cpu_ratio[m], mtail[m], mrss[m] / 1048576.0,
                        (mrss[m] - mrss[RAW]) / (double)n);
         printf("\ntargets: throughput ratio >= 0.95; < 64 bytes added per "
                "message in flight\n");
