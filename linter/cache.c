@@ -1,6 +1,7 @@
 /* The unit cache (see cache.h). */
 #define _GNU_SOURCE
 #include "cache.h"
+#include "filesig.h"
 #include "libclang_lazy.h"
 #include "rule.h"
 #include "util.h"
@@ -23,15 +24,19 @@
 #include <xxhash.h>
 
 #define ENTRY_MAGIC "KDCC"
-#define ENTRY_FORMAT 1u
+#define ENTRY_FORMAT 2u
 #define RUN_MAGIC "KDCR" /* the analysis of a whole program */
 #define RUN_FORMAT 1u
 #define ENTRY_MAX ((size_t)1 << 30) /* larger than any model: a damaged length */
 
-typedef struct digest {
-    int ok;
-    unsigned char d[16];
-} digest_t;
+/* What this process knows of a file's current state: each file is stat'ed at most once,
+ * and read at most once, per process. */
+typedef struct file_now {
+    int stated, stat_ok;
+    kdc_filesig_t sig;
+    int read, read_ok;
+    kdc_fileseen_t seen;
+} file_now_t;
 
 struct kdc_cache {
     char *dir;       /* as given: messages name it so */
@@ -39,7 +44,7 @@ struct kdc_cache {
     char *runs;      /* dir/runs */
     XXH128_hash_t salt; /* the executable, libclang, environment */
     kdc_strset_t paths;
-    kdc_strmap_t digests; /* interned path → digest_t*: each file hashed once per process */
+    kdc_strmap_t files; /* interned path → file_now_t* */
 };
 
 static void hash_str(XXH3_state_t *st, const char *s) {
@@ -227,16 +232,16 @@ kdc_cache_t *kdc_cache_open(const char *dir, char **err) {
     c->runs = runs;
     c->salt = compute_salt();
     kdc_strset_init(&c->paths);
-    kdc_strmap_init(&c->digests);
+    kdc_strmap_init(&c->files);
     return c;
 }
 
 void kdc_cache_close(kdc_cache_t *c) {
     if (!c)
         return;
-    for (size_t i = 0; i < c->digests.cap; i++)
-        free(c->digests.vals[i]);
-    kdc_strmap_free(&c->digests);
+    for (size_t i = 0; i < c->files.cap; i++)
+        free(c->files.vals[i]);
+    kdc_strmap_free(&c->files);
     kdc_strset_free(&c->paths);
     free(c->units);
     free(c->runs);
@@ -266,18 +271,69 @@ int kdc_file_digest(const char *path, unsigned char digest[16]) {
     return 0;
 }
 
-/* The digest of a file's current contents, computed once per process. */
-static const digest_t *digest_of(kdc_cache_t *c, const char *path) {
+static file_now_t *file_now(kdc_cache_t *c, const char *path) {
     const char *key = kdc_strset_add(&c->paths, path, strlen(path));
-    digest_t *d = kdc_strmap_get(&c->digests, key);
-    if (!d) {
-        d = calloc(1, sizeof *d);
-        if (!d)
+    file_now_t *f = kdc_strmap_get(&c->files, key);
+    if (!f) {
+        f = calloc(1, sizeof *f);
+        if (!f)
             kdc_oom();
-        d->ok = kdc_file_digest(path, d->d) == 0;
-        kdc_strmap_put(&c->digests, key, d);
+        kdc_strmap_put(&c->files, key, f);
     }
-    return d;
+    return f;
+}
+
+/* How the file at `path` is seen now (read once per process); NULL when it cannot be
+ * read. */
+static const kdc_fileseen_t *seen_now(kdc_cache_t *c, const char *path) {
+    file_now_t *f = file_now(c, path);
+    if (!f->read) {
+        f->read = 1;
+        f->read_ok = kdc_file_see(path, &f->seen) == 0;
+    }
+    return f->read_ok ? &f->seen : NULL;
+}
+
+/* Is the file at `path` as `then` saw it? By its signature when that is trusted and
+ * stat gives it again, else by its contents. */
+static int unchanged(kdc_cache_t *c, const char *path, const kdc_fileseen_t *then) {
+    file_now_t *f = file_now(c, path);
+    if (!then->racy && !f->read) {
+        if (!f->stated) {
+            struct stat sb;
+            f->stated = 1;
+            f->stat_ok = stat(path, &sb) == 0;
+            if (f->stat_ok)
+                kdc_filesig_of(&sb, &f->sig);
+        }
+        if (f->stat_ok && kdc_filesig_equal(&f->sig, &then->sig))
+            return 1;
+    }
+    const kdc_fileseen_t *now = seen_now(c, path);
+    return now && !memcmp(now->digest, then->digest, 16);
+}
+
+/* A file seen, as bytes: its signature's five numbers, the digest, racy. */
+#define SEEN_BYTES (5 * 8 + 16 + 1)
+
+static void put_seen(kdc_buf_t *b, const kdc_fileseen_t *s) {
+    uint64_t v[5] = {s->sig.dev, s->sig.ino, s->sig.size, (uint64_t)s->sig.mtime_ns,
+                     (uint64_t)s->sig.ctime_ns};
+    kdc_buf_put(b, v, sizeof v);
+    kdc_buf_put(b, s->digest, 16);
+    kdc_buf_put(b, &s->racy, 1);
+}
+
+static void get_seen(const unsigned char *at, kdc_fileseen_t *s) {
+    uint64_t v[5];
+    memcpy(v, at, sizeof v);
+    s->sig.dev = v[0];
+    s->sig.ino = v[1];
+    s->sig.size = v[2];
+    s->sig.mtime_ns = (int64_t)v[3];
+    s->sig.ctime_ns = (int64_t)v[4];
+    memcpy(s->digest, at + sizeof v, 16);
+    s->racy = at[sizeof v + 16] != 0;
 }
 
 /* The working directory libclang resolved the unit's relative paths against. */
@@ -362,7 +418,7 @@ static int write_entry(const char *path, const kdc_buf_t *b, char **err) {
     return rc;
 }
 
-/* magic, format, nfiles, {len, path, digest[16]}..., model length (u64), model,
+/* magic, format, nfiles, {len, path, seen (SEEN_BYTES)}..., model length (u64), model,
  * XXH3-128 of everything before it */
 
 static int read_all(const char *path, unsigned char **data, size_t *len) {
@@ -435,22 +491,18 @@ int kdc_cache_lookup(kdc_cache_t *c, const kdc_tu_job_t *job, kdc_buf_t *model, 
         const char *wd = working_dir(job);
         for (uint32_t i = 0; i < nfiles && !damage; i++) {
             uint32_t plen = 0;
-            unsigned char d[16];
-            if (rd(&r, &plen, 4) || plen > (size_t)(r.end - r.at) || plen == 0) {
+            if (rd(&r, &plen, 4) || plen > (size_t)(r.end - r.at) || plen == 0 ||
+                (size_t)(r.end - r.at) - plen < SEEN_BYTES) {
                 damage = "truncated file list";
                 break;
             }
             char *file = kdc_xasprintf("%.*s", (int)plen, (const char *)r.at);
-            r.at += plen;
-            if (rd(&r, d, 16)) {
-                damage = "truncated file list";
-                free(file);
-                break;
-            }
+            kdc_fileseen_t then;
+            get_seen(r.at + plen, &then);
+            r.at += plen + SEEN_BYTES;
             if (fresh) {
                 char *abs = file[0] == '/' || !wd ? NULL : kdc_xasprintf("%s/%s", wd, file);
-                const digest_t *cur = digest_of(c, abs ? abs : file);
-                fresh = cur->ok && memcmp(cur->d, d, 16) == 0;
+                fresh = unchanged(c, abs ? abs : file, &then);
                 free(abs);
             }
             free(file);
@@ -481,14 +533,14 @@ int kdc_cache_store(kdc_cache_t *c, const kdc_tu_job_t *job, const char *const *
     const char *wd = working_dir(job);
     for (size_t i = 0; i < nfiles; i++) {
         char *abs = files[i][0] == '/' || !wd ? NULL : kdc_xasprintf("%s/%s", wd, files[i]);
-        const digest_t *d = digest_of(c, abs ? abs : files[i]);
+        const kdc_fileseen_t *seen = seen_now(c, abs ? abs : files[i]);
         free(abs);
-        if (!d->ok) /* gone already: an entry naming it could never be used */
+        if (!seen) /* gone already: an entry naming it could never be used */
             goto skip;
         uint32_t plen = (uint32_t)strlen(files[i]);
         kdc_buf_put(&b, &plen, 4);
         kdc_buf_put(&b, files[i], plen);
-        kdc_buf_put(&b, d->d, 16);
+        put_seen(&b, seen);
         n++;
     }
     memcpy(b.v + count_at, &n, 4);

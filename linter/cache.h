@@ -10,10 +10,11 @@
  * file a parse would load without loading it: a rebuild or an upgrade makes
  * new keys, the same build installed again keeps them), the unit's path, its
  * compiler arguments and the environment variables clang reads include paths
- * from (CPATH, C_INCLUDE_PATH, CPLUS_INCLUDE_PATH, OBJC_INCLUDE_PATH). The entry lists
- * every file the unit read (main file, project and system headers) with an
- * XXH3-128 digest of its contents; it is used only when all of them are
- * unchanged. The configuration (.kdc-lint.yaml, profile, rules) is not part of
+ * from (CPATH, C_INCLUDE_PATH, CPLUS_INCLUDE_PATH, OBJC_INCLUDE_PATH). The
+ * entry lists every file the unit read (main file, project and system headers)
+ * with an XXH3-128 digest of its contents and its signature (filesig.h); it is
+ * used only when all of them are unchanged: by their signatures where those
+ * are trusted, else by their contents. The configuration (.kdc-lint.yaml, profile, rules) is not part of
  * the key: it applies to the whole program after parsing, never to a model.
  *
  * Findings are whole-program (a helper in one file is followed from callers

@@ -25,10 +25,12 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "scale.h"
@@ -206,6 +208,48 @@ static void a_changed_header_reparses_only_the_unit_that_includes_it(void **stat
     expect_parsed(&r, 1, 2);
     assert_null(strstr(r.out, "consumer.c"));
     kdc_run_free(&r);
+}
+
+/* Files are checked by their stat signature: a header rewritten in place with the same size
+ * and its modification time set back still has a new status-change time (which no one can
+ * set back), so its unit is parsed again; a file only touched (new times, the same
+ * contents) is compared by its contents and its unit is not. */
+static void a_header_rewritten_with_its_size_and_mtime_forged_back_is_still_changed(
+    void **state) {
+    (void)state;
+    static const char off[] = "/* WITH_DR not defined */\n";
+    static const char on[] = "#define WITH_DR 1 /* on*/\n";
+    assert_int_equal(strlen(off), strlen(on));
+    kdc_run_t r;
+    LINT(&r, g.tree, "--stats", "src");
+    expect_parsed(&r, 3, 0);
+    assert_non_null(strstr(r.out, produce_finding));
+    kdc_run_free(&r);
+    char *conf = scratch_path(g.tree, "src/conf.h");
+    struct stat before, after;
+    assert_int_equal(stat(conf, &before), 0);
+    FILE *f = fopen(conf, "r+");
+    assert_non_null(f);
+    assert_int_equal(fputs(on, f) >= 0, 1);
+    assert_int_equal(fclose(f), 0);
+    struct timespec times[2] = {before.st_atim, before.st_mtim};
+    assert_int_equal(utimensat(AT_FDCWD, conf, times, 0), 0);
+    assert_int_equal(stat(conf, &after), 0);
+    assert_int_equal(after.st_size, before.st_size);
+    assert_int_equal(after.st_ino, before.st_ino);
+    assert_int_equal(after.st_mtim.tv_sec, before.st_mtim.tv_sec);
+    assert_int_equal(after.st_mtim.tv_nsec, before.st_mtim.tv_nsec);
+    LINT(&r, g.tree, "--stats", "src");
+    expect_parsed(&r, 1, 2);
+    assert_null(strstr(r.out, "produce-without-delivery-callback"));
+    kdc_run_free(&r);
+    /* touched only: new times, the same contents */
+    assert_int_equal(utimensat(AT_FDCWD, conf, NULL, 0), 0);
+    LINT(&r, g.tree, "--stats", "src");
+    expect_parsed(&r, 0, 3);
+    expect_analysis(&r, analysis_cached);
+    kdc_run_free(&r);
+    free(conf);
 }
 
 static void other_flags_and_another_executable_are_other_entries(void **state) {
@@ -821,6 +865,9 @@ int main(void) {
         cmocka_unit_test_setup_teardown(
             a_unit_that_left_out_a_shared_function_is_parsed_again_without_its_provider,
             each_setup, each_teardown),
+        cmocka_unit_test_setup_teardown(
+            a_header_rewritten_with_its_size_and_mtime_forged_back_is_still_changed, each_setup,
+            each_teardown),
         cmocka_unit_test_setup_teardown(other_flags_and_another_executable_are_other_entries,
                                         each_setup, each_teardown),
         cmocka_unit_test_setup_teardown(

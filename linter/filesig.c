@@ -1,0 +1,100 @@
+/* File signatures (see filesig.h). */
+#define _GNU_SOURCE
+#include "filesig.h"
+#include "util.h"
+
+#include <fcntl.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#define NS 1000000000LL
+
+int64_t kdc_filesig_clock(void) {
+    struct timespec ts;
+    if (clock_gettime(CLOCK_REALTIME_COARSE, &ts) != 0)
+        clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * NS + ts.tv_nsec;
+}
+
+void kdc_filesig_of(const struct stat *sb, kdc_filesig_t *sig) {
+    memset(sig, 0, sizeof *sig);
+    sig->dev = (uint64_t)sb->st_dev;
+    sig->ino = (uint64_t)sb->st_ino;
+    sig->size = (uint64_t)sb->st_size;
+    sig->mtime_ns = (int64_t)sb->st_mtim.tv_sec * NS + sb->st_mtim.tv_nsec;
+    sig->ctime_ns = (int64_t)sb->st_ctim.tv_sec * NS + sb->st_ctim.tv_nsec;
+}
+
+int kdc_filesig_racy(const kdc_filesig_t *sig, int64_t clock) {
+    /* whole seconds: a filesystem that keeps no more (FAT keeps two) */
+    int64_t margin = sig->mtime_ns % NS == 0 && sig->ctime_ns % NS == 0 ? 2 * NS : 0;
+    return sig->mtime_ns >= clock - margin || sig->ctime_ns >= clock - margin;
+}
+
+int kdc_filesig_equal(const kdc_filesig_t *a, const kdc_filesig_t *b) {
+    return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+           a->mtime_ns == b->mtime_ns && a->ctime_ns == b->ctime_ns;
+}
+
+static void digest_bytes(XXH128_hash_t h, unsigned char out[16]) {
+    XXH128_canonical_t canon;
+    XXH128_canonicalFromHash(&canon, h);
+    memcpy(out, canon.digest, 16);
+}
+
+void kdc_file_seen_text(const kdc_filesig_t *sig, int64_t clock, const void *text, size_t len,
+                        kdc_fileseen_t *seen) {
+    memset(seen, 0, sizeof *seen);
+    seen->sig = *sig;
+    seen->racy = (uint8_t)kdc_filesig_racy(sig, clock);
+    digest_bytes(XXH3_128bits(text, len), seen->digest);
+}
+
+int kdc_file_see(const char *path, kdc_fileseen_t *seen) {
+    int64_t clock = kdc_filesig_clock();
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return -1;
+    }
+    XXH3_state_t *st = XXH3_createState();
+    if (!st)
+        kdc_oom();
+    XXH3_128bits_reset(st);
+    static _Thread_local unsigned char buf[1 << 16];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0)
+        XXH3_128bits_update(st, buf, (size_t)n);
+    close(fd);
+    memset(seen, 0, sizeof *seen);
+    if (n == 0) {
+        kdc_filesig_of(&sb, &seen->sig);
+        seen->racy = (uint8_t)kdc_filesig_racy(&seen->sig, clock);
+        digest_bytes(XXH3_128bits_digest(st), seen->digest);
+    }
+    XXH3_freeState(st);
+    return n == 0 ? 0 : -1;
+}
+
+int kdc_file_check(const char *path, const kdc_fileseen_t *seen, kdc_fileseen_t *now) {
+    struct stat sb;
+    if (!seen->racy && stat(path, &sb) == 0) {
+        kdc_filesig_t sig;
+        kdc_filesig_of(&sb, &sig);
+        if (kdc_filesig_equal(&sig, &seen->sig))
+            return KDC_FILE_SAME;
+    }
+    kdc_fileseen_t fresh;
+    if (kdc_file_see(path, &fresh) != 0 || memcmp(fresh.digest, seen->digest, 16) != 0)
+        return KDC_FILE_CHANGED;
+    if (now)
+        *now = fresh;
+    return KDC_FILE_SAME_DATA;
+}
