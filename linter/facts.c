@@ -296,6 +296,20 @@ static void compute_dr_state(kdc_facts_t *fx) {
             KDC_VEC_PUSH(fx->dr_sites, (const kdc_expr_t *)NULL);
         }
     }
+    /* A library's delivery-report callback for its users to register
+     * (libkdc's kdc_dr_msg_cb): an external function with dr_msg_cb's
+     * signature that nothing in the program registers. What it writes is
+     * delivery state to the library's own waits. Not a registered callback
+     * (dr_callbacks): no rule reports on it as one. */
+    for (size_t i = 0; i < nf; i++) {
+        const kdc_func_t *f = kdc_program_func(fx->p, i);
+        if (!f->is_static && !f->class_usr && f->body && f->nparams == 3 && f->param_types &&
+            f->param_types[0] && f->param_types[1] && f->param_types[2] &&
+            strstr(f->param_types[0], "rd_kafka_t") &&
+            strstr(f->param_types[1], "rd_kafka_message_t") &&
+            !strcmp(f->param_types[2], "void *"))
+            kdc__add_dr_func(fx, f);
+    }
     /* Close over the functions they call. */
     for (int changed = 1; changed;) {
         changed = 0;

@@ -606,6 +606,46 @@ static kdc_expr_t *conv_init_list(pctx_t *c, CXCursor cur) {
     return e;
 }
 
+/* libclang exposes C11/GNU atomic builtins (AtomicExpr: __c11_atomic_store,
+ * __atomic_fetch_add, ... and the <stdatomic.h> macros spelled with them)
+ * as an unexposed expression, not a call. The name as written, read from
+ * the first token of its extent (the macro's name for atomic_store(...)),
+ * when that names an atomic operation; NULL otherwise. */
+static const char *atomic_builtin_name(pctx_t *c, CXCursor cur) {
+    CXSourceRange ext = clang_getCursorExtent(cur);
+    CXSourceLocation at = clang_getRangeStart(ext);
+    CXToken *toks = NULL;
+    unsigned n = 0;
+    const char *name = NULL;
+    clang_tokenize(c->tu, clang_getRange(at, at), &toks, &n);
+    if (n && clang_getTokenKind(toks[0]) == CXToken_Identifier) {
+        CXString sp = clang_getTokenSpelling(c->tu, toks[0]);
+        const char *t = clang_getCString(sp);
+        if (t && (!strncmp(t, "atomic_", 7) || !strncmp(t, "__c11_atomic_", 13) ||
+                  !strncmp(t, "__atomic_", 9)))
+            name = kdc_intern(c->p, t);
+        clang_disposeString(sp);
+    }
+    if (toks)
+        clang_disposeTokens(c->tu, toks, n);
+    return name;
+}
+
+/* An atomic builtin as a call of a system function with that name: its
+ * operands are its arguments (the object's address first), so the facts see
+ * atomic_store(&st->done, 1) in a delivery callback as a write of st->done
+ * and atomic_load(&st->done) as a read. */
+static kdc_expr_t *conv_atomic(pctx_t *c, CXCursor cur, const char *name) {
+    kdc_expr_t *e = other_with_kids(c, cur);
+    e->kind = KDC_E_CALL;
+    e->name = name;
+    e->callee_system = 1;
+    e->type = type_spelling(c, cur);
+    e->call_id = (int)c->calls.n;
+    KDC_VEC_PUSH(c->calls, e);
+    return e;
+}
+
 static kdc_expr_t *conv_expr_at(pctx_t *c, CXCursor cur) {
     enum CXCursorKind k = clang_getCursorKind(cur);
     switch (k) {
@@ -628,6 +668,11 @@ static kdc_expr_t *conv_expr_at(pctx_t *c, CXCursor cur) {
                 nexpr++;
             }
         free(kv.v);
+        if (nexpr >= 2 && k == CXCursor_UnexposedExpr) {
+            const char *atomic = atomic_builtin_name(c, cur);
+            if (atomic)
+                return conv_atomic(c, cur, atomic);
+        }
         if (nexpr == 1)
             return conv_expr(c, last);
         if (nexpr == 0 && k == CXCursor_UnexposedExpr) {

@@ -148,6 +148,53 @@ static int func_consults(fac_t *x, const kdc_func_t *g, int depth) {
     return q.hit;
 }
 
+/* ---------- a predicate is no checkpoint ---------- */
+
+typedef struct query_q {
+    fac_t *x;
+    const kdc_func_t *f;
+    int depth;
+    int writes;
+} query_q_t;
+
+static int func_is_query(fac_t *x, const kdc_func_t *g, int depth);
+
+static int atomic_read_name(const char *name) {
+    return name && (!strncmp(name, "atomic_load", 11) || !strncmp(name, "__c11_atomic_load", 17) ||
+                    !strncmp(name, "__atomic_load", 13));
+}
+
+static int query_visit(const kdc_expr_t *e, void *arg) {
+    query_q_t *q = arg;
+    const kdc_expr_t *target = NULL;
+    if (e->kind == KDC_E_BINARY && (e->op == KDC_OP_ASSIGN || e->op == KDC_OP_COMPOUND_ASSIGN))
+        target = e->kids[0];
+    else if (e->kind == KDC_E_UNARY && (e->op == KDC_OP_PREINC || e->op == KDC_OP_PREDEC ||
+                                        e->op == KDC_OP_POSTINC || e->op == KDC_OP_POSTDEC))
+        target = e->kids[0];
+    else if (e->kind == KDC_E_CALL && !atomic_read_name(e->name) &&
+             !func_is_query(q->x, callee_of(q->x, q->f, e), q->depth + 1))
+        q->writes = 1;
+    if (target) {
+        target = kdc_expr_strip(target);
+        if (!target || target->kind != KDC_E_REF || target->ref != KDC_REF_LOCAL)
+            q->writes = 1;
+    }
+    return q->writes;
+}
+
+/* A function of the program that writes nothing but its own locals and
+ * calls only atomic loads and such functions (two levels): a predicate
+ * (`confirm_done(c)` reading what the delivery callback stored), which
+ * cannot advance a checkpoint whatever its name says. */
+static int func_is_query(fac_t *x, const kdc_func_t *g, int depth) {
+    if (!g || !g->body || depth > 2)
+        return 0;
+    query_q_t q = {x, g, depth, 0};
+    kdc_func_walk_exprs(g, query_visit, &q);
+    return !q.writes;
+}
+
 /* ---------- the walk from a flush to a checkpoint ---------- */
 
 typedef struct fwalk {
@@ -241,7 +288,8 @@ static int fwalk_visit(void *arg, const kdc_cfg_t *g, int n, int st) {
         int library = (api || kdc_api_is_librdkafka(call) || call->callee_system) &&
                       !(api && (api->roles & (KDC_API_COMMIT | KDC_API_STORE)));
         if (kdc_facts_call_commits(w->x->ctx->facts, w->f, call) ||
-            (!library && checkpoint_name(call->name)))
+            (!library && checkpoint_name(call->name) &&
+             !func_is_query(w->x, callee_of(w->x, w->f, call), 0)))
             w->checkpoint = call;
     } else if (nd->kind == KDC_N_ASSIGN && nd->expr->nkids) {
         const kdc_expr_t *lhs = kdc_expr_strip(nd->expr->kids[0]);

@@ -3,7 +3,8 @@
  * report on them (README: orders-worker.c and enricher.cpp carry the bugs,
  * orders-worker-fixed.c and orders-worker-libkdc.c none). This test runs
  * kdc-lint with this build's compile_commands.json, as the quick start does,
- * and compares its findings with the markers in both directions.
+ * and compares its findings with the markers in both directions; and runs
+ * it on libkdc's own sources (harness/), which must give no finding.
  */
 #include <dirent.h>
 #include <limits.h>
@@ -98,9 +99,39 @@ static void examples_report_exactly_their_marked_findings(void **state) {
     kdc_markers_free(&ms);
 }
 
+/* libkdc is real librdkafka client code too (flush-based waits, an
+ * exported delivery callback, atomics): kdc-lint must find nothing in it. */
+static void libkdc_sources_report_no_finding(void **state) {
+    (void)state;
+    const char *lint = env("KDC_LINT"), *harness = env("KDC_HARNESS_DIR");
+    const char *build = env("KDC_BUILD_DIR");
+    char err[1024];
+
+    char *argv[] = {(char *)lint, "--format=json", "--no-cache", "-p", (char *)build,
+                    (char *)harness, NULL};
+    kdc_run_t run;
+    assert_int_equal(kdc_run(harness, argv, &run), 0);
+    assert_false(run.signaled);
+    kdc_report_t rep;
+    if (kdc_report_parse(run.out, harness, &rep, err, sizeof err))
+        fail_msg("JSON report: %s", err);
+    for (size_t i = 0; i < rep.nfindings; i++)
+        print_error("%s:%u: [%s]\n", rep.findings[i].file, rep.findings[i].line,
+                    rep.findings[i].rule);
+    assert_int_equal(rep.nfindings, 0);
+    assert_int_equal(run.exit_code, 0);
+    assert_int_equal(rep.nerrors, 0);
+    assert_int_equal(rep.incomplete, 0);
+    assert_true(rep.translation_units >= 10);
+
+    kdc_report_free(&rep);
+    kdc_run_free(&run);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(examples_report_exactly_their_marked_findings),
+        cmocka_unit_test(libkdc_sources_report_no_finding),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
