@@ -45,6 +45,7 @@ struct kdc_cache {
     XXH128_hash_t salt; /* the executable, libclang, environment */
     kdc_strset_t paths;
     kdc_strmap_t files; /* interned path → file_now_t* */
+    int write_failed;   /* a write failed (noted once): none is tried again */
 };
 
 static void hash_str(XXH3_state_t *st, const char *s) {
@@ -559,6 +560,99 @@ int kdc_cache_store(kdc_cache_t *c, const kdc_tu_job_t *job, const char *const *
 skip:
     kdc_buf_free(&b);
     return 0;
+}
+
+/* ---------- other entries ---------- */
+
+#define BLOB_MAGIC "KDCB"
+#define BLOB_FORMAT 1u
+
+void kdc_cache_salt(const kdc_cache_t *c, unsigned char salt[16]) {
+    XXH128_canonical_t canon;
+    XXH128_canonicalFromHash(&canon, c->salt);
+    memcpy(salt, canon.digest, 16);
+}
+
+static char *blob_path(const kdc_cache_t *c, const char *kind, const unsigned char key[16]) {
+    char hex[33];
+    for (int i = 0; i < 16; i++)
+        snprintf(hex + 2 * i, 3, "%02x", key[i]);
+    return kdc_xasprintf("%s/%s/%s", c->dir, kind, hex);
+}
+
+/* magic, format, key[16], data length (u64), data, XXH3-128 of everything before it */
+
+int kdc_cache_get(kdc_cache_t *c, const char *kind, const unsigned char key[16], kdc_buf_t *out,
+                  const char *redo, char **note) {
+    *note = NULL;
+    char *path = blob_path(c, kind, key);
+    unsigned char *data = NULL;
+    size_t len = 0;
+    int got = read_all(path, &data, &len), hit = 0;
+    const char *damage = got == -2 ? "not a regular file of a plausible size" : NULL;
+    if (got == 0) {
+        kdc_reader_t r = {data, data + (len >= 16 ? len - 16 : 0), 0};
+        char magic[4];
+        unsigned char stored[16];
+        kdc_read_bytes(&r, magic, 4);
+        uint32_t fmt = kdc_read_u32(&r);
+        kdc_read_bytes(&r, stored, 16);
+        uint64_t dlen = kdc_read_u64(&r);
+        XXH128_canonical_t want;
+        if (r.bad || memcmp(magic, BLOB_MAGIC, 4))
+            damage = "not a kdc-lint cache entry";
+        else if (fmt != BLOB_FORMAT)
+            damage = "an entry of another format";
+        if (!damage) {
+            memcpy(want.digest, data + len - 16, 16);
+            if (!XXH128_isEqual(XXH3_128bits(data, len - 16), XXH128_hashFromCanonical(&want)))
+                damage = "checksum mismatch (truncated or damaged)";
+            else if (memcmp(stored, key, 16) || dlen != (uint64_t)(r.end - r.at))
+                damage = "not the entry its name says";
+        }
+        if (!damage) {
+            kdc_buf_put(out, r.at, (size_t)dlen);
+            hit = 1;
+        }
+    }
+    if (damage)
+        *note = kdc_xasprintf("cache entry %s: %s; ignored, %s", path, damage, redo);
+    free(data);
+    free(path);
+    return hit;
+}
+
+int kdc_cache_put(kdc_cache_t *c, const char *kind, const unsigned char key[16],
+                  const void *data, size_t len, char **err) {
+    *err = NULL;
+    char *dir = kdc_xasprintf("%s/%s", c->dir, kind);
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        *err = kdc_xasprintf("cannot write cache entry %s: %s", dir, strerror(errno));
+        free(dir);
+        return -1;
+    }
+    free(dir);
+    kdc_buf_t b = {0};
+    kdc_buf_put(&b, BLOB_MAGIC, 4);
+    kdc_buf_u32(&b, BLOB_FORMAT);
+    kdc_buf_put(&b, key, 16);
+    kdc_buf_u64(&b, len);
+    kdc_buf_put(&b, data, len);
+    XXH128_canonical_t sum;
+    XXH128_canonicalFromHash(&sum, XXH3_128bits(b.v, b.n));
+    kdc_buf_put(&b, sum.digest, 16);
+    char *path = blob_path(c, kind, key);
+    int rc = write_entry(path, &b, err);
+    free(path);
+    kdc_buf_free(&b);
+    return rc;
+}
+
+int kdc_cache_writable(const kdc_cache_t *c) { return c && !c->write_failed; }
+
+void kdc_cache_stop_writes(kdc_cache_t *c) {
+    if (c)
+        c->write_failed = 1;
 }
 
 /* ---------- the analysis of a whole program ---------- */

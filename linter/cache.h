@@ -1,8 +1,8 @@
 /*
  * The cache: each translation unit's parsed model (unitio.h), and what the
  * rules found in the whole program, stored in a directory (`.kdc-cache/` by
- * default, --cache-dir: units/ and runs/) and reused while nothing that
- * decides them has changed.
+ * default, --cache-dir: units/ and runs/; other entries below) and reused
+ * while nothing that decides them has changed.
  *
  * An entry is found by a key over everything that decides how the unit is
  * parsed: the kdc-lint executable and the libclang library (identified by the
@@ -87,6 +87,33 @@ int kdc_cache_lookup_findings(kdc_cache_t *c, const kdc_inputs_t *in, const size
 int kdc_cache_store_findings(kdc_cache_t *c, const kdc_inputs_t *in, const size_t *todo,
                              size_t ntodo, const unsigned char key[16],
                              const kdc_findings_t runs[2], char **err);
+
+/* ---------- other entries ----------
+ *
+ * What a run computes before it parses (the compilation database as libclang
+ * read it, the prefilter's verdicts) is stored under DIR/KIND/<key>, in bytes
+ * the caller encodes (bytes.h), under a key the caller makes (with the salt
+ * of kdc_cache_salt in it: the executable, libclang, the environment), with a
+ * checksum like every entry. */
+
+/* The cache's salt: what every key of this kdc-lint and libclang starts from. */
+void kdc_cache_salt(const kdc_cache_t *c, unsigned char salt[16]);
+
+/* The bytes stored under KIND/key, appended to out: 1 when there is such an
+ * entry, 0 otherwise. *note (malloc'd) is set when the entry was found damaged:
+ * "cache entry PATH: WHAT; ignored, REDO". */
+int kdc_cache_get(kdc_cache_t *c, const char *kind, const unsigned char key[16], kdc_buf_t *out,
+                  const char *redo, char **note);
+
+/* Stores data[0..len) under KIND/key. 0, or -1 with *err (malloc'd). */
+int kdc_cache_put(kdc_cache_t *c, const char *kind, const unsigned char key[16],
+                  const void *data, size_t len, char **err);
+
+/* Whether the run may still write to the cache: once a write has failed (a
+ * full disk) and been noted, kdc_cache_stop_writes makes every later write be
+ * skipped, so the failure is noted once. */
+int kdc_cache_writable(const kdc_cache_t *c);
+void kdc_cache_stop_writes(kdc_cache_t *c);
 
 /* XXH3-128 of a file's contents as 16 bytes; -1 when it cannot be read. */
 int kdc_file_digest(const char *path, unsigned char digest[16]);

@@ -1,8 +1,8 @@
 #define _GNU_SOURCE
 #include "inputs.h"
+#include "compdb.h"
 #include "util.h"
 
-#include <clang-c/CXCompilationDatabase.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -304,10 +304,38 @@ static int under(const char *file, const char *root) {
     return !strncmp(file, root, n) && (file[n] == 0 || file[n] == '/' || root[n - 1] == '/');
 }
 
-/* Validate with jansson first: libclang only says "cannot load". */
-static int validate_db(kdc_inputs_t *in, const char *db_file) {
+/* The database's bytes (malloc'd, *len), or NULL when it cannot be read. */
+static char *read_db(const char *db_file, size_t *len) {
+    int fd = open(db_file, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        if (fd >= 0)
+            close(fd);
+        return NULL;
+    }
+    size_t cap = (size_t)st.st_size + 1, n = 0;
+    char *buf = kdc_xrealloc(NULL, cap);
+    ssize_t r;
+    while ((r = read(fd, buf + n, cap - n)) > 0) {
+        n += (size_t)r;
+        if (n == cap)
+            buf = kdc_xrealloc(buf, cap *= 2);
+    }
+    close(fd);
+    if (r < 0) {
+        free(buf);
+        return NULL;
+    }
+    *len = n;
+    return buf;
+}
+
+/* Validate with jansson first: libclang only says "cannot load". `json` is the
+ * database's bytes, or NULL when they could not be read (it is then read here, for the
+ * message). */
+static int validate_db(kdc_inputs_t *in, const char *db_file, const char *json, size_t len) {
     json_error_t jerr;
-    json_t *root = json_load_file(db_file, 0, &jerr);
+    json_t *root = json ? json_loadb(json, len, 0, &jerr) : json_load_file(db_file, 0, &jerr);
     if (!root) {
         if (access(db_file, R_OK) != 0)
             kdc_inputs_add_error(in, db_file, "cannot read the compilation database: %s",
@@ -402,19 +430,24 @@ static void collect_db(const char *const *paths, size_t npaths, const kdc_input_
         free(db_file);
         return;
     }
-    if (!validate_db(in, db_file)) {
+    size_t json_len = 0;
+    char *json = read_db(db_file, &json_len);
+    kdc_compdb_t db;
+    /* a database libclang read before (the same bytes) was valid: taken from the cache */
+    if (!validate_db(in, db_file, json, json_len)) {
+        free(json);
         free(db_dir);
         free(db_file);
         return;
     }
-    CXCompilationDatabase_Error err;
-    CXCompilationDatabase db = clang_CompilationDatabase_fromDirectory(db_dir, &err);
-    if (err != CXCompilationDatabase_NoError || !db) {
+    if (kdc_compdb_read(db_dir, json, json_len, o->cache, &db) != 0) {
         kdc_inputs_add_error(in, db_file, "libclang cannot load this compilation database");
+        free(json);
         free(db_dir);
         free(db_file);
         return;
     }
+    free(json);
     /* PATHs filter the database's translation units. */
     char **roots = npaths ? calloc(npaths, sizeof *roots) : NULL;
     size_t *matched = npaths ? calloc(npaths, sizeof *matched) : NULL;
@@ -432,15 +465,10 @@ static void collect_db(const char *const *paths, size_t npaths, const kdc_input_
     }
     char *cwd = getcwd(NULL, 0);
     size_t jobs_before = in->njobs, errors_before = in->nerrors;
-    CXCompileCommands cmds = clang_CompilationDatabase_getAllCompileCommands(db);
-    unsigned n = clang_CompileCommands_getSize(cmds);
-    for (unsigned i = 0; i < n; i++) {
-        CXCompileCommand cmd = clang_CompileCommands_getCommand(cmds, i);
-        CXString dir_s = clang_CompileCommand_getDirectory(cmd);
-        CXString file_s = clang_CompileCommand_getFilename(cmd);
-        const char *dir_raw = clang_getCString(dir_s), *file_raw = clang_getCString(file_s);
-        char *dir = resolve(db_dir, dir_raw && *dir_raw ? dir_raw : ".");
-        char *file = resolve(dir, file_raw ? file_raw : "");
+    for (size_t i = 0; i < db.n; i++) {
+        const kdc_compdb_entry_t *cmd = &db.v[i];
+        char *dir = resolve(db_dir, *cmd->directory ? cmd->directory : ".");
+        char *file = resolve(dir, cmd->file);
         /* Headers (analysed through their units), assembler, ... are not units. */
         int source = kdc_source_language(file) != 0;
         int wanted = !npaths && source;
@@ -451,23 +479,17 @@ static void collect_db(const char *const *paths, size_t npaths, const kdc_input_
             }
         if (wanted && check_source(in, file, file)) {
             argv_b a = {0};
-            unsigned na = clang_CompileCommand_getNumArgs(cmd);
+            unsigned na = cmd->argc;
             for (unsigned k = 1; k < na; k++) { /* 0 is the compiler */
-                CXString s = clang_CompileCommand_getArg(cmd, k);
-                const char *arg = clang_getCString(s);
+                const char *arg = cmd->argv[k];
                 int tv = 0;
-                if (!arg) {
-                } else if (drops_value(arg)) {
+                if (drops_value(arg)) {
                     k++;
                 } else if (keep_arg(arg, &tv)) {
                     argv_push(&a, arg);
-                    if (tv && k + 1 < na) {
-                        CXString v = clang_CompileCommand_getArg(cmd, ++k);
-                        argv_push(&a, clang_getCString(v));
-                        clang_disposeString(v);
-                    }
+                    if (tv && k + 1 < na)
+                        argv_push(&a, cmd->argv[++k]);
                 }
-                clang_disposeString(s);
             }
             char *wd = kdc_xasprintf("-working-directory=%s", dir);
             argv_push(&a, wd);
@@ -477,8 +499,6 @@ static void collect_db(const char *const *paths, size_t npaths, const kdc_input_
         }
         free(dir);
         free(file);
-        clang_disposeString(dir_s);
-        clang_disposeString(file_s);
     }
     for (size_t k = 0; k < npaths; k++)
         if (roots[k] && !matched[k])
@@ -489,8 +509,7 @@ static void collect_db(const char *const *paths, size_t npaths, const kdc_input_
                              "no C or C++ translation units (.c, .cc, .cpp, .cxx) in this "
                              "compilation database");
     free(cwd);
-    clang_CompileCommands_dispose(cmds);
-    clang_CompilationDatabase_dispose(db);
+    kdc_compdb_free(&db);
     for (size_t k = 0; k < npaths; k++)
         free(roots[k]);
     free(roots);

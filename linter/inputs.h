@@ -33,10 +33,13 @@ typedef struct kdc_inputs {
     size_t nnotes, capnotes;
 } kdc_inputs_t;
 
+struct kdc_cache;
+
 typedef struct kdc_input_opts {
     const char *db_dir;             /* -p DIR, or NULL */
     const char *const *extra_args;  /* --extra-arg and `-- ARGS` */
     size_t nextra;
+    struct kdc_cache *cache;        /* keeps the database as libclang read it (compdb.h), or NULL */
 } kdc_input_opts_t;
 
 void kdc_inputs_collect(const char *const *paths, size_t npaths, const kdc_input_opts_t *o,

@@ -487,6 +487,7 @@ void kdc_jobs_run(const kdc_jobs_opts_t *o, kdc_inputs_t *inputs, const size_t *
                   size_t ntodo, kdc_program_t *prog, kdc_jobs_stats_t *stats) {
     run_t run = {o, inputs, todo, ntodo, NULL, NULL, 0, XXH3_createState(), NULL, 0};
     run.store_failed = &run.own_store_failed;
+    atomic_store(&run.own_store_failed, o->cache && !kdc_cache_writable(o->cache));
     progress_t pg = {o->progress, now(), 0, 0};
     memset(stats, 0, sizeof *stats);
     if (!run.program)
@@ -534,6 +535,8 @@ void kdc_jobs_run(const kdc_jobs_opts_t *o, kdc_inputs_t *inputs, const size_t *
     XXH128_canonicalFromHash(&digest, XXH3_128bits_digest(run.program));
     memcpy(stats->program, digest.digest, sizeof stats->program);
     stats->cache_write_failed = atomic_load(run.store_failed);
+    if (stats->cache_write_failed)
+        kdc_cache_stop_writes(o->cache);
     XXH3_freeState(run.program);
     kdc_parser_free(run.parser);
     free(parse);

@@ -488,7 +488,29 @@ static int run(int argc, char **argv) {
             goto out;
         }
     }
-    kdc_input_opts_t io = {db_dir, extra.v, extra.n};
+    /* The cache: --cache-dir must work; the default one is used when it can be. */
+    if (!no_cache) {
+        char *cerr = NULL;
+        struct stat st;
+        /* The default one is not created in a directory nobody may write to (root may). */
+        if (!cache_dir && stat(KDC_CACHE_DEFAULT_DIR, &st) != 0 &&
+            (stat(".", &st) != 0 || !(st.st_mode & 0222)))
+            cerr = kdc_xstrdup("not created: the working directory is read-only");
+        else
+            cache = kdc_cache_open(cache_dir ? cache_dir : KDC_CACHE_DEFAULT_DIR, &cerr);
+        if (!cache && cache_dir) {
+            fprintf(stderr, "kdc-lint: error: --cache-dir %s: %s\n", cache_dir, cerr);
+            free(cerr);
+            goto out;
+        }
+        if (!cache)
+            fprintf(stderr,
+                    "kdc-lint: note: %s: %s; running without a cache (--no-cache: no note)\n",
+                    KDC_CACHE_DEFAULT_DIR, cerr);
+        free(cerr);
+    }
+
+    kdc_input_opts_t io = {db_dir, extra.v, extra.n, cache};
     kdc_inputs_collect(paths.v, paths.n, &io, &inputs);
 
     /* Opened once the inputs are known, and never over one of them. */
@@ -513,28 +535,6 @@ static int run(int argc, char **argv) {
                 "overwriting it\n",
                 fo.write_baseline);
         goto out;
-    }
-
-    /* The cache: --cache-dir must work; the default one is used when it can be. */
-    if (!no_cache) {
-        char *cerr = NULL;
-        struct stat st;
-        /* The default one is not created in a directory nobody may write to (root may). */
-        if (!cache_dir && stat(KDC_CACHE_DEFAULT_DIR, &st) != 0 &&
-            (stat(".", &st) != 0 || !(st.st_mode & 0222)))
-            cerr = kdc_xstrdup("not created: the working directory is read-only");
-        else
-            cache = kdc_cache_open(cache_dir ? cache_dir : KDC_CACHE_DEFAULT_DIR, &cerr);
-        if (!cache && cache_dir) {
-            fprintf(stderr, "kdc-lint: error: --cache-dir %s: %s\n", cache_dir, cerr);
-            free(cerr);
-            goto out;
-        }
-        if (!cache)
-            fprintf(stderr,
-                    "kdc-lint: note: %s: %s; running without a cache (--no-cache: no note)\n",
-                    KDC_CACHE_DEFAULT_DIR, cerr);
-        free(cerr);
     }
 
     /* The units to parse: not those of broken configurations (named with the
@@ -614,8 +614,9 @@ static int run(int argc, char **argv) {
         kdc_facts_free(facts); /* what the rules found is all that is needed of it */
         facts = NULL;
         char *serr = NULL;
-        /* after a failed unit write (noted once) the analysis is not stored either */
-        if (cache && !js.cache_write_failed && kdc_cache_store_findings(cache, &inputs, todo, ntodo, akey, runs, &serr)) {
+        /* after a failed write (noted once) the analysis is not stored either */
+        if (kdc_cache_writable(cache) &&
+            kdc_cache_store_findings(cache, &inputs, todo, ntodo, akey, runs, &serr)) {
             fprintf(stderr, "kdc-lint: note: %s\n", serr);
             free(serr);
         }

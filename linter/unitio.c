@@ -11,26 +11,6 @@
 #define UNIT_MAGIC "KDCU"
 #define UNIT_FORMAT 2u
 
-/* ---------- buffer ---------- */
-
-void kdc_buf_put(kdc_buf_t *b, const void *data, size_t n) {
-    if (b->cap - b->n < n) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap - b->n < n)
-            cap *= 2;
-        b->v = kdc_xrealloc(b->v, cap);
-        b->cap = cap;
-    }
-    if (n)
-        memcpy(b->v + b->n, data, n);
-    b->n += n;
-}
-
-void kdc_buf_free(kdc_buf_t *b) {
-    free(b->v);
-    memset(b, 0, sizeof *b);
-}
-
 /* ---------- encoding ---------- */
 
 /* Nodes are numbered in post-order (children first), so every reference in

@@ -18,17 +18,10 @@
 #ifndef KDC_UNITIO_H
 #define KDC_UNITIO_H
 
+#include "bytes.h"
 #include "model.h"
 
 #include <stddef.h>
-
-typedef struct kdc_buf {
-    unsigned char *v;
-    size_t n, cap;
-} kdc_buf_t;
-
-void kdc_buf_put(kdc_buf_t *b, const void *data, size_t n);
-void kdc_buf_free(kdc_buf_t *b);
 
 /* Appends the model of `unit` (a program holding exactly one translation
  * unit, as kdc_parse_tu leaves it) to out. */
