@@ -314,28 +314,8 @@ static int unchanged(kdc_cache_t *c, const char *path, const kdc_fileseen_t *the
     return now && !memcmp(now->digest, then->digest, 16);
 }
 
-/* A file seen, as bytes: its signature's five numbers, the digest, racy. */
+/* The bytes of a file seen (kdc_fileseen_put). */
 #define SEEN_BYTES (5 * 8 + 16 + 1)
-
-static void put_seen(kdc_buf_t *b, const kdc_fileseen_t *s) {
-    uint64_t v[5] = {s->sig.dev, s->sig.ino, s->sig.size, (uint64_t)s->sig.mtime_ns,
-                     (uint64_t)s->sig.ctime_ns};
-    kdc_buf_put(b, v, sizeof v);
-    kdc_buf_put(b, s->digest, 16);
-    kdc_buf_put(b, &s->racy, 1);
-}
-
-static void get_seen(const unsigned char *at, kdc_fileseen_t *s) {
-    uint64_t v[5];
-    memcpy(v, at, sizeof v);
-    s->sig.dev = v[0];
-    s->sig.ino = v[1];
-    s->sig.size = v[2];
-    s->sig.mtime_ns = (int64_t)v[3];
-    s->sig.ctime_ns = (int64_t)v[4];
-    memcpy(s->digest, at + sizeof v, 16);
-    s->racy = at[sizeof v + 16] != 0;
-}
 
 /* The working directory libclang resolved the unit's relative paths against. */
 static const char *working_dir(const kdc_tu_job_t *job) {
@@ -499,7 +479,8 @@ int kdc_cache_lookup(kdc_cache_t *c, const kdc_tu_job_t *job, kdc_buf_t *model, 
             }
             char *file = kdc_xasprintf("%.*s", (int)plen, (const char *)r.at);
             kdc_fileseen_t then;
-            get_seen(r.at + plen, &then);
+            kdc_reader_t sr = {r.at + plen, r.at + plen + SEEN_BYTES, 0};
+            kdc_fileseen_get(&sr, &then);
             r.at += plen + SEEN_BYTES;
             if (fresh) {
                 char *abs = file[0] == '/' || !wd ? NULL : kdc_xasprintf("%s/%s", wd, file);
@@ -541,7 +522,7 @@ int kdc_cache_store(kdc_cache_t *c, const kdc_tu_job_t *job, const char *const *
         uint32_t plen = (uint32_t)strlen(files[i]);
         kdc_buf_put(&b, &plen, 4);
         kdc_buf_put(&b, files[i], plen);
-        put_seen(&b, seen);
+        kdc_fileseen_put(&b, seen);
         n++;
     }
     memcpy(b.v + count_at, &n, 4);

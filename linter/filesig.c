@@ -98,3 +98,31 @@ int kdc_file_check(const char *path, const kdc_fileseen_t *seen, kdc_fileseen_t 
         *now = fresh;
     return KDC_FILE_SAME_DATA;
 }
+
+void kdc_filesig_put(kdc_buf_t *b, const kdc_filesig_t *sig) {
+    kdc_buf_u64(b, sig->dev);
+    kdc_buf_u64(b, sig->ino);
+    kdc_buf_u64(b, sig->size);
+    kdc_buf_u64(b, (uint64_t)sig->mtime_ns);
+    kdc_buf_u64(b, (uint64_t)sig->ctime_ns);
+}
+
+void kdc_filesig_get(kdc_reader_t *r, kdc_filesig_t *sig) {
+    sig->dev = kdc_read_u64(r);
+    sig->ino = kdc_read_u64(r);
+    sig->size = kdc_read_u64(r);
+    sig->mtime_ns = (int64_t)kdc_read_u64(r);
+    sig->ctime_ns = (int64_t)kdc_read_u64(r);
+}
+
+void kdc_fileseen_put(kdc_buf_t *b, const kdc_fileseen_t *seen) {
+    kdc_filesig_put(b, &seen->sig);
+    kdc_buf_put(b, seen->digest, 16);
+    kdc_buf_u8(b, seen->racy);
+}
+
+void kdc_fileseen_get(kdc_reader_t *r, kdc_fileseen_t *seen) {
+    kdc_filesig_get(r, &seen->sig);
+    kdc_read_bytes(r, seen->digest, 16);
+    seen->racy = kdc_read_u8(r) != 0;
+}

@@ -24,6 +24,8 @@
 #ifndef KDC_FILESIG_H
 #define KDC_FILESIG_H
 
+#include "bytes.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -76,5 +78,11 @@ enum {
  * KDC_FILE_SAME_DATA (with *now, when not NULL, as it was seen this time) or
  * KDC_FILE_CHANGED. */
 int kdc_file_check(const char *path, const kdc_fileseen_t *seen, kdc_fileseen_t *now);
+
+/* As bytes (bytes.h): a signature, and a file seen (its signature, digest, racy). */
+void kdc_filesig_put(kdc_buf_t *b, const kdc_filesig_t *sig);
+void kdc_filesig_get(kdc_reader_t *r, kdc_filesig_t *sig);
+void kdc_fileseen_put(kdc_buf_t *b, const kdc_fileseen_t *seen);
+void kdc_fileseen_get(kdc_reader_t *r, kdc_fileseen_t *seen);
 
 #endif

@@ -549,7 +549,7 @@ static int run(int argc, char **argv) {
     double t_prefilter = now_seconds();
     if (!no_prefilter && ntodo) {
         const char **roles = role_patterns(filter, &inputs);
-        kdc_prefilter(&inputs, todo, ntodo, roles, &pre);
+        kdc_prefilter(&inputs, todo, ntodo, roles, cache, &pre);
         free(roles);
         size_t kept = 0;
         for (size_t i = 0; i < ntodo; i++) {
@@ -728,10 +728,10 @@ static int run(int argc, char **argv) {
                             "parsed); ",
                     mib(ru.ru_maxrss), mib(rss_parsed_kib));
         fprintf(stderr, "libclang %s; ", kdc_libclang_mapped() ? "loaded" : "not loaded");
-        fprintf(stderr, "%.2f s in all (the prefilter %.2f s; models merged after %.2f s; "
+        fprintf(stderr, "%.2f s in all (the prefilter %.2f s%s; models merged after %.2f s; "
                         "analysis %.2f s; report %.2f s)\n",
-                now_seconds() - t0, t_prefilter, t_parsed - t0, t_analysed - t_parsed,
-                now_seconds() - t_analysed);
+                now_seconds() - t0, t_prefilter, pre.from_cache ? ", from the cache" : "",
+                t_parsed - t0, t_analysed - t_parsed, now_seconds() - t_analysed);
     }
 
     kdc_filter_summary(filter, stderr);

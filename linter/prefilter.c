@@ -1,9 +1,11 @@
 /* The prefilter (see prefilter.h). */
 #define _GNU_SOURCE
 #include "prefilter.h"
+#include "filesig.h"
 #include "util.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <stdint.h>
@@ -12,6 +14,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 typedef KDC_VEC(const char *) names_t; /* interned */
 
@@ -40,6 +45,21 @@ typedef struct file_info {
     KDC_VEC(macro_t) macros;
 } file_info_t;
 
+/* What the verdicts depend on (the cache keeps them while these are unchanged): every
+ * file read, and the directories in which include paths were looked up. */
+typedef struct file_dep {
+    const char *path; /* interned */
+    int readable;
+    kdc_fileseen_t seen;
+} file_dep_t;
+
+typedef struct dir_dep {
+    const char *path; /* interned; the nearest existing directory above a path looked up */
+    kdc_filesig_t sig;
+    int racy;         /* changed within the clock's tick: the signature proves nothing */
+    unsigned char listing[16]; /* its entries: names, types, symbolic links' targets */
+} dir_dep_t;
+
 typedef struct pf {
     kdc_strset_t strs;
     kdc_strmap_t files;       /* interned real path → file_info_t* */
@@ -47,6 +67,9 @@ typedef struct pf {
     kdc_strmap_t mention;     /* interned identifier → (void*)1 mentions, (void*)2 not */
     const char *const *roles; /* last components of the role patterns */
     size_t nroles;
+    KDC_VEC(file_dep_t) file_deps;
+    KDC_VEC(dir_dep_t) dir_deps;
+    kdc_strmap_t dirs;        /* interned directory → (void*)1 once in dir_deps */
 } pf_t;
 
 static const char *intern(pf_t *p, const char *s, size_t n) { return kdc_strset_add(&p->strs, s, n); }
@@ -511,11 +534,14 @@ static file_info_t *file_info(pf_t *p, const char *real) {
     const char *slash = strrchr(real, '/');
     fi->dir = slash ? intern(p, real, slash > real ? (size_t)(slash - real) : 1) : intern(p, ".", 1);
     kdc_strmap_put(&p->files, key, fi);
+    file_dep_t dep = {key, 0, {{0}, {0}, 0}};
+    int64_t clock = kdc_filesig_clock();
     int fd = open(real, O_RDONLY | O_CLOEXEC);
     struct stat sb;
     if (fd < 0 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
         if (fd >= 0)
             close(fd);
+        KDC_VEC_PUSH(p->file_deps, dep);
         return fi;
     }
     size_t n = (size_t)sb.st_size, got = 0;
@@ -531,6 +557,11 @@ static file_info_t *file_info(pf_t *p, const char *real) {
     close(fd);
     text[got] = 0;
     fi->readable = 1;
+    dep.readable = 1;
+    kdc_filesig_t sig;
+    kdc_filesig_of(&sb, &sig);
+    kdc_file_seen_text(&sig, clock, text, got, &dep.seen);
+    KDC_VEC_PUSH(p->file_deps, dep);
     scan_text(p, fi, text, got);
     free(text);
     return fi;
@@ -628,6 +659,80 @@ static void paths_free(paths_t *ps) {
 
 static const char not_found[] = "";
 
+static int by_name(const struct dirent **a, const struct dirent **b) {
+    return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+/* A directory's contents as far as looking a path up in it goes: XXH3-128 over its
+ * entries' names and types and its symbolic links' targets, in name order. -1 when it
+ * cannot be read. */
+static int dir_listing(const char *dir, unsigned char out[16]) {
+    struct dirent **list = NULL;
+    int n = scandir(dir, &list, NULL, by_name);
+    if (n < 0)
+        return -1;
+    kdc_buf_t b = {0};
+    for (int i = 0; i < n; i++) {
+        kdc_buf_str(&b, list[i]->d_name);
+        unsigned type = list[i]->d_type;
+        char *path = kdc_xasprintf("%s/%s", dir, list[i]->d_name);
+        struct stat sb;
+        if (type == DT_UNKNOWN && lstat(path, &sb) == 0)
+            type = S_ISLNK(sb.st_mode) ? DT_LNK : S_ISDIR(sb.st_mode) ? DT_DIR
+                                                  : S_ISREG(sb.st_mode) ? DT_REG : DT_UNKNOWN;
+        kdc_buf_u8(&b, (uint8_t)type);
+        if (type == DT_LNK) {
+            char target[4096];
+            ssize_t len = readlink(path, target, sizeof target - 1);
+            target[len > 0 ? len : 0] = 0;
+            kdc_buf_str(&b, target);
+        }
+        free(path);
+        free(list[i]);
+    }
+    free(list);
+    XXH128_canonical_t canon;
+    XXH128_canonicalFromHash(&canon, XXH3_128bits(b.v, b.n));
+    memcpy(out, canon.digest, 16);
+    kdc_buf_free(&b);
+    return 0;
+}
+
+/* A path is about to be looked up: what it resolves to can change only by a change in the
+ * nearest existing directory above it (an entry added, removed or renamed there changes
+ * that directory's times), whose signature is kept. */
+static void note_lookup(pf_t *p, const char *path) {
+    char *dir = kdc_xasprintf("%s%s", path[0] == '/' ? "" : "./", path);
+    for (;;) {
+        char *slash = strrchr(dir, '/');
+        if (!slash || !strcmp(dir, "."))
+            break;
+        slash[slash == dir ? 1 : 0] = 0;
+        const char *key = intern(p, dir, strlen(dir));
+        void *known = kdc_strmap_get(&p->dirs, key); /* 1: kept; 2: not a directory */
+        if (known == (void *)1)
+            break;
+        if (!known) {
+            int64_t clock = kdc_filesig_clock();
+            struct stat sb;
+            if (stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+                kdc_strmap_put(&p->dirs, key, (void *)1);
+                dir_dep_t dep = {key, {0}, 0, {0}};
+                kdc_filesig_of(&sb, &dep.sig);
+                dep.racy = kdc_filesig_racy(&dep.sig, clock);
+                if (dir_listing(dir, dep.listing) != 0)
+                    dep.racy = 1, memset(dep.listing, 0xff, 16); /* matches no listing */
+                KDC_VEC_PUSH(p->dir_deps, dep);
+                break;
+            }
+            kdc_strmap_put(&p->dirs, key, (void *)2);
+        }
+        if (slash == dir)
+            break;
+    }
+    free(dir);
+}
+
 /* The real path of dir/name when it is a regular file, else NULL (a copy). Units share
  * include paths: each path is looked up once per run. */
 static char *found(pf_t *p, const char *dir, const char *name) {
@@ -636,6 +741,7 @@ static char *found(pf_t *p, const char *dir, const char *name) {
     const char *hit = kdc_strmap_get(&p->lookups, key);
     if (!hit) {
         struct stat sb;
+        note_lookup(p, joined);
         char *real = stat(joined, &sb) == 0 && S_ISREG(sb.st_mode) ? realpath(joined, NULL) : NULL;
         hit = real ? intern(p, real, strlen(real)) : not_found;
         free(real);
@@ -682,6 +788,7 @@ static void build_unit(pf_t *p, const kdc_tu_job_t *job, unit_t *u) {
     kdc_strmap_t seen;
     kdc_strmap_init(&seen);
     for (size_t i = 0; i < ps.forced.n; i++) {
+        note_lookup(p, ps.forced.v[i]);
         char *r = realpath(ps.forced.v[i], NULL);
         for (size_t k = 0; !r && k < ps.quote.n; k++)
             r = found(p, ps.quote.v[k], ps.forced.v[i]);
@@ -690,6 +797,7 @@ static void build_unit(pf_t *p, const kdc_tu_job_t *job, unit_t *u) {
             free(r);
         }
     }
+    note_lookup(p, job->file);
     char *real = realpath(job->file, NULL);
     file_info_t *main_fi = file_info(p, real ? real : job->file);
     free(real);
@@ -747,29 +855,25 @@ static void add_all(const names_t *names, kdc_strmap_t *set) {
         kdc_strmap_put(set, names->v[i], (void *)1);
 }
 
-void kdc_prefilter(const kdc_inputs_t *inputs, const size_t *todo, size_t ntodo,
+/* The verdicts, computed; p (initialised) keeps what they depend on. */
+static void decide(pf_t *p, const kdc_inputs_t *inputs, const size_t *todo, size_t ntodo,
                    const char *const *roles, kdc_prefilter_result_t *out) {
-    pf_t p = {0};
-    kdc_strset_init(&p.strs);
-    kdc_strmap_init(&p.files);
-    kdc_strmap_init(&p.lookups);
-    kdc_strmap_init(&p.mention);
     /* a role pattern applies to qualified names: its last component to identifiers */
     names_t role_words = {0};
     for (size_t i = 0; roles && roles[i]; i++) {
         const char *last = roles[i], *c;
         while ((c = strstr(last, "::")))
             last = c + 2;
-        push_name(&role_words, intern(&p, last, strlen(last)));
+        push_name(&role_words, intern(p, last, strlen(last)));
     }
-    p.roles = role_words.v;
-    p.nroles = role_words.n;
+    p->roles = role_words.v;
+    p->nroles = role_words.n;
 
     unit_t *units = calloc(ntodo ? ntodo : 1, sizeof *units);
     if (!units)
         kdc_oom();
     for (size_t i = 0; i < ntodo; i++)
-        build_unit(&p, &inputs->jobs[todo[i]], &units[i]);
+        build_unit(p, &inputs->jobs[todo[i]], &units[i]);
 
     /* (1), then (2): callers of Kafka code, to a fixpoint */
     kdc_strmap_t kafka_defs, refs;
@@ -832,17 +936,235 @@ void kdc_prefilter(const kdc_inputs_t *inputs, const size_t *todo, size_t ntodo,
         free(units[i].refs.v);
     }
     free(units);
+    kdc_strmap_free(&kafka_defs);
+    kdc_strmap_free(&refs);
+    free(role_words.v);
+    p->roles = NULL;
+    p->nroles = 0;
+}
+
+/* ---------- the verdicts, cached ---------- */
+
+#define KIND "prefilter"
+
+/* Over the cache's salt, the role patterns and the units (paths and arguments, in order). */
+static void key_of(const kdc_cache_t *cache, const kdc_inputs_t *inputs, const size_t *todo,
+                   size_t ntodo, const char *const *roles, unsigned char key[16]) {
+    kdc_buf_t b = {0};
+    unsigned char salt[16];
+    kdc_cache_salt(cache, salt);
+    kdc_buf_put(&b, salt, sizeof salt);
+    kdc_buf_str(&b, KIND);
+    char *cwd = getcwd(NULL, 0); /* relative include paths are looked up from it */
+    kdc_buf_str(&b, cwd);
+    free(cwd);
+    for (size_t i = 0; roles && roles[i]; i++)
+        kdc_buf_str(&b, roles[i]);
+    kdc_buf_str(&b, NULL);
+    kdc_buf_u64(&b, ntodo);
+    for (size_t i = 0; i < ntodo; i++) {
+        const kdc_tu_job_t *job = &inputs->jobs[todo[i]];
+        kdc_buf_str(&b, job->file);
+        kdc_buf_u32(&b, (uint32_t)job->argc);
+        for (int k = 0; k < job->argc; k++)
+            kdc_buf_str(&b, job->argv[k]);
+    }
+    XXH128_canonical_t canon;
+    XXH128_canonicalFromHash(&canon, XXH3_128bits(b.v, b.n));
+    memcpy(key, canon.digest, 16);
+    kdc_buf_free(&b);
+}
+
+/* The verdicts and what they depend on, as bytes: ntodo, keep[ntodo], the skipped units'
+ * files, the files read (path, readable, how seen), the directories (path, signature,
+ * racy). */
+static void encode(const kdc_prefilter_result_t *r, size_t ntodo, const file_dep_t *files,
+                   size_t nfiles, const dir_dep_t *dirs, size_t ndirs, kdc_buf_t *b) {
+    kdc_buf_u32(b, (uint32_t)ntodo);
+    kdc_buf_put(b, r->keep, ntodo);
+    kdc_buf_u32(b, (uint32_t)r->nfiles);
+    for (size_t i = 0; i < r->nfiles; i++)
+        kdc_buf_str(b, r->files[i]);
+    kdc_buf_u32(b, (uint32_t)nfiles);
+    for (size_t i = 0; i < nfiles; i++) {
+        kdc_buf_str(b, files[i].path);
+        kdc_buf_u8(b, (uint8_t)files[i].readable);
+        if (files[i].readable)
+            kdc_fileseen_put(b, &files[i].seen);
+    }
+    kdc_buf_u32(b, (uint32_t)ndirs);
+    for (size_t i = 0; i < ndirs; i++) {
+        kdc_buf_str(b, dirs[i].path);
+        kdc_filesig_put(b, &dirs[i].sig);
+        kdc_buf_u8(b, (uint8_t)dirs[i].racy);
+        kdc_buf_put(b, dirs[i].listing, 16);
+    }
+}
+
+/* Is the directory as it was? As kdc_file_check: by its trusted signature, else by its
+ * listing (then *d takes how it is now). */
+static int dir_check(dir_dep_t *d) {
+    struct stat sb;
+    kdc_filesig_t now;
+    if (!d->racy && stat(d->path, &sb) == 0) {
+        kdc_filesig_of(&sb, &now);
+        if (kdc_filesig_equal(&now, &d->sig))
+            return KDC_FILE_SAME;
+    }
+    int64_t clock = kdc_filesig_clock();
+    unsigned char listing[16];
+    if (stat(d->path, &sb) != 0 || !S_ISDIR(sb.st_mode) || dir_listing(d->path, listing) != 0 ||
+        memcmp(listing, d->listing, 16))
+        return KDC_FILE_CHANGED;
+    kdc_filesig_of(&sb, &d->sig);
+    d->racy = kdc_filesig_racy(&d->sig, clock);
+    return KDC_FILE_SAME_DATA;
+}
+
+/* The stored verdicts into *out when every file and directory they depend on is
+ * unchanged: 1; 0 otherwise (-1 when the bytes are damaged). *resign is set when files
+ * were unchanged by their contents only (another signature: the entry is worth writing
+ * again with the new ones, in *again). */
+static int decode_fresh(const kdc_buf_t *b, size_t ntodo, kdc_prefilter_result_t *out,
+                        int *resign, kdc_buf_t *again) {
+    kdc_reader_t r = {b->v, b->v + b->n, 0};
+    KDC_VEC(file_dep_t) files = {0};
+    KDC_VEC(dir_dep_t) dirs = {0};
+    KDC_VEC(char *) owned = {0};
+    int fresh = 1;
+    memset(out, 0, sizeof *out);
+    if (kdc_read_u32(&r) != ntodo)
+        r.bad = 1;
+    out->keep = calloc(ntodo ? ntodo : 1, 1);
+    if (!out->keep)
+        kdc_oom();
+    kdc_read_bytes(&r, out->keep, r.bad ? 0 : ntodo);
+    for (size_t i = 0; i < ntodo; i++)
+        out->nskipped += !out->keep[i];
+    uint32_t n = kdc_read_count(&r, 4);
+    out->files = calloc(n ? n : 1, sizeof *out->files);
+    if (!out->files)
+        kdc_oom();
+    for (uint32_t i = 0; i < n && !r.bad; i++)
+        if ((out->files[out->nfiles] = kdc_read_str(&r)))
+            out->nfiles++;
+        else
+            r.bad = 1;
+    n = kdc_read_count(&r, 5);
+    for (uint32_t i = 0; i < n && !r.bad; i++) {
+        file_dep_t d = {kdc_read_str(&r), 0, {{0}, {0}, 0}};
+        d.readable = kdc_read_u8(&r);
+        if (d.readable)
+            kdc_fileseen_get(&r, &d.seen);
+        if (!d.path) {
+            r.bad = 1;
+            break;
+        }
+        KDC_VEC_PUSH(owned, (char *)d.path);
+        KDC_VEC_PUSH(files, d);
+    }
+    n = kdc_read_count(&r, 5);
+    for (uint32_t i = 0; i < n && !r.bad; i++) {
+        dir_dep_t d = {kdc_read_str(&r), {0}, 0, {0}};
+        kdc_filesig_get(&r, &d.sig);
+        d.racy = kdc_read_u8(&r);
+        kdc_read_bytes(&r, d.listing, 16);
+        if (!d.path) {
+            r.bad = 1;
+            break;
+        }
+        KDC_VEC_PUSH(owned, (char *)d.path);
+        KDC_VEC_PUSH(dirs, d);
+    }
+    if (r.bad || r.at != r.end)
+        fresh = -1;
+    for (size_t i = 0; fresh == 1 && i < dirs.n; i++) {
+        int how = dir_check(&dirs.v[i]);
+        fresh = how != KDC_FILE_CHANGED;
+        *resign |= how == KDC_FILE_SAME_DATA;
+    }
+    for (size_t i = 0; fresh == 1 && i < files.n; i++) {
+        file_dep_t *d = &files.v[i];
+        if (!d->readable) {
+            kdc_fileseen_t now;
+            fresh = kdc_file_see(d->path, &now) != 0;
+            continue;
+        }
+        int how = kdc_file_check(d->path, &d->seen, &d->seen);
+        fresh = how != KDC_FILE_CHANGED;
+        *resign |= how == KDC_FILE_SAME_DATA;
+    }
+    if (fresh == 1 && *resign)
+        encode(out, ntodo, files.v, files.n, dirs.v, dirs.n, again);
+    for (size_t i = 0; i < owned.n; i++)
+        free(owned.v[i]);
+    free(owned.v);
+    free(files.v);
+    free(dirs.v);
+    if (fresh != 1)
+        kdc_prefilter_result_free(out);
+    return fresh;
+}
+
+static void store(kdc_cache_t *cache, const unsigned char key[16], const kdc_buf_t *b) {
+    char *err = NULL;
+    if (kdc_cache_put(cache, KIND, key, b->v, b->n, &err) != 0) {
+        fprintf(stderr, "kdc-lint: note: %s (no further cache writes are tried)\n", err);
+        kdc_cache_stop_writes(cache);
+    }
+    free(err);
+}
+
+void kdc_prefilter(const kdc_inputs_t *inputs, const size_t *todo, size_t ntodo,
+                   const char *const *roles, kdc_cache_t *cache, kdc_prefilter_result_t *out) {
+    unsigned char key[16];
+    if (cache) {
+        key_of(cache, inputs, todo, ntodo, roles, key);
+        kdc_buf_t b = {0}, again = {0};
+        char *note = NULL;
+        int hit = kdc_cache_get(cache, KIND, key, &b, "the prefilter reads the sources again",
+                                &note), resign = 0;
+        if (hit && (hit = decode_fresh(&b, ntodo, out, &resign, &again)) < 0)
+            note = kdc_xasprintf("the cached verdicts of the prefilter are damaged; it reads "
+                                 "the sources again");
+        if (note)
+            fprintf(stderr, "kdc-lint: note: %s\n", note);
+        free(note);
+        if (hit == 1 && resign && kdc_cache_writable(cache))
+            store(cache, key, &again);
+        kdc_buf_free(&b);
+        kdc_buf_free(&again);
+        if (hit == 1) {
+            out->from_cache = 1;
+            return;
+        }
+    }
+    pf_t p = {0};
+    kdc_strset_init(&p.strs);
+    kdc_strmap_init(&p.files);
+    kdc_strmap_init(&p.lookups);
+    kdc_strmap_init(&p.mention);
+    kdc_strmap_init(&p.dirs);
+    decide(&p, inputs, todo, ntodo, roles, out);
+    if (kdc_cache_writable(cache)) {
+        kdc_buf_t b = {0};
+        encode(out, ntodo, p.file_deps.v, p.file_deps.n, p.dir_deps.v, p.dir_deps.n, &b);
+        store(cache, key, &b);
+        kdc_buf_free(&b);
+    }
     for (size_t i = 0; i < p.files.cap; i++)
         if (p.files.keys[i])
             file_info_free(p.files.vals[i]);
     kdc_strmap_free(&p.files);
     kdc_strmap_free(&p.lookups);
     kdc_strmap_free(&p.mention);
-    kdc_strmap_free(&kafka_defs);
-    kdc_strmap_free(&refs);
+    kdc_strmap_free(&p.dirs);
     kdc_strset_free(&p.strs);
-    free(role_words.v);
+    free(p.file_deps.v);
+    free(p.dir_deps.v);
 }
+
+
 
 void kdc_prefilter_result_free(kdc_prefilter_result_t *r) {
     free(r->keep);

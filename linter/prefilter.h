@@ -31,6 +31,7 @@
 #ifndef KDC_PREFILTER_H
 #define KDC_PREFILTER_H
 
+#include "cache.h"
 #include "inputs.h"
 
 #include <stddef.h>
@@ -38,6 +39,7 @@
 typedef struct kdc_prefilter_result {
     unsigned char *keep;  /* per entry of `todo`: 1 analyse, 0 skip (malloc'd) */
     size_t nskipped;
+    int from_cache;       /* the verdicts came from the cache */
     /* Files of the skipped units that kdc-lint would have counted as analysed
      * (their main files and the project headers defining a function): the
      * configuration union takes them, so skipping changes no option. */
@@ -46,9 +48,21 @@ typedef struct kdc_prefilter_result {
 } kdc_prefilter_result_t;
 
 /* Decides for inputs->jobs[todo[i]], i < ntodo. `roles` are the configured
- * function-role patterns (fnmatch, qualified names; NULL-terminated). */
+ * function-role patterns (fnmatch, qualified names; NULL-terminated).
+ *
+ * With a cache (NULL: none), the verdicts are stored (DIR/prefilter/) under a
+ * key over the units (paths and arguments, in order), the role patterns and
+ * the cache's salt, with what they depend on: every file read, with its
+ * signature and digest (filesig.h), and the nearest existing directory above
+ * every path an #include was looked up at, with its signature (an entry added
+ * or removed there changes it) and a digest of its listing (its entries'
+ * names and types, symbolic links' targets). They are taken from there while
+ * every such file and directory is unchanged: by its trusted signature, else
+ * by its contents or listing (the entry is then stored again with the new
+ * signatures). Otherwise the sources are read again and the verdicts stored
+ * again. Damaged entries are noted on stderr and ignored. */
 void kdc_prefilter(const kdc_inputs_t *inputs, const size_t *todo, size_t ntodo,
-                   const char *const *roles, kdc_prefilter_result_t *out);
+                   const char *const *roles, kdc_cache_t *cache, kdc_prefilter_result_t *out);
 void kdc_prefilter_result_free(kdc_prefilter_result_t *r);
 
 #endif

@@ -4,6 +4,9 @@
  *
  *   test_prefilter     (KDC_LINT, KDC_FIXTURES_DIR from the environment)
  *
+ * With a cache, the verdicts are stored and taken from it while nothing they
+ * depend on has changed (the last test).
+ *
  * The service (made at test time, src/):
  *   consumer.c   commits a message, then calls store_row()     (Kafka)
  *   rows.c       defines store_row(): a checksum, no effect    (no Kafka: a helper of consumer.c;
@@ -382,6 +385,71 @@ static void skipping_units_beside_the_fixtures_changes_no_fixture_finding(void *
     free(fixtures);
 }
 
+/* Whether --stats says the verdicts came from the cache. */
+static int prefilter_cached(const kdc_run_t *r) {
+    if (!strstr(r->err, "kdc-lint: stats: ")) {
+        scale_show(r);
+        fail_msg("no --stats line");
+    }
+    return strstr(r->err, "s, from the cache; models merged") != NULL;
+}
+
+/* Runs kdc-lint with the cache on d and checks what was skipped and whether the verdicts
+ * came from the cache. */
+static void expect_verdicts(const char *d, const char *skipped_want, int cached) {
+    kdc_run_t r;
+    LINT(&r, d, "--stats", "--extra-arg=-Iinc_a", "--extra-arg=-Iinc_b", "src");
+    char *skipped = skipped_units(r.err);
+    if (strcmp(skipped, skipped_want) || prefilter_cached(&r) != cached) {
+        scale_show(&r);
+        fail_msg("skipped \"%s\" (want \"%s\"), verdicts %sfrom the cache (want %s)", skipped,
+                 skipped_want, prefilter_cached(&r) ? "" : "not ", cached ? "so" : "not");
+    }
+    free(skipped);
+    kdc_run_free(&r);
+}
+
+/* The verdicts are cached with every file read and every directory an include was looked
+ * up in: a re-run reads no source; a changed source, a header that now comes first on the
+ * include path, or other function roles make them again. */
+static void the_verdicts_are_cached_until_a_source_an_include_path_or_a_role_changes(
+    void **state) {
+    (void)state;
+    char *d = variant("src/unrelated.c", "#include \"conf.h\"\n"
+                                         "int unrelated(void) { return CONF_X; }\n");
+    scratch_write(d, "inc_b/conf.h", "#define CONF_X 1\n");
+    expect_verdicts(d, "src/unrelated.c", 0);
+    expect_verdicts(d, "src/unrelated.c", 1);
+    /* the cached verdicts give the report of --no-cache */
+    kdc_run_t cached, fresh;
+    LINT(&cached, d, "--format=json", "--extra-arg=-Iinc_a", "--extra-arg=-Iinc_b", "src");
+    LINT(&fresh, d, "--no-cache", "--format=json", "--extra-arg=-Iinc_a", "--extra-arg=-Iinc_b",
+         "src");
+    scale_same_report("cached verdicts", fresh.out, cached.out);
+    kdc_run_free(&cached);
+    kdc_run_free(&fresh);
+    /* a header found first now, in an earlier include directory, names Kafka */
+    scratch_write(d, "inc_a/conf.h", "typedef struct rd_kafka_s *conf_t;\n#define CONF_X 2\n");
+    expect_verdicts(d, "", 0);
+    expect_verdicts(d, "", 1);
+    char *first = scratch_path(d, "inc_a/conf.h");
+    assert_int_equal(remove(first), 0);
+    free(first);
+    expect_verdicts(d, "src/unrelated.c", 0);
+    /* the header's contents */
+    scratch_write(d, "inc_b/conf.h", "#define CONF_X rd_kafka_version()\n");
+    expect_verdicts(d, "", 0);
+    scratch_write(d, "inc_b/conf.h", "#define CONF_X 1\n");
+    expect_verdicts(d, "src/unrelated.c", 0);
+    /* a role naming the unit's function keeps it; the verdicts of other roles are others */
+    scratch_write(d, ".kdc-lint.yaml", "functions:\n  commit: [svc_ack_input, unrelated]\n");
+    expect_verdicts(d, "", 0);
+    scratch_write(d, ".kdc-lint.yaml", "functions:\n  commit: [svc_ack_input]\n");
+    expect_verdicts(d, "src/unrelated.c", 1);
+    scratch_remove(d);
+    free(d);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(only_the_unit_that_cannot_involve_kafka_is_skipped_and_counted),
@@ -390,6 +458,8 @@ int main(void) {
         cmocka_unit_test(a_caller_without_kafka_is_kept_because_its_call_decides_a_finding),
         cmocka_unit_test(roles_suppressions_macro_includes_and_kafka_headers_each_keep_a_unit),
         cmocka_unit_test(skipping_units_beside_the_fixtures_changes_no_fixture_finding),
+        cmocka_unit_test(
+            the_verdicts_are_cached_until_a_source_an_include_path_or_a_role_changes),
     };
     return cmocka_run_group_tests_name("kdc-lint prefilter", tests, setup, teardown);
 }
