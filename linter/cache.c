@@ -1,6 +1,6 @@
 /* The unit cache (see cache.h). */
 #define _GNU_SOURCE
-#include "cache.h"
+#include "cache_int.h"
 #include "filesig.h"
 #include "libclang_lazy.h"
 #include "rule.h"
@@ -25,28 +25,9 @@
 
 #define ENTRY_MAGIC "KDCC"
 #define ENTRY_FORMAT 2u
-#define RUN_MAGIC "KDCR" /* the analysis of a whole program */
-#define RUN_FORMAT 1u
 #define ENTRY_MAX ((size_t)1 << 30) /* larger than any model: a damaged length */
 
-/* What this process knows of a file's current state: each file is stat'ed at most once,
- * and read at most once, per process. */
-typedef struct file_now {
-    int stated, stat_ok;
-    kdc_filesig_t sig;
-    int read, read_ok;
-    kdc_fileseen_t seen;
-} file_now_t;
-
-struct kdc_cache {
-    char *dir;       /* as given: messages name it so */
-    char *units;     /* dir/units */
-    char *runs;      /* dir/runs */
-    XXH128_hash_t salt; /* the executable, libclang, environment */
-    kdc_strset_t paths;
-    kdc_strmap_t files; /* interned path → file_now_t* */
-    int write_failed;   /* a write failed (noted once): none is tried again */
-};
+typedef kdc_file_now_t file_now_t;
 
 static void hash_str(XXH3_state_t *st, const char *s) {
     s = s ? s : "";
@@ -231,7 +212,9 @@ kdc_cache_t *kdc_cache_open(const char *dir, char **err) {
     c->dir = kdc_xstrdup(dir);
     c->units = units;
     c->runs = runs;
-    c->salt = compute_salt();
+    XXH128_canonical_t salt;
+    XXH128_canonicalFromHash(&salt, compute_salt());
+    memcpy(c->salt, salt.digest, sizeof c->salt);
     kdc_strset_init(&c->paths);
     kdc_strmap_init(&c->files);
     return c;
@@ -318,7 +301,7 @@ static int unchanged(kdc_cache_t *c, const char *path, const kdc_fileseen_t *the
 #define SEEN_BYTES (5 * 8 + 16 + 1)
 
 /* The working directory libclang resolved the unit's relative paths against. */
-static const char *working_dir(const kdc_tu_job_t *job) {
+const char *kdc_cache_working_dir(const kdc_tu_job_t *job) {
     static const char opt[] = "-working-directory=";
     for (int i = job->argc - 1; i >= 0; i--)
         if (!strncmp(job->argv[i], opt, sizeof opt - 1))
@@ -326,12 +309,12 @@ static const char *working_dir(const kdc_tu_job_t *job) {
     return NULL;
 }
 
-static char *entry_path(const kdc_cache_t *c, const kdc_tu_job_t *job) {
+char *kdc_cache_unit_path(const kdc_cache_t *c, const kdc_tu_job_t *job) {
     XXH3_state_t *st = XXH3_createState();
     if (!st)
         kdc_oom();
     XXH3_128bits_reset(st);
-    XXH3_128bits_update(st, &c->salt, sizeof c->salt);
+    XXH3_128bits_update(st, c->salt, sizeof c->salt);
     hash_str(st, job->file);
     uint32_t argc = (uint32_t)job->argc;
     XXH3_128bits_update(st, &argc, sizeof argc);
@@ -352,7 +335,7 @@ static char *entry_path(const kdc_cache_t *c, const kdc_tu_job_t *job) {
  * whole entry or none. The temporary file is new (O_EXCL) and its name random
  * besides the pid: runs in other containers sharing the directory may have
  * the same pid, and must not write into one file. */
-static int write_entry(const char *path, const kdc_buf_t *b, char **err) {
+int kdc_cache_write_entry(const char *path, const kdc_buf_t *b, char **err) {
     char *tmp = NULL;
     int fd = -1, rc = -1;
     for (int attempt = 0; attempt < 64 && fd < 0; attempt++) {
@@ -399,10 +382,12 @@ static int write_entry(const char *path, const kdc_buf_t *b, char **err) {
     return rc;
 }
 
-/* magic, format, nfiles, {len, path, seen (SEEN_BYTES)}..., model length (u64), model,
- * XXH3-128 of everything before it */
+/* magic, format, nfiles, {path (kdc_buf_str), seen (SEEN_BYTES)}..., model length (u64),
+ * model, XXH3-128 of everything before it */
 
-static int read_all(const char *path, unsigned char **data, size_t *len) {
+int kdc_cache_read_file(const char *path, unsigned char **data, size_t *len,
+                        kdc_fileseen_t *seen) {
+    int64_t clock = kdc_filesig_clock();
     /* O_NONBLOCK: an entry that is a FIFO must not block the open (fstat refuses it) */
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
@@ -423,78 +408,87 @@ static int read_all(const char *path, unsigned char **data, size_t *len) {
         got += (size_t)r;
     }
     close(fd);
+    if (seen) {
+        kdc_filesig_t sig;
+        kdc_filesig_of(&sb, &sig);
+        kdc_file_seen_text(&sig, clock, buf, got, seen);
+    }
     *data = buf;
     *len = got;
     return 0;
 }
 
-typedef struct reader {
-    const unsigned char *at, *end;
-} reader_t;
+void kdc_cache_unit_entry_free(kdc_unit_entry_t *e) {
+    for (size_t i = 0; i < e->files.n; i++)
+        free(e->files.v[i].file);
+    free(e->files.v);
+    memset(e, 0, sizeof *e);
+}
 
-static int rd(reader_t *r, void *out, size_t n) {
-    if ((size_t)(r->end - r->at) < n)
-        return -1;
-    memcpy(out, r->at, n);
-    r->at += n;
-    return 0;
+const char *kdc_cache_parse_unit(const unsigned char *data, size_t len, kdc_unit_entry_t *e) {
+    memset(e, 0, sizeof *e);
+    char magic[4];
+    kdc_reader_t r = {data, data + len, 0};
+    kdc_read_bytes(&r, magic, 4);
+    uint32_t fmt = kdc_read_u32(&r);
+    if (len < 4 + 4 + 4 + 8 + 16 || memcmp(magic, ENTRY_MAGIC, 4))
+        return "not a kdc-lint cache entry";
+    if (fmt != ENTRY_FORMAT)
+        return "an entry of another format";
+    XXH128_canonical_t want;
+    memcpy(want.digest, data + len - 16, 16);
+    if (!XXH128_isEqual(XXH3_128bits(data, len - 16), XXH128_hashFromCanonical(&want)))
+        return "checksum mismatch (truncated or damaged)";
+    r.end = data + len - 16;
+    uint32_t nfiles = kdc_read_count(&r, 4 + 1 + SEEN_BYTES);
+    if (r.bad)
+        return "truncated file list";
+    for (uint32_t i = 0; i < nfiles; i++) {
+        kdc_unit_file_t f = {kdc_read_str(&r), {{0}, {0}, 0}};
+        kdc_fileseen_get(&r, &f.seen);
+        if (r.bad || !f.file || !*f.file) {
+            free(f.file);
+            kdc_cache_unit_entry_free(e);
+            return "truncated file list";
+        }
+        KDC_VEC_PUSH(e->files, f);
+    }
+    uint64_t mlen = kdc_read_u64(&r);
+    if (r.bad || mlen != (uint64_t)(r.end - r.at)) {
+        kdc_cache_unit_entry_free(e);
+        return "model length mismatch";
+    }
+    e->model = r.at;
+    e->model_len = (size_t)mlen;
+    return NULL;
 }
 
 int kdc_cache_lookup(kdc_cache_t *c, const kdc_tu_job_t *job, kdc_buf_t *model, char **note) {
     *note = NULL;
-    char *path = entry_path(c, job);
+    char *path = kdc_cache_unit_path(c, job);
     unsigned char *data = NULL;
     size_t len = 0;
-    int got = read_all(path, &data, &len), hit = 0;
+    int got = kdc_cache_read_file(path, &data, &len, NULL), hit = 0;
     const char *damage = NULL;
     if (got == -2)
         damage = "not a regular file of a plausible size";
     if (got == 0) {
-        reader_t r = {data, data + len};
-        char magic[4];
-        uint32_t fmt = 0, nfiles = 0;
-        uint64_t mlen = 0;
-        XXH128_canonical_t want;
-        if (len < 4 + 4 + 4 + 8 + 16 || rd(&r, magic, 4) || memcmp(magic, ENTRY_MAGIC, 4))
-            damage = "not a kdc-lint cache entry";
-        else if (rd(&r, &fmt, 4) || fmt != ENTRY_FORMAT)
-            damage = "an entry of another format";
-        if (!damage) {
-            memcpy(want.digest, data + len - 16, 16);
-            XXH128_hash_t sum = XXH3_128bits(data, len - 16);
-            if (!XXH128_isEqual(sum, XXH128_hashFromCanonical(&want)))
-                damage = "checksum mismatch (truncated or damaged)";
+        kdc_unit_entry_t e;
+        damage = kdc_cache_parse_unit(data, len, &e);
+        int fresh = !damage;
+        const char *wd = kdc_cache_working_dir(job);
+        for (size_t i = 0; fresh && i < e.files.n; i++) {
+            const char *file = e.files.v[i].file;
+            char *abs = file[0] == '/' || !wd ? NULL : kdc_xasprintf("%s/%s", wd, file);
+            fresh = unchanged(c, abs ? abs : file, &e.files.v[i].seen);
+            free(abs);
         }
-        r.end = data + len - 16;
-        if (!damage && rd(&r, &nfiles, 4))
-            damage = "truncated file list";
-        int fresh = 1;
-        const char *wd = working_dir(job);
-        for (uint32_t i = 0; i < nfiles && !damage; i++) {
-            uint32_t plen = 0;
-            if (rd(&r, &plen, 4) || plen > (size_t)(r.end - r.at) || plen == 0 ||
-                (size_t)(r.end - r.at) - plen < SEEN_BYTES) {
-                damage = "truncated file list";
-                break;
-            }
-            char *file = kdc_xasprintf("%.*s", (int)plen, (const char *)r.at);
-            kdc_fileseen_t then;
-            kdc_reader_t sr = {r.at + plen, r.at + plen + SEEN_BYTES, 0};
-            kdc_fileseen_get(&sr, &then);
-            r.at += plen + SEEN_BYTES;
-            if (fresh) {
-                char *abs = file[0] == '/' || !wd ? NULL : kdc_xasprintf("%s/%s", wd, file);
-                fresh = unchanged(c, abs ? abs : file, &then);
-                free(abs);
-            }
-            free(file);
-        }
-        if (!damage && (rd(&r, &mlen, 8) || mlen != (uint64_t)(r.end - r.at)))
-            damage = "model length mismatch";
-        if (!damage && fresh) {
-            kdc_buf_put(model, r.at, (size_t)mlen);
+        if (fresh) {
+            kdc_buf_put(model, e.model, e.model_len);
             hit = 1;
         }
+        if (!damage)
+            kdc_cache_unit_entry_free(&e);
     }
     if (damage)
         *note = kdc_xasprintf("cache entry %s: %s; ignored, the unit is parsed again", path,
@@ -502,6 +496,13 @@ int kdc_cache_lookup(kdc_cache_t *c, const kdc_tu_job_t *job, kdc_buf_t *model, 
     free(data);
     free(path);
     return hit;
+}
+
+const kdc_fileseen_t *kdc_cache_latest_seen(kdc_cache_t *c, const char *path,
+                                            const kdc_fileseen_t *stored) {
+    file_now_t *f = file_now(c, path);
+    return f->read && f->read_ok && !memcmp(f->seen.digest, stored->digest, 16) ? &f->seen
+                                                                                : stored;
 }
 
 int kdc_cache_store(kdc_cache_t *c, const kdc_tu_job_t *job, const char *const *files,
@@ -512,16 +513,14 @@ int kdc_cache_store(kdc_cache_t *c, const kdc_tu_job_t *job, const char *const *
     kdc_buf_put(&b, &fmt, 4);
     size_t count_at = b.n;
     kdc_buf_put(&b, &n, 4);
-    const char *wd = working_dir(job);
+    const char *wd = kdc_cache_working_dir(job);
     for (size_t i = 0; i < nfiles; i++) {
         char *abs = files[i][0] == '/' || !wd ? NULL : kdc_xasprintf("%s/%s", wd, files[i]);
         const kdc_fileseen_t *seen = seen_now(c, abs ? abs : files[i]);
         free(abs);
         if (!seen) /* gone already: an entry naming it could never be used */
             goto skip;
-        uint32_t plen = (uint32_t)strlen(files[i]);
-        kdc_buf_put(&b, &plen, 4);
-        kdc_buf_put(&b, files[i], plen);
+        kdc_buf_str(&b, files[i]);
         kdc_fileseen_put(&b, seen);
         n++;
     }
@@ -533,8 +532,8 @@ int kdc_cache_store(kdc_cache_t *c, const kdc_tu_job_t *job, const char *const *
     XXH128_canonicalFromHash(&sum, XXH3_128bits(b.v, b.n));
     kdc_buf_put(&b, sum.digest, 16);
 
-    char *path = entry_path(c, job);
-    int rc = write_entry(path, &b, err);
+    char *path = kdc_cache_unit_path(c, job);
+    int rc = kdc_cache_write_entry(path, &b, err);
     free(path);
     kdc_buf_free(&b);
     return rc;
@@ -548,11 +547,7 @@ skip:
 #define BLOB_MAGIC "KDCB"
 #define BLOB_FORMAT 1u
 
-void kdc_cache_salt(const kdc_cache_t *c, unsigned char salt[16]) {
-    XXH128_canonical_t canon;
-    XXH128_canonicalFromHash(&canon, c->salt);
-    memcpy(salt, canon.digest, 16);
-}
+void kdc_cache_salt(const kdc_cache_t *c, unsigned char salt[16]) { memcpy(salt, c->salt, 16); }
 
 static char *blob_path(const kdc_cache_t *c, const char *kind, const unsigned char key[16]) {
     char hex[33];
@@ -569,7 +564,7 @@ int kdc_cache_get(kdc_cache_t *c, const char *kind, const unsigned char key[16],
     char *path = blob_path(c, kind, key);
     unsigned char *data = NULL;
     size_t len = 0;
-    int got = read_all(path, &data, &len), hit = 0;
+    int got = kdc_cache_read_file(path, &data, &len, NULL), hit = 0;
     const char *damage = got == -2 ? "not a regular file of a plausible size" : NULL;
     if (got == 0) {
         kdc_reader_t r = {data, data + (len >= 16 ? len - 16 : 0), 0};
@@ -623,7 +618,7 @@ int kdc_cache_put(kdc_cache_t *c, const char *kind, const unsigned char key[16],
     XXH128_canonicalFromHash(&sum, XXH3_128bits(b.v, b.n));
     kdc_buf_put(&b, sum.digest, 16);
     char *path = blob_path(c, kind, key);
-    int rc = write_entry(path, &b, err);
+    int rc = kdc_cache_write_entry(path, &b, err);
     free(path);
     kdc_buf_free(&b);
     return rc;
@@ -636,252 +631,3 @@ void kdc_cache_stop_writes(kdc_cache_t *c) {
         c->write_failed = 1;
 }
 
-/* ---------- the analysis of a whole program ---------- */
-
-static void hash_list(XXH3_state_t *st, const char *const *list) {
-    uint32_t n = 0;
-    for (const char *const *p = list; p && *p; p++)
-        n++;
-    XXH3_128bits_update(st, &n, sizeof n);
-    for (const char *const *p = list; p && *p; p++)
-        hash_str(st, *p);
-}
-
-static void to_bytes(XXH128_hash_t h, unsigned char out[16]) {
-    XXH128_canonical_t canon;
-    XXH128_canonicalFromHash(&canon, h);
-    memcpy(out, canon.digest, 16);
-}
-
-void kdc_cache_analysis_key(const kdc_cache_t *c, const unsigned char program[16],
-                            const kdc_options_t *opts, const unsigned char *const need[2],
-                            size_t nrules, unsigned char key[16]) {
-    XXH3_state_t *st = XXH3_createState();
-    if (!st)
-        kdc_oom();
-    XXH3_128bits_reset(st);
-    XXH3_128bits_update(st, &c->salt, sizeof c->salt);
-    hash_str(st, "analysis");
-    XXH3_128bits_update(st, program, 16);
-    int32_t strict = opts->strict;
-    XXH3_128bits_update(st, &strict, sizeof strict);
-    hash_list(st, opts->dlq_topic_patterns);
-    hash_list(st, opts->dlq_name_patterns);
-    for (int r = 0; r < KDC_NROLES; r++)
-        hash_list(st, opts->functions[r]);
-    uint64_t n = nrules;
-    XXH3_128bits_update(st, &n, sizeof n);
-    XXH3_128bits_update(st, need[0], nrules);
-    XXH3_128bits_update(st, need[1], nrules);
-    to_bytes(XXH3_128bits_digest(st), key);
-    XXH3_freeState(st);
-}
-
-/* runs/<hex>: one entry per set of units (paths and arguments, in order). */
-static char *run_path(const kdc_cache_t *c, const kdc_inputs_t *in, const size_t *todo,
-                      size_t ntodo) {
-    XXH3_state_t *st = XXH3_createState();
-    if (!st)
-        kdc_oom();
-    XXH3_128bits_reset(st);
-    XXH3_128bits_update(st, &c->salt, sizeof c->salt);
-    uint64_t n = ntodo;
-    XXH3_128bits_update(st, &n, sizeof n);
-    for (size_t i = 0; i < ntodo; i++) {
-        const kdc_tu_job_t *job = &in->jobs[todo[i]];
-        hash_str(st, job->file);
-        uint32_t argc = (uint32_t)job->argc;
-        XXH3_128bits_update(st, &argc, sizeof argc);
-        for (int k = 0; k < job->argc; k++)
-            hash_str(st, job->argv[k]);
-    }
-    unsigned char d[16];
-    to_bytes(XXH3_128bits_digest(st), d);
-    XXH3_freeState(st);
-    char hex[33];
-    for (int i = 0; i < 16; i++)
-        snprintf(hex + 2 * i, 3, "%02x", d[i]);
-    return kdc_xasprintf("%s/%s", c->runs, hex);
-}
-
-/* magic, format, key[16], count per profile (u32 x 2), findings, XXH3-128 of
- * everything before it. A string is a u32 length (UINT32_MAX: none) and its
- * bytes; a location its file and four u32; a finding its rule, severity,
- * message, location, function, and its related locations with messages. */
-
-static void put_u32(kdc_buf_t *b, uint32_t v) { kdc_buf_put(b, &v, 4); }
-
-static void put_str(kdc_buf_t *b, const char *s) {
-    uint32_t len = s ? (uint32_t)strlen(s) : UINT32_MAX;
-    put_u32(b, len);
-    if (s)
-        kdc_buf_put(b, s, len);
-}
-
-static void put_loc(kdc_buf_t *b, const kdc_loc_t *l) {
-    put_str(b, l->file);
-    uint32_t v[4] = {l->line, l->col, l->end_line, l->end_col};
-    kdc_buf_put(b, v, sizeof v);
-}
-
-/* A string read from r: *out NULL for none; malloc'd copy when `copy`, else
- * interned in p. -1 when truncated. */
-static int get_str(reader_t *r, kdc_program_t *p, int copy, const char **out) {
-    uint32_t len;
-    *out = NULL;
-    if (rd(r, &len, 4))
-        return -1;
-    if (len == UINT32_MAX)
-        return 0;
-    if (len > (size_t)(r->end - r->at))
-        return -1;
-    *out = copy ? kdc_xasprintf("%.*s", (int)len, (const char *)r->at)
-                : kdc_intern_n(p, (const char *)r->at, len);
-    r->at += len;
-    return 0;
-}
-
-static int get_loc(reader_t *r, kdc_program_t *p, kdc_loc_t *l) {
-    uint32_t v[4];
-    if (get_str(r, p, 0, &l->file) || rd(r, v, sizeof v))
-        return -1;
-    l->line = v[0];
-    l->col = v[1];
-    l->end_line = v[2];
-    l->end_col = v[3];
-    return 0;
-}
-
-static int get_finding(reader_t *r, kdc_program_t *p, kdc_finding_t *f) {
-    const char *rule, *message;
-    uint32_t sev, nrel;
-    memset(f, 0, sizeof *f);
-    if (get_str(r, p, 0, &rule) || !rule || rd(r, &sev, 4) || sev > KDC_SEV_ERROR)
-        return -1;
-    const kdc_rule_t *known = kdc_rule_find(rule);
-    f->rule = known ? known->name : rule;
-    f->severity = (kdc_severity_t)sev;
-    if (get_str(r, p, 1, &message))
-        return -1;
-    f->message = (char *)message;
-    if (get_loc(r, p, &f->loc) || get_str(r, p, 0, &f->function) || rd(r, &nrel, 4) ||
-        nrel > (size_t)(r->end - r->at) / 24) /* each takes at least 24 bytes */
-        return -1;
-    if (nrel) {
-        f->related = calloc(nrel, sizeof *f->related);
-        if (!f->related)
-            kdc_oom();
-    }
-    for (uint32_t i = 0; i < nrel; i++) {
-        f->nrelated++;
-        if (get_loc(r, p, &f->related[i].loc) || get_str(r, p, 1, &f->related[i].message))
-            return -1;
-    }
-    return 0;
-}
-
-int kdc_cache_lookup_findings(kdc_cache_t *c, const kdc_inputs_t *in, const size_t *todo,
-                              size_t ntodo, const unsigned char key[16], kdc_program_t *prog,
-                              kdc_findings_t runs[2], char **note) {
-    *note = NULL;
-    char *path = run_path(c, in, todo, ntodo);
-    unsigned char *data = NULL;
-    size_t len = 0;
-    int got = read_all(path, &data, &len), hit = 0;
-    const char *damage = NULL;
-    kdc_findings_t got_runs[2] = {{0}};
-    if (got == -2)
-        damage = "not a regular file of a plausible size";
-    if (got == 0) {
-        reader_t r = {data, data + len};
-        char magic[4];
-        uint32_t fmt = 0, count[2] = {0, 0};
-        unsigned char stored[16];
-        if (len < 4 + 4 + 16 + 8 + 16 || rd(&r, magic, 4) || memcmp(magic, RUN_MAGIC, 4))
-            damage = "not a kdc-lint cache entry";
-        else if (rd(&r, &fmt, 4) || fmt != RUN_FORMAT)
-            damage = "an entry of another format";
-        if (!damage) {
-            XXH128_canonical_t want;
-            memcpy(want.digest, data + len - 16, 16);
-            if (!XXH128_isEqual(XXH3_128bits(data, len - 16), XXH128_hashFromCanonical(&want)))
-                damage = "checksum mismatch (truncated or damaged)";
-        }
-        r.end = data + len - 16;
-        /* another program, or other options: not damage, just not this analysis */
-        if (!damage && !rd(&r, stored, 16) && !memcmp(stored, key, 16)) {
-            if (rd(&r, count, sizeof count))
-                damage = "truncated findings";
-            for (int p = 0; p < 2 && !damage; p++)
-                for (uint32_t i = 0; i < count[p] && !damage; i++) {
-                    kdc_finding_t f;
-                    int bad = get_finding(&r, prog, &f);
-                    kdc_findings_t *fs = &got_runs[p];
-                    if (fs->n == fs->cap) {
-                        fs->cap = fs->cap ? fs->cap * 2 : 16;
-                        fs->v = kdc_xrealloc(fs->v, fs->cap * sizeof *fs->v);
-                    }
-                    fs->v[fs->n++] = f; /* freed with the others when bad */
-                    if (bad)
-                        damage = "truncated findings";
-                }
-            if (!damage && r.at != r.end)
-                damage = "findings length mismatch";
-            hit = !damage;
-        }
-    }
-    for (int p = 0; p < 2; p++) {
-        if (hit) {
-            for (size_t i = 0; i < got_runs[p].n; i++) {
-                kdc_findings_t *fs = &runs[p];
-                if (fs->n == fs->cap) {
-                    fs->cap = fs->cap ? fs->cap * 2 : 16;
-                    fs->v = kdc_xrealloc(fs->v, fs->cap * sizeof *fs->v);
-                }
-                fs->v[fs->n++] = got_runs[p].v[i];
-            }
-            free(got_runs[p].v);
-        } else {
-            kdc_findings_free(&got_runs[p]);
-        }
-    }
-    if (damage)
-        *note = kdc_xasprintf("cache entry %s: %s; ignored, the program is analysed again", path,
-                              damage);
-    free(data);
-    free(path);
-    return hit;
-}
-
-int kdc_cache_store_findings(kdc_cache_t *c, const kdc_inputs_t *in, const size_t *todo,
-                             size_t ntodo, const unsigned char key[16],
-                             const kdc_findings_t runs[2], char **err) {
-    kdc_buf_t b = {0};
-    kdc_buf_put(&b, RUN_MAGIC, 4);
-    put_u32(&b, RUN_FORMAT);
-    kdc_buf_put(&b, key, 16);
-    put_u32(&b, (uint32_t)runs[0].n);
-    put_u32(&b, (uint32_t)runs[1].n);
-    for (int p = 0; p < 2; p++)
-        for (size_t i = 0; i < runs[p].n; i++) {
-            const kdc_finding_t *f = &runs[p].v[i];
-            put_str(&b, f->rule);
-            put_u32(&b, (uint32_t)f->severity);
-            put_str(&b, f->message);
-            put_loc(&b, &f->loc);
-            put_str(&b, f->function);
-            put_u32(&b, (uint32_t)f->nrelated);
-            for (size_t k = 0; k < f->nrelated; k++) {
-                put_loc(&b, &f->related[k].loc);
-                put_str(&b, f->related[k].message);
-            }
-        }
-    XXH128_canonical_t sum;
-    XXH128_canonicalFromHash(&sum, XXH3_128bits(b.v, b.n));
-    kdc_buf_put(&b, sum.digest, 16);
-    char *path = run_path(c, in, todo, ntodo);
-    int rc = write_entry(path, &b, err);
-    free(path);
-    kdc_buf_free(&b);
-    return rc;
-}

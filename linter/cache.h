@@ -39,6 +39,7 @@
 #define KDC_CACHE_H
 
 #include "facts.h"
+#include "filter.h"
 #include "findings.h"
 #include "inputs.h"
 #include "unitio.h"
@@ -83,10 +84,41 @@ int kdc_cache_lookup_findings(kdc_cache_t *c, const kdc_inputs_t *in, const size
                               kdc_findings_t runs[2], char **note);
 
 /* Stores the rules' findings under `key` (replacing the entry of an earlier
- * analysis of the same units). Returns 0, or -1 with *err (malloc'd). */
+ * analysis of the same units), with a manifest of `prog` (whose digest is
+ * `program`, kdc_jobs_stats_t.program) when every unit's entry holds the model
+ * merged into it: the entries as they are now, every file they list, the
+ * program's translation units and analysed files (kdc_filter_files). With
+ * only_with_manifest, nothing is written when there can be no manifest (a
+ * unit with compile errors has no entry). Returns 0, or -1 with *err
+ * (malloc'd). */
 int kdc_cache_store_findings(kdc_cache_t *c, const kdc_inputs_t *in, const size_t *todo,
                              size_t ntodo, const unsigned char key[16],
-                             const kdc_findings_t runs[2], char **err);
+                             const unsigned char program[16], const kdc_program_t *prog,
+                             const kdc_findings_t runs[2], int only_with_manifest, char **err);
+
+/* What a stored analysis keeps of its program, so that a run taking it needs
+ * no model. */
+typedef struct kdc_run_summary {
+    unsigned char program[16]; /* the program's digest (kdc_jobs_stats_t.program) */
+    unsigned char key[16];     /* the analysis key the findings were stored under */
+    kdc_files_t files;         /* the program's analysed files, interned in prog */
+} kdc_run_summary_t;
+
+/* The stored analysis of the units jobs[todo[0..ntodo)], when it applies
+ * without loading any model: every unit's entry is still the one whose model
+ * went into the stored program, and every file those units read is unchanged
+ * (both by their trusted signatures, else by their contents; filesig.h). Then
+ * 1: prog (a new program) has the stored program's translation units, *sum
+ * its digest, key and analysed files (sum->files.v malloc'd), runs[0] and
+ * runs[1] the stored findings; the caller checks that the analysis key of
+ * these options and rules (kdc_cache_analysis_key with sum->program) is
+ * sum->key. 0 otherwise, silently (kdc_cache_lookup_findings notes damage);
+ * prog may then hold translation units and strings: discard it. When files
+ * were unchanged by their contents only, the entry is written again with
+ * their new signatures. */
+int kdc_cache_lookup_run(kdc_cache_t *c, const kdc_inputs_t *in, const size_t *todo,
+                         size_t ntodo, kdc_program_t *prog, kdc_run_summary_t *sum,
+                         kdc_findings_t runs[2]);
 
 /* ---------- other entries ----------
  *

@@ -56,7 +56,8 @@ void kdc_file_seen_text(const kdc_filesig_t *sig, int64_t clock, const void *tex
 
 int kdc_file_see(const char *path, kdc_fileseen_t *seen) {
     int64_t clock = kdc_filesig_clock();
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: a FIFO in a file's place must not block the open (fstat refuses it) */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return -1;
     struct stat sb;

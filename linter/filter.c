@@ -87,18 +87,26 @@ int kdc_filter_skips(kdc_filter_t *fl, const char *file) {
     return 1;
 }
 
-/* Calls fn for the file of every translation unit and every function definition. */
-static void each_analysed_file(const kdc_program_t *prog, void (*fn)(void *, const char *),
-                               void *arg) {
+void kdc_filter_files(const kdc_program_t *prog, kdc_files_t *out) {
+    KDC_VEC(const char *) v = {0};
     const char *last = NULL;
     for (size_t i = 0; i < kdc_program_ntus(prog); i++)
-        fn(arg, kdc_program_tu(prog, i)->file);
+        KDC_VEC_PUSH(v, kdc_program_tu(prog, i)->file);
     for (size_t i = 0; i < kdc_program_nfuncs(prog); i++) {
         const char *f = kdc_program_func(prog, i)->loc.file;
         if (f && f != last)
-            fn(arg, f);
+            KDC_VEC_PUSH(v, f);
         last = f;
     }
+    out->v = v.v;
+    out->n = v.n;
+}
+
+/* Calls fn for each analysed file. */
+static void each_analysed_file(const kdc_files_t *files, void (*fn)(void *, const char *),
+                               void *arg) {
+    for (size_t i = 0; i < files->n; i++)
+        fn(arg, files->v[i]);
 }
 
 typedef struct union_ctx {
@@ -124,14 +132,10 @@ static void union_visit(void *arg, const char *file) {
     KDC_VEC_PUSH(u->cfgs, c);
 }
 
-void kdc_filter_options(kdc_filter_t *fl, const kdc_program_t *prog, kdc_options_t *opts) {
-    kdc_filter_options_with(fl, prog, NULL, 0, opts);
-}
-
-void kdc_filter_options_with(kdc_filter_t *fl, const kdc_program_t *prog,
+void kdc_filter_options_with(kdc_filter_t *fl, const kdc_files_t *files,
                              const char *const *more, size_t nmore, kdc_options_t *opts) {
     union_ctx_t u = {fl, {0}, 0, 0, 0};
-    each_analysed_file(prog, union_visit, &u);
+    each_analysed_file(files, union_visit, &u);
     for (size_t i = 0; i < nmore; i++)
         union_visit(&u, more[i]);
     opts->strict = u.nfiles ? u.nstrict == u.nfiles : kdc_config_strict(NULL, &fl->o.overrides);
@@ -238,11 +242,11 @@ static void apply_baseline(kdc_filter_t *fl, kdc_inputs_t *in, kdc_findings_t *f
     free(fps);
 }
 
-void kdc_filter_plan(kdc_filter_t *fl, const kdc_program_t *prog, kdc_rule_plan_t *plan) {
+void kdc_filter_plan(kdc_filter_t *fl, const kdc_files_t *files, kdc_rule_plan_t *plan) {
     need_ctx_t nc = {fl, {calloc(kdc_nrules + 1, 1), calloc(kdc_nrules + 1, 1)}};
     if (!nc.need[0] || !nc.need[1])
         kdc_oom();
-    each_analysed_file(prog, need_visit, &nc);
+    each_analysed_file(files, need_visit, &nc);
     plan->need[0] = nc.need[0];
     plan->need[1] = nc.need[1];
 }
@@ -269,7 +273,7 @@ void kdc_filter_check(const kdc_rule_plan_t *plan, const kdc_facts_t *facts, kdc
 }
 
 void kdc_filter_run(kdc_filter_t *fl, const kdc_rule_plan_t *plan, kdc_findings_t runs[2],
-                    kdc_program_t *prog, kdc_inputs_t *in, kdc_findings_t *out) {
+                    const kdc_files_t *files, kdc_inputs_t *in, kdc_findings_t *out) {
     const kdc_overrides_t *ov = &fl->o.overrides;
     kdc_findings_t kept = {0}, dropped = {0};
     /* a profile's run happened when some rule is on in it */
@@ -303,7 +307,7 @@ void kdc_filter_run(kdc_filter_t *fl, const kdc_rule_plan_t *plan, kdc_findings_
     /* Suppression comments: in every analysed file and every file with a finding. */
     kdc_suppressions_t *sup = kdc_suppressions_new();
     void *scan_arg[2] = {fl, sup};
-    each_analysed_file(prog, scan_visit, scan_arg);
+    each_analysed_file(files, scan_visit, scan_arg);
     for (size_t i = 0; i < kept.n; i++)
         scan_visit(scan_arg, kept.v[i].loc.file);
     kdc_findings_t shown = {0};

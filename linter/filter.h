@@ -42,14 +42,23 @@ kdc_configs_t *kdc_filter_configs(kdc_filter_t *fl);
  * analysed, and nothing is reported about them. */
 int kdc_filter_skips(kdc_filter_t *fl, const char *file);
 
+/* The files a program analyses: every translation unit's main file, then the
+ * file of each function definition (once per run of definitions in one file),
+ * in program order; what configurations are looked up for. The strings are
+ * the program's; the array is malloc'd (free v). The cache keeps this list
+ * with a stored analysis, so a run that takes it needs no model. */
+typedef struct kdc_files {
+    const char **v;
+    size_t n;
+} kdc_files_t;
+void kdc_filter_files(const kdc_program_t *prog, kdc_files_t *out);
+
 /* The analysis options of the run: DLQ patterns and function roles are the
- * union over the configurations governing the translation units and the files
- * defining functions; strict when every one of those files is strict. */
-void kdc_filter_options(kdc_filter_t *fl, const kdc_program_t *prog, kdc_options_t *opts);
-/* The same, counting `more` (interned in prog, or otherwise living as long as
- * fl) as analysed files too: the files of units the prefilter skipped, so that
- * skipping a unit changes no option. */
-void kdc_filter_options_with(kdc_filter_t *fl, const kdc_program_t *prog,
+ * union over the configurations governing the analysed files (the
+ * translation units and the files defining functions) and `more` (living as
+ * long as fl): the files of units the prefilter skipped, so that skipping a
+ * unit changes no option; strict when every one of those files is strict. */
+void kdc_filter_options_with(kdc_filter_t *fl, const kdc_files_t *files,
                              const char *const *more, size_t nmore, kdc_options_t *opts);
 
 /* Which rules run in each profile (need[0] default, need[1] strict; indices of
@@ -57,7 +66,7 @@ void kdc_filter_options_with(kdc_filter_t *fl, const kdc_program_t *prog,
 typedef struct kdc_rule_plan {
     unsigned char *need[2];
 } kdc_rule_plan_t;
-void kdc_filter_plan(kdc_filter_t *fl, const kdc_program_t *prog, kdc_rule_plan_t *plan);
+void kdc_filter_plan(kdc_filter_t *fl, const kdc_files_t *files, kdc_rule_plan_t *plan);
 void kdc_rule_plan_free(kdc_rule_plan_t *plan);
 
 /* Runs the planned rules on `facts`: what each profile's rules report, before
@@ -70,11 +79,12 @@ void kdc_filter_check(const kdc_rule_plan_t *plan, const kdc_facts_t *facts, kdc
 /* Puts what is to be reported of the rules' findings `runs` (taken; left
  * empty) in `out`, sorted: findings of rules enabled for their file, not
  * excluded, not suppressed, not in the baseline, with the file's severity;
- * plus invalid-suppression and unused-suppression diagnostics. Writes
- * --write-baseline. Configuration errors and a baseline that cannot be written
- * become errors in `in`. */
+ * plus invalid-suppression and unused-suppression diagnostics (suppression
+ * comments are read in the analysed files and the files with a finding).
+ * Writes --write-baseline. Configuration errors and a baseline that cannot be
+ * written become errors in `in`. */
 void kdc_filter_run(kdc_filter_t *fl, const kdc_rule_plan_t *plan, kdc_findings_t runs[2],
-                    kdc_program_t *prog, kdc_inputs_t *in, kdc_findings_t *out);
+                    const kdc_files_t *files, kdc_inputs_t *in, kdc_findings_t *out);
 
 /* A line for stderr about findings not shown (suppressed, in the baseline) and
  * the baseline written, when there is anything to say. */

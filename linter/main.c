@@ -296,6 +296,17 @@ static void run_id(char out[33], const char *const *opts, size_t nopts, const kd
     free(parts.v);
 }
 
+/* The analysis options of the analysed files and of the files of the units the prefilter
+ * skipped (they count as if they were parsed, so skipping changes no option). */
+static void analysis_options(kdc_filter_t *filter, kdc_program_t *prog, const kdc_files_t *files,
+                             const kdc_prefilter_result_t *pre, kdc_options_t *opts) {
+    const char **more = kdc_xrealloc(NULL, (pre->nfiles ? pre->nfiles : 1) * sizeof *more);
+    for (size_t i = 0; i < pre->nfiles; i++)
+        more[i] = kdc_intern(prog, pre->files[i]);
+    kdc_filter_options_with(filter, files, more, pre->nfiles, opts);
+    free(more);
+}
+
 static double mib(long kib) { return (double)kib / 1024.0; }
 
 /* This process's resident set now (KiB), or 0. */
@@ -334,7 +345,8 @@ static int run(int argc, char **argv) {
     kdc_facts_t *facts = NULL;
     kdc_findings_t findings = {0}, runs[2] = {{0}};
     kdc_rule_plan_t plan = {{NULL, NULL}};
-    int analysis_cached = 0;
+    int analysis_cached = 0, models_skipped = 0;
+    kdc_files_t files = {0};
     char *cwd = NULL;
     double t0 = now_seconds(), t_parsed = 0, t_analysed = 0;
 
@@ -564,15 +576,49 @@ static int run(int argc, char **argv) {
 
     t_prefilter = now_seconds() - t_prefilter;
     prog = kdc_program_new();
-    kdc_jobs_opts_t jo = {njobs ? njobs : kdc_jobs_cpus(), cache, 0, cwd};
-    if (!strcmp(progress_when, "always"))
-        jo.progress = isatty(STDERR_FILENO) ? 3 : 2;
-    else if (!strcmp(progress_when, "auto") && isatty(STDERR_FILENO))
-        jo.progress = 1;
     kdc_jobs_stats_t js;
-    kdc_jobs_run(&jo, &inputs, todo, ntodo, prog, &js);
+    memset(&js, 0, sizeof js);
+    long rss_parsed_kib = 0;
+    kdc_options_t opts = {0};
+    unsigned char akey[16];
+    /* A re-run on an unchanged tree: the stored analysis applies without loading a model
+     * (the stored program's units and files stand in for it). */
+    if (cache && !dump_model && !explain_config) {
+        kdc_run_summary_t sum;
+        if (kdc_cache_lookup_run(cache, &inputs, todo, ntodo, prog, &sum, runs)) {
+            files = sum.files;
+            analysis_options(filter, prog, &files, &pre, &opts);
+            kdc_filter_plan(filter, &files, &plan);
+            kdc_cache_analysis_key(cache, sum.program, &opts,
+                                   (const unsigned char *const *)plan.need, kdc_nrules, akey);
+            models_skipped = !memcmp(akey, sum.key, 16);
+            if (!models_skipped) { /* other options or rules: the analysis runs */
+                kdc_findings_free(&runs[0]);
+                kdc_findings_free(&runs[1]);
+                kdc_rule_plan_free(&plan);
+                free(files.v);
+                files = (kdc_files_t){0};
+            }
+        }
+        if (!models_skipped) {
+            kdc_program_free(prog);
+            prog = kdc_program_new();
+        } else {
+            analysis_cached = 1;
+            js.from_cache = ntodo;
+            memcpy(js.program, sum.program, sizeof js.program);
+        }
+    }
+    if (!models_skipped) {
+        kdc_jobs_opts_t jo = {njobs ? njobs : kdc_jobs_cpus(), cache, 0, cwd};
+        if (!strcmp(progress_when, "always"))
+            jo.progress = isatty(STDERR_FILENO) ? 3 : 2;
+        else if (!strcmp(progress_when, "auto") && isatty(STDERR_FILENO))
+            jo.progress = 1;
+        kdc_jobs_run(&jo, &inputs, todo, ntodo, prog, &js);
+    }
     t_parsed = now_seconds();
-    long rss_parsed_kib = current_rss_kib();
+    rss_parsed_kib = current_rss_kib();
 
     if (dump_model) {
         kdc_dump_program(out, prog);
@@ -580,50 +626,48 @@ static int run(int argc, char **argv) {
         goto out;
     }
 
-    kdc_options_t opts = {0};
-    {
-        /* the skipped units' files count for the options, as if they were parsed */
-        const char **more = kdc_xrealloc(NULL, (pre.nfiles ? pre.nfiles : 1) * sizeof *more);
-        for (size_t i = 0; i < pre.nfiles; i++)
-            more[i] = kdc_intern(prog, pre.files[i]);
-        kdc_filter_options_with(filter, prog, more, pre.nfiles, &opts);
-        free(more);
-    }
-    if (explain_config) {
-        facts = kdc_facts_build(prog, &opts);
-        rc = explain(facts, explain_config, out);
-        goto out;
-    }
-    /* The rules' findings: from the cache when this program was analysed with
-     * these options before, else from the analysis (then stored). */
-    kdc_filter_plan(filter, prog, &plan);
-    unsigned char akey[16];
-    if (cache) {
-        char *note = NULL;
-        kdc_cache_analysis_key(cache, js.program, &opts, (const unsigned char *const *)plan.need,
-                               kdc_nrules, akey);
-        analysis_cached = kdc_cache_lookup_findings(cache, &inputs, todo, ntodo, akey, prog,
-                                                    runs, &note);
-        if (note)
-            fprintf(stderr, "kdc-lint: note: %s\n", note);
-        free(note);
-    }
-    if (!analysis_cached) {
-        facts = kdc_facts_build(prog, &opts);
-        kdc_filter_check(&plan, facts, prog, runs);
-        kdc_facts_free(facts); /* what the rules found is all that is needed of it */
-        facts = NULL;
+    if (!models_skipped) {
+        kdc_filter_files(prog, &files);
+        analysis_options(filter, prog, &files, &pre, &opts);
+        if (explain_config) {
+            facts = kdc_facts_build(prog, &opts);
+            rc = explain(facts, explain_config, out);
+            goto out;
+        }
+        /* The rules' findings: from the cache when this program was analysed with
+         * these options before, else from the analysis (then stored). */
+        kdc_filter_plan(filter, &files, &plan);
+        if (cache) {
+            char *note = NULL;
+            kdc_cache_analysis_key(cache, js.program, &opts,
+                                   (const unsigned char *const *)plan.need, kdc_nrules, akey);
+            analysis_cached = kdc_cache_lookup_findings(cache, &inputs, todo, ntodo, akey, prog,
+                                                        runs, &note);
+            if (note)
+                fprintf(stderr, "kdc-lint: note: %s\n", note);
+            free(note);
+        }
+        if (!analysis_cached) {
+            facts = kdc_facts_build(prog, &opts);
+            kdc_filter_check(&plan, facts, prog, runs);
+            kdc_facts_free(facts); /* what the rules found is all that is needed of it */
+            facts = NULL;
+        }
+        /* Stored with what the next run needs to take it without loading the models;
+         * stored again when it was found by loading them (another file's signature, a
+         * unit parsed again into the same model). After a failed write (noted once)
+         * nothing is stored. */
         char *serr = NULL;
-        /* after a failed write (noted once) the analysis is not stored either */
         if (kdc_cache_writable(cache) &&
-            kdc_cache_store_findings(cache, &inputs, todo, ntodo, akey, runs, &serr)) {
+            kdc_cache_store_findings(cache, &inputs, todo, ntodo, akey, js.program, prog, runs,
+                                     analysis_cached, &serr)) {
             fprintf(stderr, "kdc-lint: note: %s\n", serr);
             free(serr);
         }
     }
     t_analysed = now_seconds();
     /* configuration, suppressions and baseline, on every run */
-    kdc_filter_run(filter, &plan, runs, prog, &inputs, &findings);
+    kdc_filter_run(filter, &plan, runs, &files, &inputs, &findings);
 
     /* every unit was analysed; only findings in changed files are reported */
     if (changed_since)
@@ -727,6 +771,8 @@ static int run(int argc, char **argv) {
             fprintf(stderr, "parsed in this process (peak RSS %.1f MiB; %.1f MiB resident once "
                             "parsed); ",
                     mib(ru.ru_maxrss), mib(rss_parsed_kib));
+        if (models_skipped)
+            fprintf(stderr, "no model loaded (the stored analysis applies); ");
         fprintf(stderr, "libclang %s; ", kdc_libclang_mapped() ? "loaded" : "not loaded");
         fprintf(stderr, "%.2f s in all (the prefilter %.2f s%s; models merged after %.2f s; "
                         "analysis %.2f s; report %.2f s)\n",
@@ -754,6 +800,7 @@ out:
     kdc_findings_free(&runs[0]);
     kdc_findings_free(&runs[1]);
     kdc_rule_plan_free(&plan);
+    free(files.v);
     kdc_facts_free(facts);
     kdc_program_free(prog);
     kdc_inputs_free(&inputs);

@@ -464,6 +464,77 @@ static void an_unchanged_tree_is_neither_parsed_nor_analysed_again(void **state)
     free(cache);
 }
 
+static const char no_model[] = "; no model loaded (the stored analysis applies); ";
+
+static void expect_models(const kdc_run_t *r, int loaded) {
+    if (!strstr(r->err, "kdc-lint: stats: ") || !!strstr(r->err, no_model) == loaded) {
+        scale_show(r);
+        fail_msg("want the models %sloaded", loaded ? "" : "not ");
+    }
+}
+
+/* The analysis's entry keeps how every unit's entry and every file the units read were
+ * seen: a warm run checks those (signatures; contents where a signature changed) and
+ * loads no model. A file touched (the same contents) is read, and the entry signed again;
+ * a unit's entry rewritten in place with its size and mtime forged back is noticed. */
+static void a_warm_run_loads_no_model_while_every_entry_and_file_is_unchanged(void **state) {
+    (void)state;
+    kdc_run_t cold, r;
+    LINT(&cold, g.tree, "--stats", "--format=json", "src");
+    expect_models(&cold, 1);
+    LINT(&r, g.tree, "--stats", "--format=json", "src");
+    expect_parsed(&r, 0, 3);
+    expect_analysis(&r, analysis_cached);
+    expect_models(&r, 0);
+    scale_same_report("warm", cold.out, r.out);
+    kdc_run_free(&r);
+    /* touched: read, found the same, and the analysis's entry signed again */
+    char *cache = scratch_path(g.tree, ".kdc-cache");
+    size_t n;
+    char **runs = entries_in(cache, "runs", &n);
+    assert_int_equal(n, 1);
+    struct stat before, after;
+    assert_int_equal(stat(runs[0], &before), 0);
+    char *conf = scratch_path(g.tree, "src/conf.h");
+    assert_int_equal(utimensat(AT_FDCWD, conf, NULL, 0), 0);
+    LINT(&r, g.tree, "--stats", "--format=json", "src");
+    expect_models(&r, 0);
+    scale_same_report("touched", cold.out, r.out);
+    kdc_run_free(&r);
+    assert_int_equal(stat(runs[0], &after), 0);
+    assert_true(after.st_ino != before.st_ino); /* written again (renamed into place) */
+    free_entries(runs, n);
+    /* a unit's entry rewritten in place: the same size, its mtime set back */
+    char **units = entries(cache, &n);
+    assert_int_equal(n, 3);
+    assert_int_equal(stat(units[1], &before), 0);
+    FILE *f = fopen(units[1], "r+b");
+    assert_non_null(f);
+    fseek(f, before.st_size / 2, SEEK_SET);
+    int c = fgetc(f);
+    fseek(f, before.st_size / 2, SEEK_SET);
+    fputc(c ^ 0x5a, f);
+    fclose(f);
+    struct timespec times[2] = {before.st_atim, before.st_mtim};
+    assert_int_equal(utimensat(AT_FDCWD, units[1], times, 0), 0);
+    LINT(&r, g.tree, "--stats", "--format=json", "src");
+    expect_models(&r, 1);
+    expect_parsed(&r, 1, 2);
+    EXPECT_ERR(&r, 1, "checksum mismatch (truncated or damaged); ignored, the unit is parsed "
+                      "again");
+    expect_analysis(&r, analysis_cached); /* parsed again into the same model */
+    scale_same_report("entry damaged", cold.out, r.out);
+    kdc_run_free(&r);
+    LINT(&r, g.tree, "--stats", "--format=json", "src");
+    expect_models(&r, 0);
+    scale_same_report("again", cold.out, r.out);
+    kdc_run_free(&r);
+    free_entries(units, n);
+    free(conf);
+    free(cache);
+    kdc_run_free(&cold);
+}
+
 static void configuration_suppressions_and_baseline_apply_to_cached_findings(void **state) {
     (void)state;
     kdc_run_t r;
@@ -806,6 +877,22 @@ static void an_entry_that_is_a_fifo_is_ignored_not_waited_for(void **state) {
     expect_analysis(&r, analysis_cached);
     scale_same_report("json", ref.out, r.out);
     kdc_run_free(&r);
+    /* one unit's entry only, the analysis's entry intact: its check must not wait either */
+    cache = scratch_path(g.tree, "c");
+    size_t n;
+    char **e = entries_in(cache, "units", &n);
+    assert_int_equal(unlink(e[0]), 0);
+    assert_int_equal(mkfifo(e[0], 0644), 0);
+    assert_int_equal(kdc_run_ex(g.tree, argv, &o, &r), 0);
+    if (r.timed_out) {
+        scale_show(&r);
+        fail_msg("kdc-lint waited on a FIFO in the cache");
+    }
+    expect_parsed(&r, 1, 2);
+    scale_same_report("json", ref.out, r.out);
+    kdc_run_free(&r);
+    free_entries(e, n);
+    free(cache);
     kdc_run_free(&ref);
 }
 
@@ -856,6 +943,9 @@ int main(void) {
                                         each_setup, each_teardown),
         cmocka_unit_test_setup_teardown(an_unchanged_tree_is_neither_parsed_nor_analysed_again,
                                         each_setup, each_teardown),
+        cmocka_unit_test_setup_teardown(
+            a_warm_run_loads_no_model_while_every_entry_and_file_is_unchanged, each_setup,
+            each_teardown),
         cmocka_unit_test_setup_teardown(
             configuration_suppressions_and_baseline_apply_to_cached_findings, each_setup,
             each_teardown),
