@@ -13,10 +13,8 @@
  * Commits after the effect are not reported.
  */
 #include "consumer_common.h"
+#include "offset_list.h"
 #include "results.h"
-
-#include <ctype.h>
-#include <string.h>
 
 typedef struct cbe_walk {
     kdc_rule_ctx_t *ctx;
@@ -34,100 +32,6 @@ static int collect_index_vars(const kdc_expr_t *e, void *arg) {
     if (v && w->nindex < 8)
         w->index_vars[w->nindex++] = v;
     return 0;
-}
-
-/* ---------- the messages an offset list is built from ---------- */
-
-typedef struct list_src {
-    const char *list;     /* the list variable */
-    const char *parts[8]; /* p = rd_kafka_topic_partition_list_add(list, ..) */
-    size_t nparts;
-    const char *msgs[8];  /* messages whose fields fill the list */
-    size_t nmsgs;
-} list_src_t;
-
-static int is_message_ref(const kdc_expr_t *e) {
-    return e->kind == KDC_E_REF && e->usr && e->type && e->ref != KDC_REF_FUNCTION &&
-           (strstr(e->type, "rd_kafka_message_t") || strstr(e->type, "RdKafka::Message"));
-}
-
-static int add_msg(const kdc_expr_t *e, void *arg) {
-    list_src_t *s = arg;
-    if (!is_message_ref(e))
-        return 0;
-    for (size_t i = 0; i < s->nmsgs; i++)
-        if (s->msgs[i] == e->usr)
-            return 0;
-    if (s->nmsgs < 8)
-        s->msgs[s->nmsgs++] = e->usr;
-    return 0;
-}
-
-/* rd_kafka_topic_partition_list_add(list, ..), .._set_offset(list, ..), C++
- * list.push_back(TopicPartition::create(..)) */
-static int fills_list(const kdc_expr_t *e, void *arg) {
-    const list_src_t *s = arg;
-    if (e->kind != KDC_E_CALL || !e->name)
-        return 0;
-    if (!strncmp(e->name, "rd_kafka_topic_partition_list_", 30) && e->nkids &&
-        kdc_root_var(e->kids[0]) == s->list)
-        return 1;
-    if (e->is_method && e->recv && kdc_root_var(e->recv) == s->list) {
-        const char *base = strrchr(e->name, ':');
-        base = base ? base + 1 : e->name;
-        return !strcmp(base, "push_back") || !strcmp(base, "emplace_back") ||
-               !strcmp(base, "insert");
-    }
-    return 0;
-}
-
-static int find_parts(const kdc_expr_t *e, void *arg) {
-    list_src_t *s = arg;
-    if (e->kind == KDC_E_BINARY && e->op == KDC_OP_ASSIGN && e->nkids == 2 &&
-        kdc_expr_strip(e->kids[0])->kind == KDC_E_REF && kdc_expr_walk(e->kids[1], fills_list, s) &&
-        s->nparts < 8)
-        s->parts[s->nparts++] = kdc_root_var(e->kids[0]);
-    return 0;
-}
-
-static int is_list_lvalue(list_src_t *s, const kdc_expr_t *lhs) {
-    const char *v = kdc_root_var(lhs);
-    if (v && v == s->list)
-        return 1;
-    for (size_t i = 0; v && i < s->nparts; i++)
-        if (s->parts[i] == v)
-            return 1;
-    return kdc_expr_walk(lhs, fills_list, s); /* list_add(list, ..)->offset = .. */
-}
-
-static int find_fill(const kdc_expr_t *e, void *arg) {
-    list_src_t *s = arg;
-    if (fills_list(e, s)) {
-        for (unsigned i = 1; i < e->nkids; i++)
-            kdc_expr_walk(e->kids[i], add_msg, s);
-        if (e->is_method)
-            for (unsigned i = 0; i < e->nkids; i++)
-                kdc_expr_walk(e->kids[i], add_msg, s);
-    } else if (e->kind == KDC_E_BINARY &&
-               (e->op == KDC_OP_ASSIGN || e->op == KDC_OP_COMPOUND_ASSIGN) && e->nkids == 2 &&
-               is_list_lvalue(s, e->kids[0])) {
-        kdc_expr_walk(e->kids[1], add_msg, s);
-    }
-    return 0;
-}
-
-/* Messages whose offsets the list `list` of f is built from (in f). */
-static size_t list_messages(const kdc_func_t *f, const kdc_expr_t *list, const char **msgs,
-                            size_t max) {
-    list_src_t s = {.list = kdc_root_var(list)};
-    if (!s.list)
-        return 0;
-    kdc_func_walk_exprs(f, find_parts, &s);
-    kdc_func_walk_exprs(f, find_fill, &s);
-    size_t n = s.nmsgs < max ? s.nmsgs : max;
-    for (size_t i = 0; i < n; i++)
-        msgs[i] = s.msgs[i];
-    return n;
 }
 
 /* Is the list filled from the current value of msg: is there a path from a
@@ -158,19 +62,19 @@ static int fill_visit(void *arg, const kdc_cfg_t *g, int n, int st) {
     return st;
 }
 
-static int node_fills(list_src_t *s, const kdc_node_t *nd) {
+static int node_fills(const kdc_offset_list_t *s, const kdc_node_t *nd) {
     const kdc_expr_t *e = nd->expr;
     if (nd->kind == KDC_N_CALL)
-        return fills_list(e, s) && kdc_mentions(e, s->msgs[0]);
-    return nd->kind == KDC_N_ASSIGN && e->nkids == 2 && is_list_lvalue(s, e->kids[0]) &&
+        return kdc_offset_list_fills(s, e) && kdc_mentions(e, s->msgs[0]);
+    return nd->kind == KDC_N_ASSIGN && e->nkids == 2 && kdc_offset_list_is_lvalue(s, e->kids[0]) &&
            kdc_mentions(e->kids[1], s->msgs[0]);
 }
 
 static int list_of_current(const kdc_func_t *f, const kdc_expr_t *list, const char *msg,
                            int commit_node) {
     const kdc_cfg_t *g = f->cfg;
-    list_src_t s = {.list = kdc_root_var(list)};
-    kdc_func_walk_exprs(f, find_parts, &s);
+    kdc_offset_list_t s;
+    kdc_offset_list_init(&s, f, list);
     s.msgs[0] = msg;
     s.nmsgs = 1;
     fill_walk_t w = {msg, commit_node, 0};
@@ -296,13 +200,10 @@ static void check_commit(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_exp
         const kdc_expr_t *ls = kdc_expr_strip(list);
         if (ls && ls->kind == KDC_E_CALL && !kdc_root_var(ls)) {
             /* rd_kafka_commit(rk, next_offset_of(m), 0) */
-            list_src_t direct = {0};
-            kdc_expr_walk(ls, add_msg, &direct);
-            for (size_t i = 0; i < direct.nmsgs; i++)
-                msgs[n++] = direct.msgs[i];
+            n = kdc_add_message_vars(ls, msgs, 0, 8);
         } else if (list && !kdc_expr_is_null(list)) {
             const char *built[8];
-            size_t nb = list_messages(f, list, built, 8);
+            size_t nb = kdc_offset_list_messages(f, list, built, 8);
             for (size_t i = 0; i < nb; i++)
                 if (list_of_current(f, list, built[i], g->call_node[call->call_id]))
                     msgs[n++] = built[i];
@@ -330,9 +231,8 @@ static void check_commit_helpers(kdc_rule_ctx_t *ctx, const kdc_func_t *f) {
         for (unsigned a = 0; a < call->nkids; a++) {
             const kdc_expr_t *arg = kdc_expr_strip(call->kids[a]);
             const char *msg = kdc_root_var(arg);
-            list_src_t probe = {0};
-            kdc_expr_walk(arg, add_msg, &probe);
-            if (!msg || !probe.nmsgs || probe.msgs[0] != msg)
+            const char *first = NULL; /* the first message arg mentions */
+            if (!msg || !kdc_add_message_vars(arg, &first, 0, 1) || first != msg)
                 continue; /* not a message (or its field) */
             const kdc_expr_t *effect = effect_after(ctx, f, call, msg, arg);
             if (effect) {

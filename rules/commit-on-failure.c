@@ -19,6 +19,7 @@
  * poison-classifier) are not processing: poison may be committed and skipped.
  */
 #include "consumer_common.h"
+#include "offset_list.h"
 #include "pts.h"
 #include "results.h"
 
@@ -61,100 +62,6 @@ static int is_msg(cof_walk_t *w, const char *usr) {
         if (w->msgs[i] == usr)
             return 1;
     return 0;
-}
-
-/* ---------- the messages an offset list is built from ---------- */
-
-typedef struct list_src {
-    const char *list;     /* the list variable */
-    const char *parts[8]; /* p = rd_kafka_topic_partition_list_add(list, ..) */
-    size_t nparts;
-    const char *msgs[8];  /* messages whose fields fill the list */
-    size_t nmsgs;
-} list_src_t;
-
-static int is_message_ref(const kdc_expr_t *e) {
-    return e->kind == KDC_E_REF && e->usr && e->type && e->ref != KDC_REF_FUNCTION &&
-           (strstr(e->type, "rd_kafka_message_t") || strstr(e->type, "RdKafka::Message"));
-}
-
-static int add_msg(const kdc_expr_t *e, void *arg) {
-    list_src_t *s = arg;
-    if (!is_message_ref(e))
-        return 0;
-    for (size_t i = 0; i < s->nmsgs; i++)
-        if (s->msgs[i] == e->usr)
-            return 0;
-    if (s->nmsgs < 8)
-        s->msgs[s->nmsgs++] = e->usr;
-    return 0;
-}
-
-/* rd_kafka_topic_partition_list_add(list, ..), .._set_offset(list, ..), C++
- * list.push_back(TopicPartition::create(..)) */
-static int fills_list(const kdc_expr_t *e, void *arg) {
-    const list_src_t *s = arg;
-    if (e->kind != KDC_E_CALL || !e->name)
-        return 0;
-    if (!strncmp(e->name, "rd_kafka_topic_partition_list_", 30) && e->nkids &&
-        kdc_root_var(e->kids[0]) == s->list)
-        return 1;
-    if (e->is_method && e->recv && kdc_root_var(e->recv) == s->list) {
-        const char *base = strrchr(e->name, ':');
-        base = base ? base + 1 : e->name;
-        return !strcmp(base, "push_back") || !strcmp(base, "emplace_back") ||
-               !strcmp(base, "insert");
-    }
-    return 0;
-}
-
-static int find_parts(const kdc_expr_t *e, void *arg) {
-    list_src_t *s = arg;
-    if (e->kind == KDC_E_BINARY && e->op == KDC_OP_ASSIGN && e->nkids == 2 &&
-        kdc_expr_strip(e->kids[0])->kind == KDC_E_REF && kdc_expr_walk(e->kids[1], fills_list, s) &&
-        s->nparts < 8)
-        s->parts[s->nparts++] = kdc_root_var(e->kids[0]);
-    return 0;
-}
-
-static int is_list_lvalue(list_src_t *s, const kdc_expr_t *lhs) {
-    const char *v = kdc_root_var(lhs);
-    if (v && v == s->list)
-        return 1;
-    for (size_t i = 0; v && i < s->nparts; i++)
-        if (s->parts[i] == v)
-            return 1;
-    return kdc_expr_walk(lhs, fills_list, s); /* list_add(list, ..)->offset = .. */
-}
-
-static int find_fill(const kdc_expr_t *e, void *arg) {
-    list_src_t *s = arg;
-    if (fills_list(e, s)) {
-        for (unsigned i = 1; i < e->nkids; i++)
-            kdc_expr_walk(e->kids[i], add_msg, s);
-        if (e->is_method)
-            for (unsigned i = 0; i < e->nkids; i++)
-                kdc_expr_walk(e->kids[i], add_msg, s);
-    } else if (e->kind == KDC_E_BINARY &&
-               (e->op == KDC_OP_ASSIGN || e->op == KDC_OP_COMPOUND_ASSIGN) && e->nkids == 2 &&
-               is_list_lvalue(s, e->kids[0])) {
-        kdc_expr_walk(e->kids[1], add_msg, s);
-    }
-    return 0;
-}
-
-/* Messages whose offsets the list `list` of f is built from (in f). */
-static size_t list_messages(const kdc_func_t *f, const kdc_expr_t *list, const char **msgs,
-                            size_t max) {
-    list_src_t s = {.list = kdc_root_var(list)};
-    if (!s.list)
-        return 0;
-    kdc_func_walk_exprs(f, find_parts, &s);
-    kdc_func_walk_exprs(f, find_fill, &s);
-    size_t n = s.nmsgs < max ? s.nmsgs : max;
-    for (size_t i = 0; i < n; i++)
-        msgs[i] = s.msgs[i];
-    return n;
 }
 
 /* The processing call itself, or a variable holding its outcome. */
@@ -226,7 +133,7 @@ static int commit_matches(cof_walk_t *w, const kdc_expr_t *call, int st) {
     if (list && !kdc_expr_is_null(list)) {
         /* a list: when it is built from the failed message's fields */
         const char *built[8];
-        size_t n = (st & COF_LIST_BUILT) ? list_messages(w->f, list, built, 8) : 0;
+        size_t n = (st & COF_LIST_BUILT) ? kdc_offset_list_messages(w->f, list, built, 8) : 0;
         for (size_t i = 0; i < n; i++)
             if (is_msg(w, built[i]))
                 return 1;

@@ -80,6 +80,34 @@ const kdc_expr_t *kdc_commit_message_of(const kdc_expr_t *call, const kdc_api_t 
     return NULL;
 }
 
+static int is_message_ref(const kdc_expr_t *e) {
+    return e->kind == KDC_E_REF && e->usr && e->type && e->ref != KDC_REF_FUNCTION &&
+           (strstr(e->type, "rd_kafka_message_t") || strstr(e->type, "RdKafka::Message"));
+}
+
+typedef struct message_vars {
+    const char **v;
+    size_t n, max;
+} message_vars_t;
+
+static int add_message_var(const kdc_expr_t *e, void *arg) {
+    message_vars_t *m = arg;
+    if (!is_message_ref(e))
+        return 0;
+    for (size_t i = 0; i < m->n; i++)
+        if (m->v[i] == e->usr)
+            return 0;
+    if (m->n < m->max)
+        m->v[m->n++] = e->usr;
+    return 0;
+}
+
+size_t kdc_add_message_vars(const kdc_expr_t *e, const char **vars, size_t n, size_t max) {
+    message_vars_t m = {vars, n, max};
+    kdc_expr_walk(e, add_message_var, &m);
+    return m.n;
+}
+
 typedef struct batch_ctx {
     kdc_rule_ctx_t *ctx;
     const kdc_func_t *f;

@@ -46,6 +46,11 @@ int kdc_consumer_is_group(kdc_rule_ctx_t *ctx, size_t client);
  * debug, dump: log_message, printStats)? Looking at a message is not its effect. */
 int kdc_is_logging_name(const char *name);
 
+/* Adds to vars[0..n) each message variable (rd_kafka_message_t *,
+ * RdKafka::Message *) that e mentions and vars does not hold yet, in the
+ * order met, while fewer than max are held. Returns the new count. */
+size_t kdc_add_message_vars(const kdc_expr_t *e, const char **vars, size_t n, size_t max);
+
 /* Variables of f assigned a message consumed from `client` (m = poll(..)); at most max. */
 size_t kdc_consumed_vars(kdc_rule_ctx_t *ctx, const kdc_func_t *f, size_t client,
                          const char **vars, size_t max);
