@@ -11,6 +11,65 @@ void kdc_call_clients(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t
     kdc_rule_clients(ctx, f, handle, type, clients, unknown);
 }
 
+int kdc_call_on_client(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,
+                       const kdc_api_t *api, int type, size_t client) {
+    kdc_bits_t clients;
+    int unknown = 0;
+    kdc_call_clients(ctx, f, call, api, type, &clients, &unknown);
+    int hit = kdc_bits_get(&clients, client) || unknown;
+    kdc_bits_free(&clients);
+    return hit;
+}
+
+int kdc_call_only_other_clients(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,
+                                int type, size_t client) {
+    int others = 0;
+    for (unsigned i = 0; i < call->nkids; i++) {
+        const kdc_expr_t *a = kdc_expr_strip(call->kids[i]);
+        if (!a || !a->type ||
+            !((strstr(a->type, "rd_kafka_t") && !strstr(a->type, "rd_kafka_topic")) ||
+              strstr(a->type, "RdKafka::Producer") || strstr(a->type, "RdKafka::KafkaConsumer")))
+            continue; /* not a client handle */
+        kdc_bits_t clients;
+        int unknown = 0;
+        kdc_rule_clients(ctx, f, a, type, &clients, &unknown);
+        int mine = kdc_bits_get(&clients, client) || unknown;
+        kdc_bits_free(&clients);
+        if (mine)
+            return 0;
+        others = 1;
+    }
+    return others;
+}
+
+const kdc_func_t *kdc_call_helper_for_client(kdc_rule_ctx_t *ctx, const kdc_func_t *f,
+                                             const kdc_expr_t *call, int type, size_t client) {
+    if (kdc_api_lookup(call) || !call->usr || call->callee_system ||
+        kdc_call_only_other_clients(ctx, f, call, type, client))
+        return NULL;
+    const kdc_func_t *g = kdc_program_find_callee(ctx->program, call->usr, f->tu);
+    return g && g->body && g->cfg ? g : NULL;
+}
+
+const kdc_expr_t *kdc_at_helper_calls(kdc_rule_ctx_t *ctx, const kdc_func_t *f, int type,
+                                      size_t client, kdc_helper_call_fn at) {
+    size_t nf = kdc_program_nfuncs(ctx->program);
+    for (size_t i = 0; i < nf; i++) {
+        const kdc_func_t *c = kdc_program_func(ctx->program, i);
+        for (unsigned k = 0; c != f && k < c->ncalls; k++) {
+            const kdc_expr_t *cc = c->calls[k];
+            if (kdc_api_lookup(cc) || !cc->usr || cc->callee_system ||
+                kdc_program_find_callee(ctx->program, cc->usr, c->tu) != f ||
+                kdc_call_only_other_clients(ctx, c, cc, type, client))
+                continue;
+            const kdc_expr_t *found = at(ctx, c, client, cc);
+            if (found)
+                return found;
+        }
+    }
+    return NULL;
+}
+
 static size_t consumers(kdc_rule_ctx_t *ctx) {
     size_t n = 0, nobjs = kdc_pts_nobjs(kdc_facts_pts_of(ctx->facts));
     for (size_t i = 0; i < nobjs; i++)
@@ -211,12 +270,7 @@ int kdc_consumer_is_group(kdc_rule_ctx_t *ctx, size_t client) {
                           !strcmp(api->name, "rd_kafka_consumer_poll") ||
                           !strcmp(api->name, "RdKafka::KafkaConsumer::consume")))
                 continue;
-            kdc_bits_t clients;
-            int unknown = 0;
-            kdc_call_clients(ctx, f, f->calls[c], api, 1, &clients, &unknown);
-            int hit = kdc_bits_get(&clients, client) || unknown;
-            kdc_bits_free(&clients);
-            if (hit)
+            if (kdc_call_on_client(ctx, f, f->calls[c], api, 1, client))
                 return 1;
         }
     }

@@ -33,6 +33,35 @@ int kdc_mentions(const kdc_expr_t *e, const char *usr);
 void kdc_call_clients(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,
                       const kdc_api_t *api, int type, kdc_bits_t *clients, int *unknown);
 
+/* Does the call's handle (api: its API entry) denote the client, or a handle
+ * that cannot be followed? `type` as kdc_rule_clients. */
+int kdc_call_on_client(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,
+                       const kdc_api_t *api, int type, size_t client);
+
+/* Does the call hand the function it calls only handles of other clients (so
+ * whatever it does, it does to them)? Arguments typed rd_kafka_t *,
+ * RdKafka::Producer * or RdKafka::KafkaConsumer * count; a helper reaching the
+ * client through a global or a struct it is given is not excluded. `type` as
+ * kdc_rule_clients. */
+int kdc_call_only_other_clients(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,
+                                int type, size_t client);
+
+/* The helper of the program (a function with a body and a CFG) the call runs,
+ * when it may act on the client; NULL for an API call, a system function, a
+ * function not in the program, or a call handed only other clients' handles. */
+const kdc_func_t *kdc_call_helper_for_client(kdc_rule_ctx_t *ctx, const kdc_func_t *f,
+                                             const kdc_expr_t *call, int type, size_t client);
+
+/* For each call of the helper f elsewhere in the program that may hand it the
+ * client (not an API or system call, and not handed only other clients'
+ * handles), in program order: at(ctx, caller, client, call). Returns the
+ * first result that is not NULL (a teardown helper's caller where the client
+ * was used and not flushed or closed before the call), or NULL. */
+typedef const kdc_expr_t *(*kdc_helper_call_fn)(kdc_rule_ctx_t *ctx, const kdc_func_t *caller,
+                                                size_t client, const kdc_expr_t *call);
+const kdc_expr_t *kdc_at_helper_calls(kdc_rule_ctx_t *ctx, const kdc_func_t *f, int type,
+                                      size_t client, kdc_helper_call_fn at);
+
 /* Does e denote topic handles only (C++ `delete topic`, rd_kafka_topic_t *)?
  * Destroying one does not destroy its client. */
 int kdc_expr_is_topic_handle(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *e);

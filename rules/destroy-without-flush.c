@@ -23,57 +23,12 @@
 #define DWF_MAX_DEPTH 4
 #define DWF_BARRIER (KDC_API_FLUSH | KDC_API_OUTQ | KDC_API_CONFIRM | KDC_API_TXN_ABORT)
 
-/* Does the call's handle denote the client (or a handle that cannot be followed)? */
-static int on_client(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,
-                     const kdc_api_t *api, size_t client) {
-    kdc_bits_t clients;
-    int unknown = 0;
-    kdc_call_clients(ctx, f, call, api, 0, &clients, &unknown);
-    int hit = kdc_bits_get(&clients, client) || unknown;
-    kdc_bits_free(&clients);
-    return hit;
-}
-
 /* A flush, an outq_len drain, a confirming wait or abort_transaction (which
  * purges and waits) of the client. */
 static int is_barrier_api(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,
                           size_t client) {
     const kdc_api_t *api = kdc_api_lookup(call);
-    return api && (api->roles & DWF_BARRIER) && on_client(ctx, f, call, api, client);
-}
-
-/* Does the call hand the helper only handles of other clients (so whatever
- * it does, it does to them)? A helper reaching the client through a global
- * or a struct it is given is not excluded. */
-static int only_other_clients(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,
-                              size_t client) {
-    int others = 0;
-    for (unsigned i = 0; i < call->nkids; i++) {
-        const kdc_expr_t *a = kdc_expr_strip(call->kids[i]);
-        if (!a || !a->type ||
-            !((strstr(a->type, "rd_kafka_t") && !strstr(a->type, "rd_kafka_topic")) ||
-              strstr(a->type, "RdKafka::Producer") || strstr(a->type, "RdKafka::KafkaConsumer")))
-            continue; /* not a client handle */
-        kdc_bits_t clients;
-        int unknown = 0;
-        kdc_rule_clients(ctx, f, a, 0, &clients, &unknown);
-        int mine = kdc_bits_get(&clients, client) || unknown;
-        kdc_bits_free(&clients);
-        if (mine)
-            return 0;
-        others = 1;
-    }
-    return others;
-}
-
-/* The helper of the program a call runs, when it may act on the client. */
-static const kdc_func_t *callee_of(kdc_rule_ctx_t *ctx, const kdc_func_t *f,
-                                   const kdc_expr_t *call, size_t client) {
-    if (kdc_api_lookup(call) || !call->usr || call->callee_system ||
-        only_other_clients(ctx, f, call, client))
-        return NULL;
-    const kdc_func_t *g = kdc_program_find_callee(ctx->program, call->usr, f->tu);
-    return g && g->body && g->cfg ? g : NULL;
+    return api && (api->roles & DWF_BARRIER) && kdc_call_on_client(ctx, f, call, api, 0, client);
 }
 
 /* A helper of the program that flushes (drains, waits for) the client: a
@@ -82,7 +37,9 @@ static int helper_flushes(kdc_rule_ctx_t *ctx, const kdc_func_t *g, size_t clien
     for (unsigned c = 0; c < g->ncalls; c++) {
         if (is_barrier_api(ctx, g, g->calls[c], client))
             return 1;
-        const kdc_func_t *h = depth < DWF_MAX_DEPTH ? callee_of(ctx, g, g->calls[c], client) : NULL;
+        const kdc_func_t *h = depth < DWF_MAX_DEPTH
+                                  ? kdc_call_helper_for_client(ctx, g, g->calls[c], 0, client)
+                                  : NULL;
         if (h && h != g && helper_flushes(ctx, h, client, depth + 1))
             return 1;
     }
@@ -99,7 +56,8 @@ typedef struct wait_loop {
 static int serves_client(const kdc_expr_t *e, void *arg) {
     wait_loop_t *w = arg;
     const kdc_api_t *api = e->kind == KDC_E_CALL ? kdc_api_lookup(e) : NULL;
-    if (api && (api->roles & KDC_API_SERVE_DR) && on_client(w->ctx, w->f, e, api, w->client))
+    if (api && (api->roles & KDC_API_SERVE_DR) &&
+        kdc_call_on_client(w->ctx, w->f, e, api, 0, w->client))
         w->serves = 1;
     return w->serves;
 }
@@ -198,7 +156,7 @@ static int dwf_edge(void *arg, const kdc_cfg_t *g, int n, unsigned i, int st) {
 
 /* A call that flushes the client: flush, drain, confirming wait, or a helper doing one. */
 static int flushes(dwf_walk_t *w, const kdc_expr_t *call) {
-    const kdc_func_t *h = callee_of(w->ctx, w->f, call, w->client);
+    const kdc_func_t *h = kdc_call_helper_for_client(w->ctx, w->f, call, 0, w->client);
     return is_barrier_api(w->ctx, w->f, call, w->client) ||
            kdc_facts_call_confirms(w->ctx->facts, w->f, call) ||
            (h && helper_flushes(w->ctx, h, w->client, w->depth + 1));
@@ -247,8 +205,9 @@ static int queues(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *ca
                   int depth) {
     const kdc_api_t *api = kdc_api_lookup(call);
     if (api)
-        return (api->roles & KDC_API_PRODUCE) && on_client(ctx, f, call, api, client);
-    const kdc_func_t *h = depth < DWF_MAX_DEPTH ? callee_of(ctx, f, call, client) : NULL;
+        return (api->roles & KDC_API_PRODUCE) && kdc_call_on_client(ctx, f, call, api, 0, client);
+    const kdc_func_t *h =
+        depth < DWF_MAX_DEPTH ? kdc_call_helper_for_client(ctx, f, call, 0, client) : NULL;
     return h && h != f && pending_produce(ctx, h, client, NULL, depth + 1);
 }
 
@@ -296,6 +255,13 @@ static int unflushed_from_entry(kdc_rule_ctx_t *ctx, const kdc_func_t *f, size_t
     return w.reached;
 }
 
+/* A produce in the caller from which the call of the teardown helper is
+ * reached without a flush. */
+static const kdc_expr_t *pending_before(kdc_rule_ctx_t *ctx, const kdc_func_t *caller,
+                                        size_t client, const kdc_expr_t *call) {
+    return pending_produce(ctx, caller, client, call, 0);
+}
+
 /* The destroy is in a helper (a teardown function) that does not flush first:
  * a produce in a caller from which the call of the helper is reached without a
  * flush. */
@@ -303,21 +269,7 @@ static const kdc_expr_t *pending_at_caller(kdc_rule_ctx_t *ctx, const kdc_func_t
                                            const kdc_expr_t *destroy) {
     if (!unflushed_from_entry(ctx, f, client, destroy))
         return NULL;
-    size_t nf = kdc_program_nfuncs(ctx->program);
-    for (size_t i = 0; i < nf; i++) {
-        const kdc_func_t *c = kdc_program_func(ctx->program, i);
-        for (unsigned k = 0; c != f && k < c->ncalls; k++) {
-            const kdc_expr_t *cc = c->calls[k];
-            if (kdc_api_lookup(cc) || !cc->usr || cc->callee_system ||
-                kdc_program_find_callee(ctx->program, cc->usr, c->tu) != f ||
-                only_other_clients(ctx, c, cc, client))
-                continue;
-            const kdc_expr_t *produce = pending_produce(ctx, c, client, cc, 0);
-            if (produce)
-                return produce;
-        }
-    }
-    return NULL;
+    return kdc_at_helper_calls(ctx, f, 0, client, pending_before);
 }
 
 static void check_destroy(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,

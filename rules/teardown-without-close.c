@@ -21,17 +21,6 @@
 
 #define TWC_MAX_DEPTH 4
 
-/* Does the call's handle denote the client (or a handle that cannot be followed)? */
-static int on_client(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,
-                     const kdc_api_t *api, size_t client) {
-    kdc_bits_t clients;
-    int unknown = 0;
-    kdc_call_clients(ctx, f, call, api, 1, &clients, &unknown);
-    int hit = kdc_bits_get(&clients, client) || unknown;
-    kdc_bits_free(&clients);
-    return hit;
-}
-
 /* rd_kafka_consumer_close_queue(rk, queue): the asynchronous close (its
  * completion is awaited with rd_kafka_consumer_closed()). */
 static const kdc_api_t close_queue_api = {"rd_kafka_consumer_close_queue", KDC_API_CLOSE, 0,
@@ -47,47 +36,14 @@ static const kdc_api_t *close_api(const kdc_expr_t *call) {
                                                                               : NULL;
 }
 
-/* Does the call hand the helper only handles of other clients (so whatever
- * it does, it does to them)? A helper reaching the client through a global
- * or a struct it is given is not excluded. */
-static int only_other_clients(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,
-                              size_t client) {
-    int others = 0;
-    for (unsigned i = 0; i < call->nkids; i++) {
-        const kdc_expr_t *a = kdc_expr_strip(call->kids[i]);
-        if (!a || !a->type ||
-            !((strstr(a->type, "rd_kafka_t") && !strstr(a->type, "rd_kafka_topic")) ||
-              strstr(a->type, "RdKafka::Producer") || strstr(a->type, "RdKafka::KafkaConsumer")))
-            continue; /* not a client handle */
-        kdc_bits_t clients;
-        int unknown = 0;
-        kdc_rule_clients(ctx, f, a, 1, &clients, &unknown);
-        int mine = kdc_bits_get(&clients, client) || unknown;
-        kdc_bits_free(&clients);
-        if (mine)
-            return 0;
-        others = 1;
-    }
-    return others;
-}
-
-/* The helper of the program a call runs, when it may act on the client. */
-static const kdc_func_t *callee_of(kdc_rule_ctx_t *ctx, const kdc_func_t *f,
-                                   const kdc_expr_t *call, size_t client) {
-    if (kdc_api_lookup(call) || !call->usr || call->callee_system ||
-        only_other_clients(ctx, f, call, client))
-        return NULL;
-    const kdc_func_t *g = kdc_program_find_callee(ctx->program, call->usr, f->tu);
-    return g && g->body && g->cfg ? g : NULL;
-}
-
 /* A close of the client, directly or in a helper of the program (on some path in it). */
 static int closes(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call, size_t client,
                   int depth) {
     const kdc_api_t *api = close_api(call);
     if (api)
-        return on_client(ctx, f, call, api, client);
-    const kdc_func_t *g = depth < TWC_MAX_DEPTH ? callee_of(ctx, f, call, client) : NULL;
+        return kdc_call_on_client(ctx, f, call, api, 1, client);
+    const kdc_func_t *g =
+        depth < TWC_MAX_DEPTH ? kdc_call_helper_for_client(ctx, f, call, 1, client) : NULL;
     if (!g || g == f)
         return 0;
     for (unsigned c = 0; c < g->ncalls; c++)
@@ -103,8 +59,9 @@ static int commits(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *c
     const kdc_api_t *api = kdc_api_lookup(call);
     if (api)
         return (api->roles & (KDC_API_COMMIT | KDC_API_STORE)) &&
-               on_client(ctx, f, call, api, client);
-    const kdc_func_t *g = depth < TWC_MAX_DEPTH ? callee_of(ctx, f, call, client) : NULL;
+               kdc_call_on_client(ctx, f, call, api, 1, client);
+    const kdc_func_t *g =
+        depth < TWC_MAX_DEPTH ? kdc_call_helper_for_client(ctx, f, call, 1, client) : NULL;
     if (!g || g == f)
         return 0;
     for (unsigned c = 0; c < g->ncalls; c++)
@@ -119,7 +76,7 @@ static int closed_anywhere(kdc_rule_ctx_t *ctx, size_t client) {
         const kdc_func_t *f = kdc_program_func(ctx->program, i);
         for (unsigned c = 0; c < f->ncalls; c++) {
             const kdc_api_t *api = close_api(f->calls[c]);
-            if (api && on_client(ctx, f, f->calls[c], api, client))
+            if (api && kdc_call_on_client(ctx, f, f->calls[c], api, 1, client))
                 return 1;
         }
     }
@@ -230,21 +187,7 @@ static const kdc_expr_t *unclosed_at_caller(kdc_rule_ctx_t *ctx, const kdc_func_
     const kdc_cfg_t *g = f->cfg;
     if (!g || !reached_unclosed(ctx, f, client, destroy, g->entry))
         return NULL;
-    size_t nf = kdc_program_nfuncs(ctx->program);
-    for (size_t i = 0; i < nf; i++) {
-        const kdc_func_t *c = kdc_program_func(ctx->program, i);
-        for (unsigned k = 0; c != f && k < c->ncalls; k++) {
-            const kdc_expr_t *cc = c->calls[k];
-            if (kdc_api_lookup(cc) || !cc->usr || cc->callee_system ||
-                kdc_program_find_callee(ctx->program, cc->usr, c->tu) != f ||
-                only_other_clients(ctx, c, cc, client))
-                continue;
-            const kdc_expr_t *commit = unclosed_commit(ctx, c, client, cc);
-            if (commit)
-                return commit;
-        }
-    }
-    return NULL;
+    return kdc_at_helper_calls(ctx, f, 1, client, unclosed_commit);
 }
 
 static int has_no_close_bit(const kdc_expr_t *e, void *arg) {
