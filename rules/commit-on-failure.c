@@ -23,7 +23,6 @@
 #include "pts.h"
 #include "results.h"
 
-#include <ctype.h>
 #include <string.h>
 
 typedef struct cof_walk {
@@ -292,27 +291,7 @@ static int is_classifier_name(const char *name) {
                                         "classify", "check",    "schema", "poison", "acceptable",
                                         NULL};
     static const char *const first[] = {"is", "has", "can", "should", NULL};
-    const char *base = strrchr(name, ':');
-    base = base ? base + 1 : name;
-    char w[64];
-    size_t n = 0, index = 0;
-    for (const char *c = base;; c++) {
-        if ((!*c || *c == '_' || (n && isupper((unsigned char)*c))) && n) {
-            w[n] = 0;
-            for (size_t i = 0; words[i]; i++)
-                if (!strcmp(w, words[i]))
-                    return 1;
-            for (size_t i = 0; index == 0 && first[i]; i++)
-                if (!strcmp(w, first[i]))
-                    return 1;
-            n = 0;
-            index++;
-        }
-        if (!*c)
-            return 0;
-        if (*c != '_' && n + 1 < sizeof w)
-            w[n++] = (char)tolower((unsigned char)*c);
-    }
+    return kdc_name_has_word(name, words, first);
 }
 
 static int message_typed(const kdc_expr_t *e, void *arg) {

@@ -222,25 +222,33 @@ int kdc_consumer_batches(kdc_rule_ctx_t *ctx, size_t client) {
     return 0;
 }
 
-int kdc_is_logging_name(const char *name) {
-    static const char *const words[] = {"log", "print", "printf", "trace", "debug", "dump", NULL};
+int kdc_name_has_word(const char *name, const char *const *words, const char *const *first) {
     const char *base = strrchr(name, ':');
     base = base ? base + 1 : name;
     char w[64];
-    size_t n = 0;
+    size_t n = 0, index = 0;
     for (const char *c = base;; c++) {
         if ((!*c || *c == '_' || (n && isupper((unsigned char)*c))) && n) {
             w[n] = 0;
             for (size_t i = 0; words[i]; i++)
                 if (!strcmp(w, words[i]))
                     return 1;
+            for (size_t i = 0; first && index == 0 && first[i]; i++)
+                if (!strcmp(w, first[i]))
+                    return 1;
             n = 0;
+            index++;
         }
         if (!*c)
             return 0;
         if (*c != '_' && n + 1 < sizeof w)
             w[n++] = (char)tolower((unsigned char)*c);
     }
+}
+
+int kdc_is_logging_name(const char *name) {
+    static const char *const words[] = {"log", "print", "printf", "trace", "debug", "dump", NULL};
+    return kdc_name_has_word(name, words, NULL);
 }
 
 size_t kdc_consumed_vars(kdc_rule_ctx_t *ctx, const kdc_func_t *f, size_t client,

@@ -71,6 +71,12 @@ int kdc_expr_is_topic_handle(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc
  * consumer (rd_kafka_consume_start, rd_kafka_consume) is not. */
 int kdc_consumer_is_group(kdc_rule_ctx_t *ctx, size_t client);
 
+/* Does the function name (its last `::` component) hold one of `words` as a
+ * word, or one of `first` (NULL: none) as its first word? Words are split at
+ * '_' and before an upper-case letter, and compared in lower case (at most 63
+ * characters of each): log_message, printStats, isValid. */
+int kdc_name_has_word(const char *name, const char *const *words, const char *const *first);
+
 /* Is the function name a logging one (a word log, print, printf, trace,
  * debug, dump: log_message, printStats)? Looking at a message is not its effect. */
 int kdc_is_logging_name(const char *name);
