@@ -50,3 +50,9 @@ void kdc_config_values(const kdc_rule_ctx_t *ctx, size_t client, const char *key
     out->unknown = 0;
     kdc_facts_client_settings(ctx->facts, client, key, collect, out, &out->unknown);
 }
+
+int kdc_config_is_transactional(const kdc_rule_ctx_t *ctx, size_t client) {
+    kdc_config_values_t v;
+    kdc_config_values(ctx, client, "transactional.id", &v);
+    return v.n > 0;
+}

@@ -233,15 +233,6 @@ static const kdc_expr_t *pending_produce(kdc_rule_ctx_t *ctx, const kdc_func_t *
     return NULL;
 }
 
-/* A transactional producer's messages are delivered by commit_transaction(),
- * which flushes; what an open transaction holds at destroy is aborted together
- * with its input offsets (they were never committed): nothing is lost. */
-static int is_transactional(kdc_rule_ctx_t *ctx, size_t client) {
-    kdc_config_values_t v;
-    kdc_config_values(ctx, client, "transactional.id", &v);
-    return v.n > 0;
-}
-
 /* Is the destroy reached from the entry of f without a flush of the client? */
 static int unflushed_from_entry(kdc_rule_ctx_t *ctx, const kdc_func_t *f, size_t client,
                                 const kdc_expr_t *destroy) {
@@ -280,8 +271,11 @@ static void check_destroy(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_ex
     int unknown = 0;
     kdc_call_clients(ctx, f, call, api, 0, &clients, &unknown);
     for (size_t k = 0; k < clients.nwords * 64; k++) {
+        /* A transactional producer's messages are delivered by commit_transaction(),
+         * which flushes; what an open transaction holds at destroy is aborted together
+         * with its input offsets (they were never committed): nothing is lost. */
         if (!kdc_bits_get(&clients, k) || kdc_facts_client_type(ctx->facts, k) != 0 ||
-            !kdc_facts_client_produces(ctx->facts, k, NULL) || is_transactional(ctx, k))
+            !kdc_facts_client_produces(ctx->facts, k, NULL) || kdc_config_is_transactional(ctx, k))
             continue;
         const kdc_expr_t *produce = NULL;
         if (flushes_anywhere(ctx, k) && !(produce = pending_produce(ctx, f, k, call, 0)) &&

@@ -31,12 +31,6 @@ typedef struct txn_topics {
     const kdc_expr_t *site[64]; /* a produce to each name */
 } txn_topics_t;
 
-static int is_transactional(kdc_rule_ctx_t *ctx, size_t client) {
-    kdc_config_values_t v;
-    kdc_config_values(ctx, client, "transactional.id", &v);
-    return v.n > 0;
-}
-
 /* Topics produced by transactional producers, with one produce site each. */
 static void txn_topics(kdc_rule_ctx_t *ctx, txn_topics_t *out) {
     size_t nf = kdc_program_nfuncs(ctx->program);
@@ -53,7 +47,7 @@ static void txn_topics(kdc_rule_ctx_t *ctx, txn_topics_t *out) {
             int unknown = 0, txn = 0;
             kdc_rule_clients(ctx, f, handle, 0, &clients, &unknown);
             for (size_t k = 0; k < clients.nwords * 64 && !txn; k++)
-                txn = kdc_bits_get(&clients, k) && is_transactional(ctx, k);
+                txn = kdc_bits_get(&clients, k) && kdc_config_is_transactional(ctx, k);
             kdc_bits_free(&clients);
             if (!txn)
                 continue;
