@@ -1,72 +1,9 @@
 /* One JSON document per run (jansson). */
 #include "output.h"
+#include "output/jsontext.h"
 #include "shard.h"
 
 #include <jansson.h>
-#include <stdlib.h>
-#include <string.h>
-
-/* Length of the valid UTF-8 sequence at s (as strict as jansson), or 0. */
-static size_t utf8_len(const unsigned char *s) {
-    unsigned char c = s[0];
-    size_t n;
-    unsigned char lo = 0x80, hi = 0xBF;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xC2 && c <= 0xDF)
-        n = 2;
-    else if (c >= 0xE0 && c <= 0xEF) {
-        n = 3;
-        if (c == 0xE0)
-            lo = 0xA0; /* overlong */
-        else if (c == 0xED)
-            hi = 0x9F; /* surrogates */
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        n = 4;
-        if (c == 0xF0)
-            lo = 0x90; /* overlong */
-        else if (c == 0xF4)
-            hi = 0x8F; /* above U+10FFFF */
-    } else
-        return 0;
-    if (s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t i = 2; i < n; i++)
-        if (s[i] < 0x80 || s[i] > 0xBF)
-            return 0;
-    return n;
-}
-
-/* A JSON string for text that may not be UTF-8 (file names, compiler
- * messages quoting the source): jansson refuses those, and json_pack() would
- * then drop the whole finding. Invalid bytes become U+FFFD instead. */
-static json_t *text(const char *s) {
-    if (!s)
-        return json_null();
-    json_t *j = json_string(s);
-    if (j)
-        return j;
-    size_t len = strlen(s);
-    char *buf = malloc(3 * len + 1), *o = buf;
-    if (!buf)
-        return NULL;
-    for (const unsigned char *p = (const unsigned char *)s; *p;) {
-        size_t n = utf8_len(p);
-        if (n) {
-            memcpy(o, p, n);
-            o += n;
-            p += n;
-        } else {
-            memcpy(o, "\xEF\xBF\xBD", 3);
-            o += 3;
-            p++;
-        }
-    }
-    *o = 0;
-    j = json_string(buf);
-    free(buf);
-    return j;
-}
 
 int kdc_output_json(FILE *o, const kdc_run_t *run) {
     json_t *root = json_object();
@@ -78,20 +15,20 @@ int kdc_output_json(FILE *o, const kdc_run_t *run) {
         json_t *rel = json_array();
         for (size_t k = 0; k < f->nrelated; k++) {
             const kdc_related_t *r = &f->related[k];
-            json_array_append_new(rel, json_pack("{s:o, s:I, s:I, s:o}", "file",
-                                                 text(kdc_display_path(run->cwd, r->loc.file)),
-                                                 "line", (json_int_t)r->loc.line, "column",
-                                                 (json_int_t)r->loc.col, "message",
-                                                 text(r->message)));
+            json_array_append_new(
+                rel, json_pack("{s:o, s:I, s:I, s:o}", "file",
+                               kdc_json_text(kdc_display_path(run->cwd, r->loc.file)), "line",
+                               (json_int_t)r->loc.line, "column", (json_int_t)r->loc.col,
+                               "message", kdc_json_text(r->message)));
         }
         json_t *jf = json_pack("{s:s, s:s, s:o, s:o, s:I, s:I, s:I, s:I}", "rule", f->rule,
                                "severity", kdc_severity_name(f->severity), "message",
-                               text(f->message), "file",
-                               text(kdc_display_path(run->cwd, f->loc.file)), "line",
+                               kdc_json_text(f->message), "file",
+                               kdc_json_text(kdc_display_path(run->cwd, f->loc.file)), "line",
                                (json_int_t)f->loc.line, "column", (json_int_t)f->loc.col,
                                "end_line", (json_int_t)f->loc.end_line, "end_column",
                                (json_int_t)f->loc.end_col);
-        json_object_set_new(jf, "function", text(f->function));
+        json_object_set_new(jf, "function", kdc_json_text(f->function));
         json_object_set_new(jf, "related", rel);
         json_array_append_new(findings, jf);
     }
@@ -99,10 +36,11 @@ int kdc_output_json(FILE *o, const kdc_run_t *run) {
 
     json_t *errors = json_array();
     for (size_t i = 0; i < run->inputs->nerrors; i++)
-        json_array_append_new(errors,
-                              json_pack("{s:o, s:o}", "file",
-                                        text(kdc_display_path(run->cwd, run->inputs->errors[i].file)),
-                                        "message", text(run->inputs->errors[i].message)));
+        json_array_append_new(
+            errors,
+            json_pack("{s:o, s:o}", "file",
+                      kdc_json_text(kdc_display_path(run->cwd, run->inputs->errors[i].file)),
+                      "message", kdc_json_text(run->inputs->errors[i].message)));
     json_object_set_new(root, "errors", errors);
 
     json_t *incomplete = json_array();
@@ -112,12 +50,13 @@ int kdc_output_json(FILE *o, const kdc_run_t *run) {
         if (!tu->incomplete)
             continue;
         nincomplete++;
-        json_t *ji = json_pack("{s:o, s:I, s:o}", "file", text(kdc_display_path(run->cwd, tu->file)),
-                               "compile_errors", (json_int_t)tu->nerrors, "first_error",
-                               text(tu->first_error ? kdc_display_path(run->cwd, tu->first_error)
-                                                    : ""));
+        json_t *ji = json_pack(
+            "{s:o, s:I, s:o}", "file", kdc_json_text(kdc_display_path(run->cwd, tu->file)),
+            "compile_errors", (json_int_t)tu->nerrors, "first_error",
+            kdc_json_text(tu->first_error ? kdc_display_path(run->cwd, tu->first_error) : ""));
         if (tu->too_deep)
-            json_object_set_new(ji, "too_deep", text(kdc_display_path(run->cwd, tu->too_deep)));
+            json_object_set_new(ji, "too_deep",
+                                kdc_json_text(kdc_display_path(run->cwd, tu->too_deep)));
         json_array_append_new(incomplete, ji);
     }
     json_object_set_new(root, "incomplete", incomplete);

@@ -1,4 +1,4 @@
-/* JSON strings for text that may not be UTF-8 (SARIF output). */
+/* JSON strings for text that may not be UTF-8 (JSON and SARIF output). */
 #ifndef KDC_JSONTEXT_H
 #define KDC_JSONTEXT_H
 
