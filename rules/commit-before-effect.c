@@ -26,14 +26,6 @@ typedef struct cbe_walk {
     kdc_outcome_t outcome; /* of the commit (or commit helper) call */
 } cbe_walk_t;
 
-static int collect_index_vars(const kdc_expr_t *e, void *arg) {
-    cbe_walk_t *w = arg;
-    const char *v = e->kind == KDC_E_INDEX && e->nkids == 2 ? kdc_root_var(e->kids[1]) : NULL;
-    if (v && w->nindex < 8)
-        w->index_vars[w->nindex++] = v;
-    return 0;
-}
-
 /* Is the list filled from the current value of msg: is there a path from a
  * node that fills it from msg to the commit on which msg is not reassigned
  * (a list built in an earlier iteration is the previous message's)? */
@@ -164,8 +156,7 @@ static const kdc_expr_t *effect_after(kdc_rule_ctx_t *ctx, const kdc_func_t *f,
                                       const kdc_expr_t *call, const char *msg,
                                       const kdc_expr_t *msg_expr) {
     cbe_walk_t w = {.ctx = ctx, .f = f, .msg = msg};
-    if (msg_expr)
-        kdc_expr_walk(msg_expr, collect_index_vars, &w);
+    w.nindex = kdc_add_index_vars(msg_expr, w.index_vars, 0, 8);
     kdc_outcome_init(&w.outcome, ctx->program, f, call);
     kdc_search_t s = {cbe_visit, cbe_edge, &w, 1};
     kdc_cfg_search(f->cfg, ((const kdc_cfg_t *)f->cfg)->call_node[call->call_id], 0, &s);

@@ -41,14 +41,6 @@ typedef struct cof_walk {
 /* Walk states (bits). */
 enum { COF_LIST_BUILT = 1, COF_INDEX_MOVED = 2 };
 
-static int collect_index_vars(const kdc_expr_t *e, void *arg) {
-    cof_walk_t *w = arg;
-    const char *v = e->kind == KDC_E_INDEX && e->nkids == 2 ? kdc_root_var(e->kids[1]) : NULL;
-    if (v && w->nindex < 8)
-        w->index_vars[w->nindex++] = v;
-    return 0;
-}
-
 static int mentions_index_var(cof_walk_t *w, const kdc_expr_t *e) {
     for (size_t i = 0; i < w->nindex; i++)
         if (kdc_mentions(e, w->index_vars[i]))
@@ -339,7 +331,7 @@ static void check_func(kdc_rule_ctx_t *ctx, const kdc_func_t *f) {
             const char *m = kdc_root_var(call->kids[k]);
             if (m && kdc_expr_walk(call->kids[k], message_typed, NULL)) {
                 w.msgs[w.nmsgs++] = m;
-                kdc_expr_walk(call->kids[k], collect_index_vars, &w);
+                w.nindex = kdc_add_index_vars(call->kids[k], w.index_vars, w.nindex, 8);
             }
         }
         kdc_search_t s = {cof_visit, cof_edge, &w, 4};

@@ -144,13 +144,13 @@ static int is_message_ref(const kdc_expr_t *e) {
            (strstr(e->type, "rd_kafka_message_t") || strstr(e->type, "RdKafka::Message"));
 }
 
-typedef struct message_vars {
+typedef struct var_list {
     const char **v;
     size_t n, max;
-} message_vars_t;
+} var_list_t;
 
 static int add_message_var(const kdc_expr_t *e, void *arg) {
-    message_vars_t *m = arg;
+    var_list_t *m = arg;
     if (!is_message_ref(e))
         return 0;
     for (size_t i = 0; i < m->n; i++)
@@ -162,9 +162,23 @@ static int add_message_var(const kdc_expr_t *e, void *arg) {
 }
 
 size_t kdc_add_message_vars(const kdc_expr_t *e, const char **vars, size_t n, size_t max) {
-    message_vars_t m = {vars, n, max};
+    var_list_t m = {vars, n, max};
     kdc_expr_walk(e, add_message_var, &m);
     return m.n;
+}
+
+static int add_index_var(const kdc_expr_t *e, void *arg) {
+    var_list_t *l = arg;
+    const char *v = e->kind == KDC_E_INDEX && e->nkids == 2 ? kdc_root_var(e->kids[1]) : NULL;
+    if (v && l->n < l->max)
+        l->v[l->n++] = v;
+    return 0;
+}
+
+size_t kdc_add_index_vars(const kdc_expr_t *e, const char **vars, size_t n, size_t max) {
+    var_list_t l = {vars, n, max};
+    kdc_expr_walk(e, add_index_var, &l);
+    return l.n;
 }
 
 typedef struct batch_ctx {

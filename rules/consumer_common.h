@@ -86,6 +86,12 @@ int kdc_is_logging_name(const char *name);
  * order met, while fewer than max are held. Returns the new count. */
 size_t kdc_add_message_vars(const kdc_expr_t *e, const char **vars, size_t n, size_t max);
 
+/* Adds to vars[0..n) the variable at the root of the index of each array
+ * element e mentions (i in batch[i]: once i moves on, batch[i] is another
+ * message), in the order met, while fewer than max are held (a repeat is
+ * added again). Returns the new count. */
+size_t kdc_add_index_vars(const kdc_expr_t *e, const char **vars, size_t n, size_t max);
+
 /* Variables of f assigned a message consumed from `client` (m = poll(..)); at most max. */
 size_t kdc_consumed_vars(kdc_rule_ctx_t *ctx, const kdc_func_t *f, size_t client,
                          const char **vars, size_t max);
