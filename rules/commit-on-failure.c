@@ -288,8 +288,7 @@ static int is_classifier_name(const char *name) {
 
 static int message_typed(const kdc_expr_t *e, void *arg) {
     (void)arg;
-    return (e->kind == KDC_E_REF || e->kind == KDC_E_MEMBER) && e->type &&
-           (strstr(e->type, "rd_kafka_message_t") || strstr(e->type, "RdKafka::Message"));
+    return (e->kind == KDC_E_REF || e->kind == KDC_E_MEMBER) && kdc_type_is_message(e->type);
 }
 
 /* Calls whose failure means "the message's effect did not happen": given a

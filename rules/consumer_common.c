@@ -139,9 +139,13 @@ const kdc_expr_t *kdc_commit_message_of(const kdc_expr_t *call, const kdc_api_t 
     return NULL;
 }
 
+int kdc_type_is_message(const char *type) {
+    return type && (strstr(type, "rd_kafka_message_t") || strstr(type, "RdKafka::Message"));
+}
+
 static int is_message_ref(const kdc_expr_t *e) {
-    return e->kind == KDC_E_REF && e->usr && e->type && e->ref != KDC_REF_FUNCTION &&
-           (strstr(e->type, "rd_kafka_message_t") || strstr(e->type, "RdKafka::Message"));
+    return e->kind == KDC_E_REF && e->usr && e->ref != KDC_REF_FUNCTION &&
+           kdc_type_is_message(e->type);
 }
 
 typedef struct var_list {

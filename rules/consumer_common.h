@@ -81,6 +81,10 @@ int kdc_name_has_word(const char *name, const char *const *words, const char *co
  * debug, dump: log_message, printStats)? Looking at a message is not its effect. */
 int kdc_is_logging_name(const char *name);
 
+/* Does the type spelling name a message (rd_kafka_message_t, RdKafka::Message,
+ * pointers and references to them)? NULL: no. */
+int kdc_type_is_message(const char *type);
+
 /* Adds to vars[0..n) each message variable (rd_kafka_message_t *,
  * RdKafka::Message *) that e mentions and vars does not hold yet, in the
  * order met, while fewer than max are held. Returns the new count. */

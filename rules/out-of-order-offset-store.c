@@ -249,10 +249,6 @@ static int collect_derived(const kdc_expr_t *e, void *arg) {
     return 0;
 }
 
-static int is_message_type(const char *t) {
-    return t && (strstr(t, "rd_kafka_message_t") || strstr(t, "RdKafka::Message"));
-}
-
 typedef struct list_scan {
     derive_t *d;
     const char *list;
@@ -273,7 +269,7 @@ static int scan_list(const kdc_expr_t *e, void *arg) {
         if (ls->list && kdc_pts_lvalue_key(d->ctx->program, l) == ls->list && r &&
             r->kind == KDC_E_CALL)
             for (unsigned i = 0; i < r->nkids; i++)
-                if (is_message_type(r->kids[i]->type))
+                if (kdc_type_is_message(r->kids[i]->type))
                     ls->hit = 1;
     }
     if (e->kind == KDC_E_CALL && e->name) {
