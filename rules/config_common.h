@@ -26,8 +26,8 @@ typedef struct kdc_config_values {
 void kdc_config_values(const kdc_rule_ctx_t *ctx, size_t client, const char *key,
                        kdc_config_values_t *out);
 
-/* Is a transactional.id set on some configuration of the client (on some
- * path: a conditional setting counts)? */
+/* Is a transactional.id set on a configuration of the client (to any value,
+ * one kdc-lint cannot read included, on some path at least)? */
 int kdc_config_is_transactional(const kdc_rule_ctx_t *ctx, size_t client);
 
 #endif

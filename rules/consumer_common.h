@@ -1,5 +1,7 @@
 /* Shared by the consumer rules: manual commits, the message a commit is for,
- * batching, teardown calls. */
+ * message and index variables, batching, function-name words, and the
+ * clients a call or helper acts on at teardown (also destroy-without-flush's
+ * producers: `type` as kdc_rule_clients). */
 #ifndef KDC_RULES_CONSUMER_COMMON_H
 #define KDC_RULES_CONSUMER_COMMON_H
 
