@@ -103,22 +103,28 @@ static size_t file_build_id(const char *path, unsigned char id[64]) {
     return len;
 }
 
-/* libclang's identity: the GNU build ID and size of the file a first parse would load
- * (libclang_lazy.h), read from disk: libclang is not loaded for it; its contents as
- * hash_file_identity when it has no build ID. */
-static void hash_libclang_identity(XXH3_state_t *st) {
-    char *lib = kdc_libclang_file();
+/* An ELF file's identity: its GNU build ID (a digest of what the linker wrote: a rebuild
+ * makes another) and its size (a byte appended makes another), read without reading the
+ * file; its contents as hash_file_identity when it has no build ID. */
+static void hash_elf_identity(XXH3_state_t *st, const char *path) {
     unsigned char id[64];
-    size_t n = lib ? file_build_id(lib, id) : 0;
+    size_t n = path ? file_build_id(path, id) : 0;
     struct stat sb;
-    hash_str(st, "libclang");
-    if (n && stat(lib, &sb) == 0) {
+    if (n && stat(path, &sb) == 0) {
         uint64_t size = (uint64_t)sb.st_size;
         XXH3_128bits_update(st, id, n);
         XXH3_128bits_update(st, &size, sizeof size);
     } else {
-        hash_file_identity(st, lib);
+        hash_file_identity(st, path);
     }
+}
+
+/* libclang's identity: that of the file a first parse would load (libclang_lazy.h), read
+ * from disk: libclang is not loaded for it. */
+static void hash_libclang_identity(XXH3_state_t *st) {
+    char *lib = kdc_libclang_file();
+    hash_str(st, "libclang");
+    hash_elf_identity(st, lib);
     free(lib);
 }
 
@@ -131,9 +137,8 @@ static XXH128_hash_t compute_salt(void) {
     hash_str(st, KDC_VERSION);
     uint32_t fmt = ENTRY_FORMAT;
     XXH3_128bits_update(st, &fmt, sizeof fmt);
-    char *self = realpath("/proc/self/exe", NULL);
-    hash_file_identity(st, self);
-    free(self);
+    hash_str(st, "kdc-lint");
+    hash_elf_identity(st, "/proc/self/exe"); /* the running file, even if replaced since */
     hash_libclang_identity(st);
     static const char *const env[] = {"CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH",
                                       "OBJC_INCLUDE_PATH", "CCC_OVERRIDE_OPTIONS", NULL};

@@ -5,10 +5,11 @@
  * while nothing that decides them has changed.
  *
  * An entry is found by a key over everything that decides how the unit is
- * parsed: the kdc-lint executable and the libclang library (identified by the
- * executable's contents and libclang's GNU build ID and size, read from the
- * file a parse would load without loading it: a rebuild or an upgrade makes
- * new keys, the same build installed again keeps them), the unit's path, its
+ * parsed: the kdc-lint executable and the libclang library (identified by
+ * their GNU build IDs and sizes, read from their files, libclang's from the
+ * file a parse would load without loading it; by their contents when they
+ * have no build ID: a rebuild or an upgrade makes new keys, the same build
+ * installed again keeps them), the unit's path, its
  * compiler arguments and the environment variables clang reads include paths
  * from (CPATH, C_INCLUDE_PATH, CPLUS_INCLUDE_PATH, OBJC_INCLUDE_PATH). The
  * entry lists every file the unit read (main file, project and system headers)

@@ -145,31 +145,37 @@ static int decode(const kdc_buf_t *b, kdc_compdb_t *db) {
     return 0;
 }
 
+int kdc_compdb_cached(const char *db_dir, const void *json, size_t len, kdc_cache_t *cache,
+                      kdc_compdb_t *out) {
+    memset(out, 0, sizeof *out);
+    if (!cache)
+        return 0;
+    unsigned char key[16];
+    key_of(cache, db_dir, json, len, key);
+    kdc_buf_t b = {0};
+    char *note = NULL;
+    int hit = kdc_cache_get(cache, KIND, key, &b, "libclang reads the database again", &note);
+    if (hit && decode(&b, out) != 0) {
+        hit = 0;
+        note = kdc_xasprintf("the cached compilation database of %s is damaged; libclang "
+                             "reads it again",
+                             db_dir);
+    }
+    kdc_buf_free(&b);
+    if (note)
+        fprintf(stderr, "kdc-lint: note: %s\n", note);
+    free(note);
+    return hit;
+}
+
 int kdc_compdb_read(const char *db_dir, const void *json, size_t len, kdc_cache_t *cache,
                     kdc_compdb_t *out) {
     memset(out, 0, sizeof *out);
-    unsigned char key[16];
-    if (cache) {
-        key_of(cache, db_dir, json, len, key);
-        kdc_buf_t b = {0};
-        char *note = NULL;
-        int hit = kdc_cache_get(cache, KIND, key, &b, "libclang reads the database again", &note);
-        if (hit && decode(&b, out) != 0) {
-            hit = 0;
-            note = kdc_xasprintf("the cached compilation database of %s is damaged; libclang "
-                                 "reads it again",
-                                 db_dir);
-        }
-        kdc_buf_free(&b);
-        if (note)
-            fprintf(stderr, "kdc-lint: note: %s\n", note);
-        free(note);
-        if (hit)
-            return 0;
-    }
     if (from_libclang(db_dir, out) != 0)
         return -1;
     if (kdc_cache_writable(cache) && storable(db_dir, json, len)) {
+        unsigned char key[16];
+        key_of(cache, db_dir, json, len, key);
         kdc_buf_t b = {0};
         char *err = NULL;
         encode(out, &b);

@@ -31,11 +31,16 @@ typedef struct kdc_compdb {
     size_t n;
 } kdc_compdb_t;
 
-/* The entries of db_dir/compile_commands.json, whose contents are json[0..len)
- * (already read, and valid JSON of the right shape). From the cache when it
- * has them (cache NULL: never), else from libclang (then stored; a failed
- * store is noted on stderr once, kdc_cache_writable). Returns 0, or -1 when
- * libclang cannot load the database. */
+/* The entries of db_dir/compile_commands.json, whose contents are json[0..len),
+ * from the cache (NULL: none): 1 when it has them (those bytes were valid when
+ * they were stored), 0 otherwise. A damaged entry is noted on stderr. */
+int kdc_compdb_cached(const char *db_dir, const void *json, size_t len, kdc_cache_t *cache,
+                      kdc_compdb_t *out);
+
+/* The same from libclang, for bytes checked to be valid JSON of the right shape;
+ * stored in the cache (a failed store is noted on stderr once,
+ * kdc_cache_writable). Returns 0, or -1 when libclang cannot load the
+ * database. */
 int kdc_compdb_read(const char *db_dir, const void *json, size_t len, kdc_cache_t *cache,
                     kdc_compdb_t *out);
 void kdc_compdb_free(kdc_compdb_t *db);

@@ -30,6 +30,9 @@ struct kdc_configs {
     KDC_VEC(kdc_config_error_t) errors;
     kdc_strset_t dirs;  /* interned directory names */
     kdc_strmap_t by_dir; /* directory → governing configuration, or &no_config */
+    kdc_strset_t files;  /* interned file names, as asked for */
+    kdc_strmap_t by_file; /* file → governing configuration, or &no_config */
+    kdc_realpaths_t real;
 };
 
 static kdc_config_t no_config; /* cache marker: no configuration governs this directory */
@@ -523,8 +526,8 @@ static kdc_config_t *config_load(kdc_configs_t *cs, const char *path) {
 
 /* ---------- discovery ---------- */
 
-static char *absolute(const char *cwd, const char *path) {
-    char *real = realpath(path, NULL);
+static char *absolute(kdc_realpaths_t *rp, const char *cwd, const char *path) {
+    char *real = rp ? kdc_realpath(rp, path) : realpath(path, NULL);
     if (real)
         return real;
     if (path[0] == '/' || !cwd)
@@ -539,8 +542,11 @@ kdc_configs_t *kdc_configs_new(const char *explicit_path, const char *cwd) {
     cs->cwd = kdc_xstrdup(cwd ? cwd : "/");
     kdc_strset_init(&cs->dirs);
     kdc_strmap_init(&cs->by_dir);
+    kdc_strset_init(&cs->files);
+    kdc_strmap_init(&cs->by_file);
+    kdc_realpaths_init(&cs->real);
     if (explicit_path) {
-        char *abs = absolute(cs->cwd, explicit_path);
+        char *abs = absolute(NULL, cs->cwd, explicit_path);
         cs->explicit_cfg = config_load(cs, abs);
         free(abs);
     }
@@ -560,6 +566,9 @@ void kdc_configs_free(kdc_configs_t *cs) {
     free(cs->errors.v);
     kdc_strset_free(&cs->dirs);
     kdc_strmap_free(&cs->by_dir);
+    kdc_strset_free(&cs->files);
+    kdc_strmap_free(&cs->by_file);
+    kdc_realpaths_free(&cs->real);
     free(cs->cwd);
     free(cs);
 }
@@ -569,7 +578,13 @@ const kdc_config_t *kdc_configs_for(kdc_configs_t *cs, const char *file) {
         return cs->explicit_cfg;
     if (!file)
         return NULL;
-    char *dir = absolute(cs->cwd, file);
+    /* each file is resolved once per run: a file is asked for by every pass over the
+     * analysed files and for every finding in it */
+    const char *fkey = kdc_strset_add(&cs->files, file, strlen(file));
+    kdc_config_t *known = kdc_strmap_get(&cs->by_file, fkey);
+    if (known)
+        return known == &no_config ? NULL : known;
+    char *dir = absolute(&cs->real, cs->cwd, file);
     struct stat st;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
         char *slash = strrchr(dir, '/');
@@ -602,6 +617,7 @@ const kdc_config_t *kdc_configs_for(kdc_configs_t *cs, const char *file) {
     }
     for (size_t i = 0; i < visited.n; i++)
         kdc_strmap_put(&cs->by_dir, visited.v[i], found);
+    kdc_strmap_put(&cs->by_file, fkey, found);
     free(visited.v);
     free(dir);
     return found == &no_config ? NULL : found;
@@ -777,7 +793,7 @@ static json_t *strings(const char *const *v) {
 
 int kdc_config_dump(FILE *out, const char *path, const kdc_config_t *c, const kdc_overrides_t *o,
                     const char *cwd) {
-    char *abs = absolute(cwd, path);
+    char *abs = absolute(NULL, cwd, path);
     json_t *root = json_object();
     json_object_set_new(root, "path", json_string(path));
     json_object_set_new(root, "configuration", c ? json_string(shown(cwd, c->path)) : json_null());

@@ -289,9 +289,9 @@ static int drops_value(const char *a) {
     return 0;
 }
 
-static char *resolve(const char *base, const char *path) {
+static char *resolve(kdc_realpaths_t *rp, const char *base, const char *path) {
     char *joined = path[0] == '/' ? kdc_xstrdup(path) : kdc_xasprintf("%s/%s", base, path);
-    char *real = realpath(joined, NULL);
+    char *real = rp ? kdc_realpath(rp, joined) : realpath(joined, NULL);
     if (real) {
         free(joined);
         return real;
@@ -414,7 +414,8 @@ static void push_extra_args(argv_b *a, const kdc_input_opts_t *o, const char *cw
             argv_push(a, arg);
             continue;
         }
-        char *path = resolve(cwd, arg + strlen(opt)), *joined = kdc_xasprintf("%s%s", opt, path);
+        char *path = resolve(NULL, cwd, arg + strlen(opt));
+        char *joined = kdc_xasprintf("%s%s", opt, path);
         argv_push(a, joined);
         free(joined);
         free(path);
@@ -434,13 +435,14 @@ static void collect_db(const char *const *paths, size_t npaths, const kdc_input_
     char *json = read_db(db_file, &json_len);
     kdc_compdb_t db;
     /* a database libclang read before (the same bytes) was valid: taken from the cache */
-    if (!validate_db(in, db_file, json, json_len)) {
+    int cached = json && kdc_compdb_cached(db_dir, json, json_len, o->cache, &db);
+    if (!cached && !validate_db(in, db_file, json, json_len)) {
         free(json);
         free(db_dir);
         free(db_file);
         return;
     }
-    if (kdc_compdb_read(db_dir, json, json_len, o->cache, &db) != 0) {
+    if (!cached && kdc_compdb_read(db_dir, json, json_len, o->cache, &db) != 0) {
         kdc_inputs_add_error(in, db_file, "libclang cannot load this compilation database");
         free(json);
         free(db_dir);
@@ -465,10 +467,18 @@ static void collect_db(const char *const *paths, size_t npaths, const kdc_input_
     }
     char *cwd = getcwd(NULL, 0);
     size_t jobs_before = in->njobs, errors_before = in->nerrors;
+    const char *dir_raw = NULL;
+    char *dir = NULL;
+    kdc_realpaths_t rp; /* entries share directories */
+    kdc_realpaths_init(&rp);
     for (size_t i = 0; i < db.n; i++) {
         const kdc_compdb_entry_t *cmd = &db.v[i];
-        char *dir = resolve(db_dir, *cmd->directory ? cmd->directory : ".");
-        char *file = resolve(dir, cmd->file);
+        if (!dir_raw || strcmp(dir_raw, cmd->directory)) {
+            free(dir);
+            dir_raw = cmd->directory;
+            dir = resolve(&rp, db_dir, *dir_raw ? dir_raw : ".");
+        }
+        char *file = resolve(&rp, dir, cmd->file);
         /* Headers (analysed through their units), assembler, ... are not units. */
         int source = kdc_source_language(file) != 0;
         int wanted = !npaths && source;
@@ -497,9 +507,10 @@ static void collect_db(const char *const *paths, size_t npaths, const kdc_input_
             push_extra_args(&a, o, cwd);
             add_job(in, file, &a);
         }
-        free(dir);
         free(file);
     }
+    free(dir);
+    kdc_realpaths_free(&rp);
     for (size_t k = 0; k < npaths; k++)
         if (roots[k] && !matched[k])
             kdc_inputs_add_error(in, paths[k], "no translation unit of %s is in this path",

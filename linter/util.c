@@ -2,6 +2,8 @@
 #include "util.h"
 
 #include <stdarg.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -36,6 +38,39 @@ char *kdc_xasprintf(const char *fmt, ...) {
     if (n < 0)
         kdc_oom();
     return r;
+}
+
+/* ---- real paths ---- */
+
+void kdc_realpaths_init(kdc_realpaths_t *rp) {
+    kdc_strset_init(&rp->dirs_seen);
+    kdc_strmap_init(&rp->dirs);
+}
+
+void kdc_realpaths_free(kdc_realpaths_t *rp) {
+    for (size_t i = 0; i < rp->dirs.cap; i++)
+        if (rp->dirs.keys[i])
+            free(rp->dirs.vals[i]);
+    kdc_strmap_free(&rp->dirs);
+    kdc_strset_free(&rp->dirs_seen);
+}
+
+char *kdc_realpath(kdc_realpaths_t *rp, const char *path) {
+    const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+    struct stat sb;
+    if (!*base || !strcmp(base, ".") || !strcmp(base, "..") || lstat(path, &sb) != 0 ||
+        S_ISLNK(sb.st_mode))
+        return realpath(path, NULL);
+    const char *dir = slash ? path : ".";
+    size_t dlen = slash ? (slash == path ? 1 : (size_t)(slash - path)) : 1;
+    const char *key = kdc_strset_add(&rp->dirs_seen, dir, dlen);
+    char *real = kdc_strmap_get(&rp->dirs, key);
+    if (!real) {
+        if (!(real = realpath(key, NULL)))
+            return realpath(path, NULL);
+        kdc_strmap_put(&rp->dirs, key, real);
+    }
+    return kdc_xasprintf("%s%s%s", real, strcmp(real, "/") ? "/" : "", base);
 }
 
 /* ---- string set (open addressing, XXH3 hashes) ---- */

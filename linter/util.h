@@ -41,6 +41,18 @@ void kdc_strmap_free(kdc_strmap_t *m);
 void *kdc_strmap_get(const kdc_strmap_t *m, const char *key);
 void kdc_strmap_put(kdc_strmap_t *m, const char *key, void *val);
 
+/* realpath(3) for many files in few directories: each directory's real path is
+ * resolved once; a file's is that plus its name unless the file is a symbolic
+ * link (one lstat instead of a readlink per path component). */
+typedef struct kdc_realpaths {
+    kdc_strset_t dirs_seen;
+    kdc_strmap_t dirs; /* interned directory → its real path (malloc'd) */
+} kdc_realpaths_t;
+void kdc_realpaths_init(kdc_realpaths_t *rp);
+void kdc_realpaths_free(kdc_realpaths_t *rp);
+/* As realpath(path, NULL): malloc'd, or NULL with errno. */
+char *kdc_realpath(kdc_realpaths_t *rp, const char *path);
+
 /* Fixed-size bitset. Its words are allocated when the first bit is set (w is
  * NULL while the set is empty): the analysis keeps sets over all objects for
  * every object and location, and most of them stay empty. */
