@@ -16,6 +16,9 @@
 #ifndef KDC_LIBCLANG_PATH
 #error "KDC_LIBCLANG_PATH (the libclang found at build time) must be defined"
 #endif
+#ifndef KDC_LIBCLANG_REAL
+#error "KDC_LIBCLANG_REAL (the file KDC_LIBCLANG_PATH points to) must be defined"
+#endif
 #ifndef KDC_LIBCLANG_SONAME
 #error "KDC_LIBCLANG_SONAME (that libclang's soname) must be defined"
 #endif
@@ -118,7 +121,9 @@ const char *kdc_libclang_name(void) {
     const char *env = getenv("KDC_LINT_LIBCLANG");
     if (env && *env)
         return env;
-    return access(KDC_LIBCLANG_PATH, F_OK) == 0 ? KDC_LIBCLANG_PATH : KDC_LIBCLANG_SONAME;
+    if (access(KDC_LIBCLANG_PATH, F_OK) == 0)
+        return KDC_LIBCLANG_PATH;
+    return access(KDC_LIBCLANG_REAL, F_OK) == 0 ? KDC_LIBCLANG_REAL : KDC_LIBCLANG_SONAME;
 }
 
 static _Noreturn void cannot_load(const char *name, const char *why) {

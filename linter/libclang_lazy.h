@@ -10,8 +10,11 @@
  *
  * Which libclang: the file named by the environment variable
  * KDC_LINT_LIBCLANG when it is set; else the libclang found at build time
- * (its path, KDC_LIBCLANG_PATH) when that file exists; else its soname
- * (KDC_LIBCLANG_SONAME), found as the dynamic loader finds libraries. When it
+ * (its path, KDC_LIBCLANG_PATH) when that file exists; else the file that
+ * path pointed to at build time (KDC_LIBCLANG_REAL: the runtime package's,
+ * still there when the -dev package is removed); else its soname
+ * (KDC_LIBCLANG_SONAME), found as the dynamic loader finds libraries (its
+ * identity for the cache is then known only once it is loaded). When it
  * cannot be loaded, or lacks a function kdc-lint calls, kdc-lint prints one
  * line, "kdc-lint: cannot load libclang (PATH): REASON", and exits with
  * status 2.
