@@ -5,9 +5,12 @@
 #include "util.h"
 
 #include <ctype.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 const char kdc_rule_invalid_suppression[] = "invalid-suppression";
 const char kdc_rule_unused_suppression[] = "unused-suppression";
@@ -313,18 +316,25 @@ void kdc_suppressions_scan(kdc_suppressions_t *s, const char *file) {
         if (s->scanned.v[i] == file || !strcmp(s->scanned.v[i], file))
             return;
     KDC_VEC_PUSH(s->scanned, file);
-    FILE *f = fopen(file, "rb");
-    if (!f)
+    int fd = open(file, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        if (fd >= 0)
+            close(fd);
         return; /* the file was analysed moments ago; nothing to suppress with */
-    char *text = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&text, &len);
-    char buf[65536];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-        fwrite(buf, 1, n, m);
-    fclose(f);
-    fclose(m);
+    }
+    size_t cap = (size_t)st.st_size + 1, len = 0;
+    char *text = kdc_xrealloc(NULL, cap);
+    ssize_t n;
+    while ((n = read(fd, text + len, cap - len)) > 0)
+        if ((len += (size_t)n) == cap)
+            text = kdc_xrealloc(text, cap *= 2);
+    close(fd);
+    /* every directive starts with the marker: a file without it has none (most files) */
+    if (!memmem(text, len, "kdc-lint:", 9)) {
+        free(text);
+        return;
+    }
     scan_t sc = {s, file, {0}};
     scan_text(&sc, text, len);
     for (size_t i = 0; i < sc.open.n; i++) {
