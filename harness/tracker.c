@@ -440,9 +440,11 @@ int kdc_tracker_reset(kdc_tracker_t *t) {
         if (pending_of(t)) {
                 r = KDC_ERR_BUSY;
         } else {
-                /* No report in flight: nothing else changes the word. */
-                atomic_store_explicit(&t->state, REF_ONE,
-                                      memory_order_relaxed);
+                /* Zero the delivered part only: the references are not
+                 * ours to set, a message produced on another thread since
+                 * the check above holds one (its report will release it). */
+                atomic_fetch_and_explicit(&t->state, (uint64_t)UINT32_MAX,
+                                          memory_order_relaxed);
                 t->delivered_base = 0;
                 atomic_store_explicit(&t->failed, 0, memory_order_relaxed);
                 atomic_store_explicit(&t->rk, NULL, memory_order_relaxed);

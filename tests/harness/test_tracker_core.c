@@ -366,6 +366,60 @@ static void a_tracker_released_with_reports_pending_is_freed_by_the_last_one(
         pthread_join(thread, NULL);
 }
 
+/* kdc_tracker_reset() racing a thread that keeps producing through the
+ * tracker: a reset may land before a message (it is then counted into the
+ * new batch) or be refused while one is pending, but it must never drop a
+ * message that is in flight: its report would then release a reference the
+ * tracker does not have and free it under the application. */
+enum { RESET_RACE_MESSAGES = 200000 };
+
+struct resetting {
+        kdc_tracker_t *t;
+        atomic_int done;
+        int lost; /* messages no longer pending before their report */
+};
+
+static void *produce_one_at_a_time(void *arg) {
+        struct resetting *s = arg;
+
+        for (int i = 0; i < RESET_RACE_MESSAGES; i++) {
+                assert_int_equal(kdc__tracker_add(s->t, NULL, NULL), 0);
+                if (kdc_tracker_pending(s->t) != 1) {
+                        /* Its reference is gone: reporting it would free
+                         * the tracker. */
+                        s->lost++;
+                        break;
+                }
+                kdc__tracker_confirmed(s->t);
+        }
+        atomic_store(&s->done, 1);
+        return NULL;
+}
+
+static void a_reset_racing_a_produce_never_drops_the_message_in_flight(
+    void **state) {
+        struct resetting s;
+        pthread_t producer;
+
+        (void)state;
+        assert_int_equal(kdc_tracker_new(&s.t), 0);
+        atomic_init(&s.done, 0);
+        s.lost = 0;
+        assert_int_equal(
+            pthread_create(&producer, NULL, produce_one_at_a_time, &s), 0);
+        while (!atomic_load(&s.done)) {
+                int r = kdc_tracker_reset(s.t);
+
+                assert_true(r == 0 || r == KDC_ERR_BUSY);
+        }
+        pthread_join(producer, NULL);
+
+        assert_int_equal(s.lost, 0);
+        assert_int_equal(kdc_tracker_pending(s.t), 0);
+        assert_true(kdc_tracker_delivered(s.t) <= RESET_RACE_MESSAGES);
+        kdc_tracker_destroy(s.t);
+}
+
 #define SENTENCE(text, fn) {text, fn, NULL, NULL, NULL}
 
 int main(void) {
@@ -383,6 +437,9 @@ int main(void) {
             SENTENCE("a tracker released with reports pending is freed by the "
                      "last one",
                      a_tracker_released_with_reports_pending_is_freed_by_the_last_one),
+            SENTENCE("a reset racing a produce on another thread never drops "
+                     "the message in flight",
+                     a_reset_racing_a_produce_never_drops_the_message_in_flight),
         };
 
         return cmocka_run_group_tests_name("DeliveryTracker core (threads)",
