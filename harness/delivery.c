@@ -13,6 +13,9 @@
  * record; NULL outside it. initial-exec: one load on the report path. */
 static __thread const void *kdc__awaited
     __attribute__((tls_model("initial-exec")));
+/* Whether kdc__yield_if_awaited() called rd_kafka_yield() during the
+ * innermost kdc__serve() on this thread. */
+static __thread int kdc__yielded __attribute__((tls_model("initial-exec")));
 
 /* Called from a delivery report on this thread, after recording it: when the
  * thread is inside kdc__serve() for that very target and the target has
@@ -23,14 +26,38 @@ static void kdc__yield_if_awaited(rd_kafka_t *rk, const void *target,
                                   const kdc_tracker_t *tracker) {
         if (kdc__awaited != target)
                 return;
-        if (!tracker || kdc_tracker_pending(tracker) == 0)
+        if (!tracker || kdc_tracker_pending(tracker) == 0) {
+                kdc__yielded = 1;
                 rd_kafka_yield(rk);
+        }
+}
+
+/* rd_kafka_yield() sets a per-thread flag that librdkafka leaves set when
+ * the dispatcher it stopped returns. If libkdc's wait runs inside one of
+ * the application's own dispatchers (a confirmed produce or DLQ route from
+ * the application's dr_msg_cb, consume_cb, ...), that dispatcher then sees
+ * the flag when the callback returns and stops too: the application's
+ * rd_kafka_flush() returned __TIMED_OUT at once with reports unserved.
+ * Polling an empty queue of our own clears the flag (every librdkafka
+ * dispatcher, rd_kafka_queue_poll() included, resets it when it starts)
+ * without serving anything. Only after a yield: once per wait. */
+static void kdc__unyield(rd_kafka_t *rk) {
+        rd_kafka_queue_t *q = rd_kafka_queue_new(rk);
+        rd_kafka_event_t *ev;
+
+        if (!q)
+                return;
+        if ((ev = rd_kafka_queue_poll(q, 0)))
+                rd_kafka_event_destroy(ev); /* none: nobody else has q */
+        rd_kafka_queue_destroy(q);
 }
 
 void kdc__serve(rd_kafka_t *rk, const void *awaited, int slice_ms) {
         const void *outer = kdc__awaited;
+        int outer_yielded = kdc__yielded;
 
         kdc__awaited = awaited;
+        kdc__yielded = 0;
         /* flush(), not poll(): it serves delivery reports like poll() and
          * also makes the broker threads ignore linger.ms while it runs, so
          * what the waiter waits for is sent now rather than when a batch
@@ -40,7 +67,15 @@ void kdc__serve(rd_kafka_t *rk, const void *awaited, int slice_ms) {
          * the slice, when rk has nothing outstanding, or when
          * kdc__yield_if_awaited() stops it. */
         (void)rd_kafka_flush(rk, slice_ms);
+        /* Our yield stops our flush and nothing around it. */
+        if (kdc__yielded)
+                kdc__unyield(rk);
         kdc__awaited = outer;
+        kdc__yielded = outer_yielded;
+        /* A serve nested in an outer one that had already yielded (its
+         * callback went on to wait here): flush() cleared that yield. */
+        if (outer_yielded)
+                rd_kafka_yield(rk);
 }
 
 int kdc_dr_msg_record(rd_kafka_t *rk, const rd_kafka_message_t *rkmessage,

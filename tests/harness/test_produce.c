@@ -214,6 +214,58 @@ static void waiting_does_not_wait_out_linger_ms(void **state) {
         rd_kafka_destroy(rk);
 }
 
+/* An application whose own dr_msg_cb confirms an audit record with
+ * kdc_produce_confirmed() for the first of its own reports. */
+struct auditing {
+        const char *topic;
+        int own_reports;
+        int audit_rc;
+};
+
+static void audit_dr_msg_cb(rd_kafka_t *rk,
+                            const rd_kafka_message_t *rkmessage,
+                            void *conf_opaque) {
+        struct auditing *a = conf_opaque;
+
+        if (kdc_dr_msg_record(rk, rkmessage, NULL) == 0)
+                return; /* libkdc's: the audit record itself */
+        if (a->own_reports++ == 0)
+                a->audit_rc = kdc_produce_confirmed(rk, a->topic, 0, "audit",
+                                                    5, "v", 1, WAIT_MS, NULL);
+}
+
+static void a_confirmed_produce_inside_the_applications_callback_does_not_cut_its_flush_short(
+    void **state) {
+        enum { N = 5 };
+        struct auditing a = {NULL, 0, -1};
+        rd_kafka_resp_err_t err;
+        char topic[64];
+        rd_kafka_t *rk;
+
+        a.topic = mock_env_topic(*state, "confirmed-nested", 1, topic);
+        rk = mock_env_producer_with(*state, audit_dr_msg_cb, &a, NULL);
+        mock_env_warm(rk, topic);
+        /* The application's own messages (no libkdc opaque), reported in
+         * one batch: the audit produce runs while it is being served. */
+        for (int i = 0; i < N; i++)
+                assert_int_equal(
+                    rd_kafka_producev(rk, RD_KAFKA_V_TOPIC(topic),
+                                      RD_KAFKA_V_PARTITION(0),
+                                      RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+                                      RD_KAFKA_V_VALUE("own", 3),
+                                      RD_KAFKA_V_END),
+                    RD_KAFKA_RESP_ERR_NO_ERROR);
+        /* The rd_kafka_yield() that ends libkdc's wait for the audit record
+         * must not also end the application's flush around it. */
+        err = rd_kafka_flush(rk, WAIT_MS);
+        assert_int_equal(err, RD_KAFKA_RESP_ERR_NO_ERROR);
+        assert_int_equal(a.audit_rc, 0);
+        assert_int_equal(a.own_reports, N);
+        assert_int_equal(rd_kafka_outq_len(rk), 0);
+        assert_int_equal(mock_env_stored(rk, topic), N + 1);
+        rd_kafka_destroy(rk);
+}
+
 static void a_report_without_error_but_not_persisted_is_not_a_confirmation(
     void **state) {
         static const char *const acks0[] = {"acks", "0", NULL};
@@ -319,6 +371,10 @@ int main(void) {
             SENTENCE("confirmed produce and a tracker's wait send at once "
                      "instead of waiting out linger.ms",
                      waiting_does_not_wait_out_linger_ms),
+            SENTENCE("a confirmed produce inside the application's own "
+                     "dr_msg_cb does not cut short the application's "
+                     "rd_kafka_flush around it",
+                     a_confirmed_produce_inside_the_applications_callback_does_not_cut_its_flush_short),
             SENTENCE("confirmed produce does not count a report without "
                      "error but not PERSISTED (acks=0) as a confirmation",
                      a_report_without_error_but_not_persisted_is_not_a_confirmation),
