@@ -85,7 +85,6 @@ int kdc_dr_msg_record(rd_kafka_t *rk, const rd_kafka_message_t *rkmessage,
         struct kdc__report r;
         void *app = NULL;
 
-        (void)rk;
         if (opaquep)
                 *opaquep = NULL;
         if (!rkmessage || !rkmessage->_private)

@@ -33,8 +33,9 @@ struct handle_chunk {
 /* The tracker's hot counts share one 64-bit word, so that a confirmed
  * report costs a single atomic operation (each is ~5 ns here, a quarter of
  * what the tracker adds to a produce):
- *   bits  0-31  references: messages in flight, + 1 until destroy, + 1 per
- *               report thread folding (below);
+ *   bits  0-31  references: messages in flight, + 1 until destroy (a
+ *               folding report keeps its message's until the fold is
+ *               done);
  *   bits 32-63  messages delivered since the last fold.
  * A report that would carry the delivered part to FOLD_AT folds it into
  * delivered_base under the lock instead (once per 2^31 reports), so it never

@@ -91,7 +91,9 @@ extern "C" {
  * (the conf opaque) is not used.
  *
  * Runs on the thread calling rd_kafka_poll()/rd_kafka_flush(); never blocks
- * beyond a short internal mutex; never calls back into librdkafka.
+ * beyond a short internal mutex. Its only librdkafka call is
+ * rd_kafka_yield(), when the report completes what a libkdc wait on this
+ * same thread waits for (see kdc_dr_msg_record()).
  * Relies on: rd_kafka_conf_set_dr_msg_cb(), rd_kafka_message_t._private.
  */
 KDC_EXPORT void kdc_dr_msg_cb(rd_kafka_t *rk,
@@ -109,7 +111,15 @@ KDC_EXPORT void kdc_dr_msg_cb(rd_kafka_t *rk,
  * failed. A kdc_tracker_track() handle goes back to its tracker in this
  * call: do not use rkmessage->_private afterwards.
  *
- * @param rk        the producer (not used; for symmetry with dr_msg_cb).
+ * When the report completes what a libkdc wait running on this thread
+ * waits for (the last pending message of the tracker in kdc_tracker_wait(),
+ * the message of kdc_produce_confirmed() or kdc_dlq_route()), this calls
+ * rd_kafka_yield() so that the wait's rd_kafka_flush() returns at once. The
+ * wait clears that yield again before it returns: an rd_kafka_poll(),
+ * rd_kafka_flush() or consume callback dispatcher of the application's own
+ * around it (a wait called from one of its callbacks) is not stopped.
+ *
+ * @param rk        the producer (the report's, as passed to dr_msg_cb).
  * @param rkmessage the report, as passed to dr_msg_cb. Only read.
  * @param opaquep   if not NULL, receives the application's opaque given to
  *                  kdc_tracker_track() for this message; NULL for messages
