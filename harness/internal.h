@@ -14,6 +14,14 @@
  * served by another thread are noticed promptly. */
 #define KDC__POLL_SLICE_MS 100
 
+/* Longest single rd_kafka_flush() inside kdc__serve(). A flush only ends
+ * early when the whole producer is drained or when a report served on the
+ * waiting thread yields; a report another thread serves (an application
+ * poll thread, or another libkdc wait on the same producer) is only noticed
+ * between flushes. Each flush wakes every broker thread once: 100 a second
+ * per waiting thread is negligible. */
+#define KDC__FLUSH_SLICE_MS 10
+
 /* Every per-message opaque libkdc hands to rd_kafka_produceva() points to an
  * object that starts with this header; kdc_dr_msg_record() dispatches on
  * its kind. */
@@ -87,8 +95,9 @@ kdc_tracker_t *kdc__tracker_of(struct kdc__dr_target *target);
 
 /* Serve rk's delivery reports for up to slice_ms on the calling thread,
  * waiting for awaited (a tracker or a confirm record): rd_kafka_flush(rk,
- * slice_ms), so linger.ms is ignored meanwhile, cut short by rd_kafka_yield()
- * as soon as a report served here leaves awaited with nothing pending. */
+ * slice_ms capped at KDC__FLUSH_SLICE_MS), so linger.ms is ignored
+ * meanwhile, cut short by rd_kafka_yield() as soon as a report served here
+ * leaves awaited with nothing pending. Callers loop until done. */
 void kdc__serve(rd_kafka_t *rk, const void *awaited, int slice_ms);
 
 /* ---- time ---------------------------------------------------------------- */

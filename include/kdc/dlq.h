@@ -169,7 +169,7 @@ KDC_EXPORT int kdc_dlq_set_topic(kdc_dlq_t *dlq, const char *topic);
  *        message's delivery report.
  *
  * Blocks like kdc_produce_confirmed() (rd_kafka_flush() in slices of at most
- * 100 ms on the calling thread, so linger.ms is not waited out), with the
+ * 10 ms on the calling thread, so linger.ms is not waited out), with the
  * same deadline rules.
  *
  * @param dlq        the router.

@@ -28,9 +28,11 @@ extern "C" {
  * Enqueues the message with rd_kafka_produceva() (RD_KAFKA_MSG_F_COPY: key and
  * value are copied, the caller's buffers may be reused on return) with a
  * per-message opaque (RD_KAFKA_VTYPE_OPAQUE) pointing to a small libkdc status
- * record, then calls rd_kafka_flush(rk, ..) in slices of at most 100 ms until
+ * record, then calls rd_kafka_flush(rk, ..) in slices of at most 10 ms until
  * kdc_dr_msg_cb() has stored this message's report in that record (the slice
- * then ends at once, by rd_kafka_yield()), or @p timeout_ms has passed.
+ * then ends at once, by rd_kafka_yield(), when the report was served on this
+ * thread; one served by another thread polling @p rk is seen when the slice
+ * ends), or @p timeout_ms has passed.
  * flush() rather than poll(): librdkafka sends the message at once instead
  * of waiting out linger.ms (on the mock cluster: 0.07 ms a call instead of
  * 5.2 ms with the default linger.ms=5); other queued messages of @p rk are

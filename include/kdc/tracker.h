@@ -252,7 +252,7 @@ KDC_EXPORT int kdc_tracker_untrack(kdc_tracker_t *tracker, void *handle);
  * @brief Serve delivery reports until every message of the tracker has one,
  *        or the timeout passes. This is the batch confirmation.
  *
- * Calls rd_kafka_flush(rk, ..) in slices of at most 100 ms (serving reports
+ * Calls rd_kafka_flush(rk, ..) in slices of at most 10 ms (serving reports
  * for every message of @p rk, whichever tracker owns them) until the
  * tracker's pending count is 0 or @p timeout_ms has passed. flush() rather
  * than poll(): while it runs, librdkafka sends queued messages at once
@@ -260,7 +260,8 @@ KDC_EXPORT int kdc_tracker_untrack(kdc_tracker_t *tracker, void *handle);
  * @p rk; a slice ends early (rd_kafka_yield() from the report) as soon as a
  * report served on this thread leaves the tracker with nothing pending, so
  * other trackers' messages on the same producer do not hold the wait up.
- * Reports served concurrently by another thread are seen within one slice.
+ * Reports served concurrently by another thread (an application thread
+ * polling @p rk, or another libkdc wait on it) are seen within one slice.
  *
  * @param tracker    the tracker.
  * @param rk         the producer the tracker is bound to. A tracker that never

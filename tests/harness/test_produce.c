@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
@@ -214,6 +215,74 @@ static void waiting_does_not_wait_out_linger_ms(void **state) {
         rd_kafka_destroy(rk);
 }
 
+struct stuck_wait {
+        kdc_tracker_t *t;
+        rd_kafka_t *rk;
+        int rc;
+};
+
+static void *wait_on_stuck_tracker(void *arg) {
+        struct stuck_wait *w = arg;
+
+        w->rc = kdc_tracker_wait(w->t, w->rk, WAIT_MS);
+        return NULL;
+}
+
+static void returns_promptly_while_another_thread_waits_on_a_tracker_whose_messages_are_stuck(
+    void **state) {
+        enum { CALLS = 30 };
+        struct mock_env *env = *state;
+        char topic[64], stuck[64];
+        struct stuck_wait w;
+        struct timespec start;
+        pthread_t waiter;
+        int slow = 0;
+
+        w.rk = mock_env_producer(env, 1, NULL);
+        mock_env_topic(env, "confirmed-beside", 1, topic);
+        mock_env_topic(env, "confirmed-stuck", 1, stuck);
+        assert_int_equal(kdc_produce_confirmed(w.rk, topic, 0, "k", 1, "v", 1,
+                                               WAIT_MS, NULL),
+                         0);
+        assert_int_equal(kdc_produce_confirmed(w.rk, stuck, 0, "k", 1, "v", 1,
+                                               WAIT_MS, NULL),
+                         0);
+        /* No leader: the tracker's messages stay outstanding, so the other
+         * thread's wait keeps serving the producer's reports meanwhile. */
+        rd_kafka_mock_partition_set_leader(env->mcluster, stuck, 0, -1);
+        assert_int_equal(kdc_tracker_new(&w.t), 0);
+        for (int i = 0; i < 3; i++)
+                assert_int_equal(kdc_tracker_produce(w.t, w.rk, stuck, 0, "k",
+                                                     1, "v", 1, NULL, WAIT_MS,
+                                                     NULL),
+                                 0);
+        assert_int_equal(
+            pthread_create(&waiter, NULL, wait_on_stuck_tracker, &w), 0);
+
+        /* Each report is served by whichever thread gets it first (about
+         * half by the waiting thread); one served there must not keep this
+         * call waiting for the rest of a 100 ms slice. A few slow calls are
+         * tolerated for a loaded machine. */
+        for (int i = 0; i < CALLS; i++) {
+                clock_gettime(CLOCK_MONOTONIC, &start);
+                assert_int_equal(kdc_produce_confirmed(w.rk, topic, 0, "k", 1,
+                                                       "v", 1, WAIT_MS, NULL),
+                                 0);
+                if (elapsed_ms(&start) > 60)
+                        slow++;
+        }
+
+        assert_int_equal(kdc_tracker_pending(w.t), 3); /* still waiting */
+        rd_kafka_mock_partition_set_leader(env->mcluster, stuck, 0,
+                                           MOCK_BROKER_ID);
+        pthread_join(waiter, NULL);
+        assert_int_equal(w.rc, 0);
+        assert_int_equal(kdc_tracker_delivered(w.t), 3);
+        assert_in_range(slow, 0, 3);
+        kdc_tracker_destroy(w.t);
+        rd_kafka_destroy(w.rk);
+}
+
 /* An application whose own dr_msg_cb confirms an audit record with
  * kdc_produce_confirmed() for the first of its own reports. */
 struct auditing {
@@ -371,6 +440,9 @@ int main(void) {
             SENTENCE("confirmed produce and a tracker's wait send at once "
                      "instead of waiting out linger.ms",
                      waiting_does_not_wait_out_linger_ms),
+            SENTENCE("confirmed produce returns promptly while another "
+                     "thread waits on a tracker whose messages are stuck",
+                     returns_promptly_while_another_thread_waits_on_a_tracker_whose_messages_are_stuck),
             SENTENCE("a confirmed produce inside the application's own "
                      "dr_msg_cb does not cut short the application's "
                      "rd_kafka_flush around it",
