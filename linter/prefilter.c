@@ -947,7 +947,8 @@ static void decide(pf_t *p, const kdc_inputs_t *inputs, const size_t *todo, size
 
 #define KIND "prefilter"
 
-/* Over the cache's salt, the role patterns and the units (paths and arguments, in order). */
+/* Over the cache's salt, the working directory, the role patterns and the units (paths and
+ * arguments, in order). */
 static void key_of(const kdc_cache_t *cache, const kdc_inputs_t *inputs, const size_t *todo,
                    size_t ntodo, const char *const *roles, unsigned char key[16]) {
     kdc_buf_t b = {0};
@@ -977,7 +978,7 @@ static void key_of(const kdc_cache_t *cache, const kdc_inputs_t *inputs, const s
 
 /* The verdicts and what they depend on, as bytes: ntodo, keep[ntodo], the skipped units'
  * files, the files read (path, readable, how seen), the directories (path, signature,
- * racy). */
+ * racy, listing). */
 static void encode(const kdc_prefilter_result_t *r, size_t ntodo, const file_dep_t *files,
                    size_t nfiles, const dir_dep_t *dirs, size_t ndirs, kdc_buf_t *b) {
     kdc_buf_u32(b, (uint32_t)ntodo);
