@@ -67,6 +67,7 @@ typedef struct pf {
     kdc_strmap_t mention;     /* interned identifier → (void*)1 mentions, (void*)2 not */
     const char *const *roles; /* last components of the role patterns */
     size_t nroles;
+    int record;               /* keep what the verdicts depend on (there is a cache to fill) */
     KDC_VEC(file_dep_t) file_deps;
     KDC_VEC(dir_dep_t) dir_deps;
     kdc_strmap_t dirs;        /* interned directory → (void*)1 once in dir_deps */
@@ -541,7 +542,8 @@ static file_info_t *file_info(pf_t *p, const char *real) {
     if (fd < 0 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
         if (fd >= 0)
             close(fd);
-        KDC_VEC_PUSH(p->file_deps, dep);
+        if (p->record)
+            KDC_VEC_PUSH(p->file_deps, dep);
         return fi;
     }
     size_t n = (size_t)sb.st_size, got = 0;
@@ -557,11 +559,13 @@ static file_info_t *file_info(pf_t *p, const char *real) {
     close(fd);
     text[got] = 0;
     fi->readable = 1;
-    dep.readable = 1;
-    kdc_filesig_t sig;
-    kdc_filesig_of(&sb, &sig);
-    kdc_file_seen_text(&sig, clock, text, got, &dep.seen);
-    KDC_VEC_PUSH(p->file_deps, dep);
+    if (p->record) {
+        dep.readable = 1;
+        kdc_filesig_t sig;
+        kdc_filesig_of(&sb, &sig);
+        kdc_file_seen_text(&sig, clock, text, got, &dep.seen);
+        KDC_VEC_PUSH(p->file_deps, dep);
+    }
     scan_text(p, fi, text, got);
     free(text);
     return fi;
@@ -702,6 +706,8 @@ static int dir_listing(const char *dir, unsigned char out[16]) {
  * nearest existing directory above it (an entry added, removed or renamed there changes
  * that directory's times), whose signature is kept. */
 static void note_lookup(pf_t *p, const char *path) {
+    if (!p->record)
+        return;
     char *dir = kdc_xasprintf("%s%s", path[0] == '/' ? "" : "./", path);
     for (;;) {
         char *slash = strrchr(dir, '/');
@@ -1146,8 +1152,9 @@ void kdc_prefilter(const kdc_inputs_t *inputs, const size_t *todo, size_t ntodo,
     kdc_strmap_init(&p.lookups);
     kdc_strmap_init(&p.mention);
     kdc_strmap_init(&p.dirs);
+    p.record = kdc_cache_writable(cache);
     decide(&p, inputs, todo, ntodo, roles, out);
-    if (kdc_cache_writable(cache)) {
+    if (p.record) {
         kdc_buf_t b = {0};
         encode(out, ntodo, p.file_deps.v, p.file_deps.n, p.dir_deps.v, p.dir_deps.n, &b);
         store(cache, key, &b);
