@@ -215,6 +215,7 @@ kdc_cache_t *kdc_cache_open(const char *dir, char **err) {
     if (!c)
         kdc_oom();
     c->dir = kdc_xstrdup(dir);
+    c->cwd = getcwd(NULL, 0);
     c->units = units;
     c->runs = runs;
     XXH128_canonical_t salt;
@@ -235,6 +236,7 @@ void kdc_cache_close(kdc_cache_t *c) {
     free(c->units);
     free(c->runs);
     free(c->dir);
+    free(c->cwd);
     free(c);
 }
 
@@ -325,6 +327,11 @@ char *kdc_cache_unit_path(const kdc_cache_t *c, const kdc_tu_job_t *job) {
     XXH3_128bits_update(st, &argc, sizeof argc);
     for (int i = 0; i < job->argc; i++)
         hash_str(st, job->argv[i]);
+    /* without -working-directory (no -p), libclang resolves a relative -I or -include
+     * against the directory kdc-lint runs in: run elsewhere, the same arguments name
+     * other files */
+    if (!kdc_cache_working_dir(job))
+        hash_str(st, c->cwd);
     XXH128_canonical_t canon;
     XXH128_canonicalFromHash(&canon, XXH3_128bits_digest(st));
     XXH3_freeState(st);

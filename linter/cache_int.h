@@ -23,6 +23,8 @@ struct kdc_cache {
     char *units;              /* dir/units */
     char *runs;               /* dir/runs */
     unsigned char salt[16];   /* the executable, libclang, environment */
+    char *cwd;                /* where kdc-lint runs: a unit without -working-directory
+                                 has its relative paths resolved against it */
     kdc_strset_t paths;
     kdc_strmap_t files;       /* interned path → kdc_file_now_t* */
     int write_failed;         /* a write failed (noted once): none is tried again */

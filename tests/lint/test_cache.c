@@ -935,6 +935,36 @@ static void a_directory_in_an_entrys_place_costs_that_entry_only(void **state) {
     kdc_run_free(&ref);
 }
 
+/* Without -p, a relative path in the extra arguments (-Iinc) is relative to the directory
+ * kdc-lint runs in: run from another directory with the same cache, it names another
+ * header, and the report is that of --no-cache there, not the stored one. */
+static void a_relative_include_path_run_from_another_directory_is_another_unit(void **state) {
+    (void)state;
+    scratch_write(g.tree, "a/inc/dr.h", "#define WITH_DR 1\n");
+    scratch_write(g.tree, "b/inc/dr.h", "/* WITH_DR not defined */\n");
+    scratch_write(g.tree, "src/conf.h", "#include \"dr.h\"\n");
+    char *a = scratch_path(g.tree, "a"), *b = scratch_path(g.tree, "b");
+    char *src = scratch_path(g.tree, "src"), *cache = scratch_path(g.tree, "c");
+    char opt[4200];
+    snprintf(opt, sizeof opt, "--cache-dir=%s", cache);
+    kdc_run_t r, ref;
+    LINT(&r, a, "--stats", "--format=json", opt, src, "--", "-Iinc");
+    assert_int_equal(r.exit_code, 1);
+    assert_null(strstr(r.out, "produce-without-delivery-callback"));
+    kdc_run_free(&r);
+    LINT(&ref, b, "--no-cache", "--format=json", src, "--", "-Iinc");
+    assert_non_null(strstr(ref.out, "produce-without-delivery-callback"));
+    LINT(&r, b, "--stats", "--format=json", opt, src, "--", "-Iinc");
+    assert_int_equal(r.exit_code, ref.exit_code);
+    scale_same_report("json", ref.out, r.out);
+    kdc_run_free(&r);
+    kdc_run_free(&ref);
+    free(a);
+    free(b);
+    free(src);
+    free(cache);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(a_warm_run_parses_nothing_and_writes_the_same_report,
@@ -983,6 +1013,9 @@ int main(void) {
                                         each_setup, each_teardown),
         cmocka_unit_test_setup_teardown(a_directory_in_an_entrys_place_costs_that_entry_only,
                                         each_setup, each_teardown),
+        cmocka_unit_test_setup_teardown(
+            a_relative_include_path_run_from_another_directory_is_another_unit, each_setup,
+            each_teardown),
     };
     return cmocka_run_group_tests_name("kdc-lint unit cache", tests, NULL, NULL);
 }
