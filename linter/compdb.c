@@ -64,11 +64,15 @@ static int from_libclang(const char *db_dir, kdc_compdb_t *out) {
 /* Does libclang's list depend on nothing but the database's bytes? Not when an entry
  * names a response file (@file, expanded from disk), nor when compile_flags.txt is
  * next to it (another of libclang's databases). */
-static int storable(const char *db_dir, const void *json, size_t len) {
+static int other_db_next_to(const char *db_dir) {
     char *flags = kdc_xasprintf("%s/compile_flags.txt", db_dir);
     int other_db = access(flags, F_OK) == 0;
     free(flags);
-    if (other_db)
+    return other_db;
+}
+
+static int storable(const char *db_dir, const void *json, size_t len) {
+    if (other_db_next_to(db_dir))
         return 0;
     json_t *root = json_loadb(json, len, 0, NULL);
     int ok = root != NULL;
@@ -148,7 +152,8 @@ static int decode(const kdc_buf_t *b, kdc_compdb_t *db) {
 int kdc_compdb_cached(const char *db_dir, const void *json, size_t len, kdc_cache_t *cache,
                       kdc_compdb_t *out) {
     memset(out, 0, sizeof *out);
-    if (!cache)
+    /* a compile_flags.txt that appeared since the entry was stored: libclang reads it */
+    if (!cache || other_db_next_to(db_dir))
         return 0;
     unsigned char key[16];
     key_of(cache, db_dir, json, len, key);

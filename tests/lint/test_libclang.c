@@ -179,6 +179,25 @@ static void a_compilation_database_naming_a_response_file_is_read_by_libclang_ev
     kdc_run_free(&r);
 }
 
+/* libclang reads compile_flags.txt when it is next to compile_commands.json (another of
+ * its databases): one that appears after the database was cached decides the units as it
+ * does without a cache, whatever the unchanged bytes of compile_commands.json say. */
+static void a_compile_flags_txt_that_appears_after_the_database_was_cached_counts(
+    void **state) {
+    (void)state;
+    kdc_run_t r, ref;
+    LINT(&r, g.tree, "--cache-dir=c", "--format=json", "-p", "build");
+    expect_in(&r, r.out, "\"rule\": \"bare-commit\"");
+    kdc_run_free(&r);
+    scratch_write(g.tree, "build/compile_flags.txt", "-DQUIET\n");
+    LINT(&ref, g.tree, "--no-cache", "--format=json", "-p", "build");
+    LINT(&r, g.tree, "--cache-dir=c", "--format=json", "-p", "build");
+    assert_int_equal(r.exit_code, ref.exit_code);
+    scale_same_report("compile_flags.txt", ref.out, r.out);
+    kdc_run_free(&r);
+    kdc_run_free(&ref);
+}
+
 /* One line naming the library and why, exit status 2, no report: with one process and
  * with workers (the driver loads it before forking them, so it is said once). */
 static void a_libclang_that_cannot_be_loaded_is_one_message_and_exit_2(void **state) {
@@ -224,6 +243,9 @@ int main(void) {
                                         each_setup, each_teardown),
         cmocka_unit_test_setup_teardown(
             a_compilation_database_naming_a_response_file_is_read_by_libclang_every_time,
+            each_setup, each_teardown),
+        cmocka_unit_test_setup_teardown(
+            a_compile_flags_txt_that_appears_after_the_database_was_cached_counts,
             each_setup, each_teardown),
         cmocka_unit_test_setup_teardown(
             a_libclang_that_cannot_be_loaded_is_one_message_and_exit_2, each_setup,
