@@ -1355,17 +1355,15 @@ static void visit_inclusion(CXFile f, CXSourceLocation *stack, unsigned depth, C
     (void)stack;
     (void)depth;
     inclusion_ctx_t *ic = d;
-    CXString real = clang_File_tryGetRealPathName(f);
-    const char *r = clang_getCString(real);
-    if (r && *r) {
+    CXString real = clang_File_tryGetRealPathName(f), name = clang_getFileName(f);
+    const char *r = clang_getCString(real), *n = clang_getCString(name);
+    if (r && *r)
         ic->fn(ic->arg, r);
-    } else {
-        CXString name = clang_getFileName(f);
-        const char *n = clang_getCString(name);
-        if (n && *n)
-            ic->fn(ic->arg, n);
-        clang_disposeString(name);
-    }
+    /* and the name it was found by, when that is another: through a symbolic link (of the
+     * file or of a directory above it) retargeted since, it is another file */
+    if (n && *n && !(r && !strcmp(r, n)))
+        ic->fn(ic->arg, n);
+    clang_disposeString(name);
     clang_disposeString(real);
 }
 

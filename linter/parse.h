@@ -31,8 +31,9 @@ int kdc_parse_tu(kdc_parser_t *ps, kdc_program_t *p, const char *file, const cha
                  int argc, char **err);
 
 /* The same; also calls file_fn(arg, path) for every file the unit read (the
- * main file and every included file, system headers too), named by the path
- * libclang opened it under (absolute in practice), before the unit is disposed.
+ * main file and every included file, system headers too), named by its real
+ * path, and also by the name it was looked up by when that differs (a symbolic
+ * link, or a path relative to the working directory), before the unit is disposed.
  * The cache (cache.c) keys a unit's model on these files' contents. */
 typedef void (*kdc_parse_file_fn)(void *arg, const char *path);
 int kdc_parse_tu_files(kdc_parser_t *ps, kdc_program_t *p, const char *file,

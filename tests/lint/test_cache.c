@@ -965,6 +965,33 @@ static void a_relative_include_path_run_from_another_directory_is_another_unit(v
     free(cache);
 }
 
+/* A header reached through a symbolic link: retargeting the link (the old and the new
+ * target both unchanged) changes what the unit includes, and the report is that of
+ * --no-cache. */
+static void a_retargeted_symbolic_link_to_a_header_is_a_changed_header(void **state) {
+    (void)state;
+    scratch_write(g.tree, "src/conf-off.h", "/* WITH_DR not defined */\n");
+    scratch_write(g.tree, "src/conf-on.h", "#define WITH_DR 1\n");
+    char *conf = scratch_path(g.tree, "src/conf.h");
+    assert_int_equal(unlink(conf), 0);
+    assert_int_equal(symlink("conf-off.h", conf), 0);
+    kdc_run_t r, ref;
+    LINT(&r, g.tree, "--stats", "--format=json", "src");
+    assert_non_null(strstr(r.out, "produce-without-delivery-callback"));
+    kdc_run_free(&r);
+    assert_int_equal(unlink(conf), 0);
+    assert_int_equal(symlink("conf-on.h", conf), 0);
+    LINT(&ref, g.tree, "--no-cache", "--format=json", "src");
+    assert_null(strstr(ref.out, "produce-without-delivery-callback"));
+    LINT(&r, g.tree, "--stats", "--format=json", "src");
+    assert_int_equal(r.exit_code, ref.exit_code);
+    scale_same_report("json", ref.out, r.out);
+    expect_parsed(&r, 1, 2); /* producer.c */
+    kdc_run_free(&r);
+    kdc_run_free(&ref);
+    free(conf);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(a_warm_run_parses_nothing_and_writes_the_same_report,
@@ -1016,6 +1043,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(
             a_relative_include_path_run_from_another_directory_is_another_unit, each_setup,
             each_teardown),
+        cmocka_unit_test_setup_teardown(a_retargeted_symbolic_link_to_a_header_is_a_changed_header,
+                                        each_setup, each_teardown),
     };
     return cmocka_run_group_tests_name("kdc-lint unit cache", tests, NULL, NULL);
 }
