@@ -667,15 +667,21 @@ static int by_name(const struct dirent **a, const struct dirent **b) {
     return strcmp((*a)->d_name, (*b)->d_name);
 }
 
-/* A directory's contents as far as looking a path up in it goes: XXH3-128 over its
- * entries' names and types and its symbolic links' targets, in name order. -1 when it
- * cannot be read. */
+/* A directory's contents as far as looking a path up in it goes: XXH3-128 over its real
+ * path (a symbolic link on the way to it, retargeted, makes it another directory whose
+ * entries may have the same names and types), its entries' names and types and its
+ * symbolic links' targets, in name order. -1 when it cannot be read. */
 static int dir_listing(const char *dir, unsigned char out[16]) {
+    char *real = realpath(dir, NULL);
     struct dirent **list = NULL;
-    int n = scandir(dir, &list, NULL, by_name);
-    if (n < 0)
+    int n = real ? scandir(dir, &list, NULL, by_name) : -1;
+    if (n < 0) {
+        free(real);
         return -1;
+    }
     kdc_buf_t b = {0};
+    kdc_buf_str(&b, real);
+    free(real);
     for (int i = 0; i < n; i++) {
         kdc_buf_str(&b, list[i]->d_name);
         unsigned type = list[i]->d_type;

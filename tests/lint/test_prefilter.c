@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "scale.h"
 
@@ -450,6 +451,34 @@ static void the_verdicts_are_cached_until_a_source_an_include_path_or_a_role_cha
     free(d);
 }
 
+/* An include directory reached through a symbolic link (-Iinc_a, inc_a -> plain):
+ * retargeted to a directory whose header of the same name names Kafka, the unit is kept,
+ * as --no-cache keeps it; the old target and its header are unchanged. */
+static void an_include_directory_link_retargeted_makes_the_verdicts_again(void **state) {
+    (void)state;
+    char *d = variant("src/unrelated.c", "#include \"conf.h\"\n"
+                                         "int unrelated(void) { return CONF_X; }\n");
+    scratch_write(d, "plain/conf.h", "#define CONF_X 1\n");
+    scratch_write(d, "kafka/conf.h", "typedef struct rd_kafka_s *conf_t;\n#define CONF_X 2\n");
+    scratch_write(d, "inc_b/.keep", "");
+    char *link = scratch_path(d, "inc_a");
+    assert_int_equal(symlink("plain", link), 0);
+    expect_verdicts(d, "src/unrelated.c", 0);
+    expect_verdicts(d, "src/unrelated.c", 1);
+    assert_int_equal(unlink(link), 0);
+    assert_int_equal(symlink("kafka", link), 0);
+    kdc_run_t fresh;
+    LINT(&fresh, d, "--no-cache", "--stats", "--extra-arg=-Iinc_a", "--extra-arg=-Iinc_b", "src");
+    char *skipped = skipped_units(fresh.err);
+    assert_string_equal(skipped, "");
+    free(skipped);
+    kdc_run_free(&fresh);
+    expect_verdicts(d, "", 0);
+    free(link);
+    scratch_remove(d);
+    free(d);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(only_the_unit_that_cannot_involve_kafka_is_skipped_and_counted),
@@ -460,6 +489,7 @@ int main(void) {
         cmocka_unit_test(skipping_units_beside_the_fixtures_changes_no_fixture_finding),
         cmocka_unit_test(
             the_verdicts_are_cached_until_a_source_an_include_path_or_a_role_changes),
+        cmocka_unit_test(an_include_directory_link_retargeted_makes_the_verdicts_again),
     };
     return cmocka_run_group_tests_name("kdc-lint prefilter", tests, setup, teardown);
 }
