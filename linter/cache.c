@@ -24,7 +24,7 @@
 #include <xxhash.h>
 
 #define ENTRY_MAGIC "KDCC"
-#define ENTRY_FORMAT 2u
+#define ENTRY_FORMAT 3u /* 3: with the paths that must stay absent */
 #define ENTRY_MAX ((size_t)1 << 30) /* larger than any model: a damaged length */
 
 typedef kdc_file_now_t file_now_t;
@@ -289,6 +289,14 @@ static const kdc_fileseen_t *seen_now(kdc_cache_t *c, const char *path) {
  * stat gives it again, else by its contents. */
 static int unchanged(kdc_cache_t *c, const char *path, const kdc_fileseen_t *then) {
     file_now_t *f = file_now(c, path);
+    if (path[0] == KDC_FILE_ABSENT) { /* a path that must still name nothing */
+        if (!f->stated) {
+            struct stat sb;
+            f->stated = 1;
+            f->stat_ok = stat(path + 1, &sb) == 0;
+        }
+        return !f->stat_ok;
+    }
     if (!then->racy && !f->read) {
         if (!f->stated) {
             struct stat sb;
@@ -395,7 +403,8 @@ int kdc_cache_write_entry(const char *path, const kdc_buf_t *b, char **err) {
 }
 
 /* magic, format, nfiles, {path (kdc_buf_str), seen (SEEN_BYTES)}..., model length (u64),
- * model, XXH3-128 of everything before it */
+ * model, XXH3-128 of everything before it. A path starting with KDC_FILE_ABSENT must
+ * still name nothing (its seen is zeros). */
 
 int kdc_cache_read_file(const char *path, unsigned char **data, size_t *len,
                         kdc_fileseen_t *seen) {
@@ -491,7 +500,9 @@ int kdc_cache_lookup(kdc_cache_t *c, const kdc_tu_job_t *job, kdc_buf_t *model, 
         const char *wd = kdc_cache_working_dir(job);
         for (size_t i = 0; fresh && i < e.files.n; i++) {
             const char *file = e.files.v[i].file;
-            char *abs = file[0] == '/' || !wd ? NULL : kdc_xasprintf("%s/%s", wd, file);
+            char *abs = file[0] == '/' || file[0] == KDC_FILE_ABSENT || !wd
+                            ? NULL
+                            : kdc_xasprintf("%s/%s", wd, file);
             fresh = unchanged(c, abs ? abs : file, &e.files.v[i].seen);
             free(abs);
         }
@@ -517,6 +528,88 @@ const kdc_fileseen_t *kdc_cache_latest_seen(kdc_cache_t *c, const char *path,
                                                                                 : stored;
 }
 
+/* dir (made absolute against wd), without trailing slashes: malloc'd. */
+static char *abs_dir(const char *wd, const char *dir, size_t n) {
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    return dir[0] == '/' ? kdc_xasprintf("%.*s", (int)n, dir)
+                         : kdc_xasprintf("%s/%.*s", wd ? wd : ".", (int)n, dir);
+}
+
+/* The paths where a header the unit read could now be found first without any file it
+ * read changing (a header added earlier on the include path, or next to the main file):
+ * for every file read, its name below each of the unit's include directories (-I, -iquote,
+ * -isystem, -idirafter) and the directories of the files read that hold it, joined to each
+ * include directory and to the main file's directory; those that do not exist now. */
+static void unit_absent(const kdc_cache_t *c, const kdc_tu_job_t *job, const char *const *files,
+                        size_t nfiles, kdc_strset_t *absent) {
+    static const char *const opts[] = {"-isystem", "-iquote", "-idirafter", "-I", NULL};
+    const char *wd = kdc_cache_working_dir(job);
+    if (!wd)
+        wd = c->cwd;
+    KDC_VEC(char *) search = {0}, under = {0}; /* where to look; what names are relative to */
+    for (int i = 0; i < job->argc; i++) {
+        const char *a = job->argv[i];
+        for (size_t k = 0; opts[k]; k++) {
+            size_t n = strlen(opts[k]);
+            if (strncmp(a, opts[k], n))
+                continue;
+            const char *dir = a[n] ? a + n : i + 1 < job->argc ? job->argv[++i] : NULL;
+            if (dir && *dir)
+                KDC_VEC_PUSH(search, abs_dir(wd, dir, strlen(dir)));
+            break;
+        }
+    }
+    const char *slash = strrchr(job->file, '/');
+    if (slash)
+        KDC_VEC_PUSH(search,
+                     abs_dir(wd, job->file, slash > job->file ? (size_t)(slash - job->file) : 1));
+    kdc_strset_t seen_dirs;
+    kdc_strset_init(&seen_dirs);
+    for (size_t i = 0; i < search.n + nfiles; i++) {
+        char *d = NULL;
+        if (i < search.n) {
+            d = kdc_xstrdup(search.v[i]);
+        } else {
+            const char *f = files[i - search.n], *s = strrchr(f, '/');
+            if (s)
+                d = abs_dir(wd, f, s > f ? (size_t)(s - f) : 1);
+        }
+        size_t before = seen_dirs.n;
+        if (d)
+            kdc_strset_add(&seen_dirs, d, strlen(d));
+        if (d && seen_dirs.n != before)
+            KDC_VEC_PUSH(under, d);
+        else
+            free(d);
+    }
+    for (size_t i = 0; i < nfiles; i++) {
+        char *f = files[i][0] == '/' ? kdc_xstrdup(files[i])
+                                     : kdc_xasprintf("%s/%s", wd ? wd : ".", files[i]);
+        for (size_t u = 0; u < under.n; u++) {
+            size_t n = strlen(under.v[u]);
+            if (strncmp(f, under.v[u], n) || f[n] != '/' || n == 1)
+                continue;
+            const char *rest = f + n + 1;
+            for (size_t k = 0; k < search.n; k++) {
+                char *cand = kdc_xasprintf("%c%s/%s", KDC_FILE_ABSENT, search.v[k], rest);
+                struct stat sb;
+                if (stat(cand + 1, &sb) != 0 && (errno == ENOENT || errno == ENOTDIR))
+                    kdc_strset_add(absent, cand, strlen(cand));
+                free(cand);
+            }
+        }
+        free(f);
+    }
+    kdc_strset_free(&seen_dirs);
+    for (size_t i = 0; i < search.n; i++)
+        free(search.v[i]);
+    for (size_t i = 0; i < under.n; i++)
+        free(under.v[i]);
+    free(search.v);
+    free(under.v);
+}
+
 int kdc_cache_store(kdc_cache_t *c, const kdc_tu_job_t *job, const char *const *files,
                     size_t nfiles, const void *model, size_t len, char **err) {
     kdc_buf_t b = {0};
@@ -536,6 +629,20 @@ int kdc_cache_store(kdc_cache_t *c, const kdc_tu_job_t *job, const char *const *
         kdc_fileseen_put(&b, seen);
         n++;
     }
+    /* and where a header would now shadow one read: paths that must stay absent */
+    kdc_strset_t absent;
+    kdc_strset_init(&absent);
+    unit_absent(c, job, files, nfiles, &absent);
+    kdc_fileseen_t none;
+    memset(&none, 0, sizeof none);
+    for (size_t i = 0; i < absent.cap; i++) {
+        if (!absent.slots || !absent.slots[i])
+            continue;
+        kdc_buf_str(&b, absent.slots[i]);
+        kdc_fileseen_put(&b, &none);
+        n++;
+    }
+    kdc_strset_free(&absent);
     memcpy(b.v + count_at, &n, 4);
     uint64_t mlen = len;
     kdc_buf_put(&b, &mlen, 8);

@@ -344,7 +344,7 @@ static int build_manifest(kdc_cache_t *c, const kdc_inputs_t *in, const size_t *
             const char *wd = kdc_cache_working_dir(job);
             for (size_t i = 0; i < u.files.n; i++) {
                 const char *file = u.files.v[i].file;
-                char *abs = file[0] == '/' || !wd ? kdc_xstrdup(file)
+                char *abs = file[0] == '/' || file[0] == KDC_FILE_ABSENT || !wd ? kdc_xstrdup(file)
                                                   : kdc_xasprintf("%s/%s", wd, file);
                 size_t before = seen.n;
                 put_dep(&deps, &seen, abs, kdc_cache_latest_seen(c, abs, &u.files.v[i].seen));

@@ -86,6 +86,8 @@ int kdc_file_see(const char *path, kdc_fileseen_t *seen) {
 
 int kdc_file_check(const char *path, const kdc_fileseen_t *seen, kdc_fileseen_t *now) {
     struct stat sb;
+    if (path[0] == KDC_FILE_ABSENT)
+        return stat(path + 1, &sb) != 0 ? KDC_FILE_SAME : KDC_FILE_CHANGED;
     if (!seen->racy && stat(path, &sb) == 0) {
         kdc_filesig_t sig;
         kdc_filesig_of(&sb, &sig);

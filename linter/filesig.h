@@ -73,6 +73,11 @@ enum {
                                `now` holds how it is seen now */
 };
 
+/* A path starting with this byte (then an absolute path) names a file that did not
+ * exist when it was seen, and is unchanged while it still does not (kdc_file_check):
+ * where a header could be found first on an include path. */
+#define KDC_FILE_ABSENT '\001'
+
 /* Checks the file at `path` against *seen: KDC_FILE_SAME when stat gives the
  * same, trusted signature; else its contents are read and compared:
  * KDC_FILE_SAME_DATA (with *now, when not NULL, as it was seen this time) or

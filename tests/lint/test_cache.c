@@ -992,6 +992,31 @@ static void a_retargeted_symbolic_link_to_a_header_is_a_changed_header(void **st
     free(conf);
 }
 
+/* A header added in an include directory searched before the one its namesake was found
+ * in (-Ifirst -Isecond) is what the unit includes now: the report is that of --no-cache,
+ * though no file the unit read has changed. */
+static void a_header_that_now_shadows_another_on_the_include_path_counts(void **state) {
+    (void)state;
+    char *conf = scratch_path(g.tree, "src/conf.h");
+    assert_int_equal(unlink(conf), 0);
+    free(conf);
+    scratch_write(g.tree, "second/conf.h", "/* WITH_DR not defined */\n");
+    scratch_write(g.tree, "first/.keep", "");
+    kdc_run_t r, ref;
+    LINT(&r, g.tree, "--stats", "--format=json", "src", "--", "-Ifirst", "-Isecond");
+    expect_parsed(&r, 3, 0);
+    assert_non_null(strstr(r.out, "produce-without-delivery-callback"));
+    kdc_run_free(&r);
+    scratch_write(g.tree, "first/conf.h", "#define WITH_DR 1\n");
+    LINT(&ref, g.tree, "--no-cache", "--format=json", "src", "--", "-Ifirst", "-Isecond");
+    assert_null(strstr(ref.out, "produce-without-delivery-callback"));
+    LINT(&r, g.tree, "--stats", "--format=json", "src", "--", "-Ifirst", "-Isecond");
+    assert_int_equal(r.exit_code, ref.exit_code);
+    scale_same_report("json", ref.out, r.out);
+    kdc_run_free(&r);
+    kdc_run_free(&ref);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(a_warm_run_parses_nothing_and_writes_the_same_report,
@@ -1045,6 +1070,9 @@ int main(void) {
             each_teardown),
         cmocka_unit_test_setup_teardown(a_retargeted_symbolic_link_to_a_header_is_a_changed_header,
                                         each_setup, each_teardown),
+        cmocka_unit_test_setup_teardown(
+            a_header_that_now_shadows_another_on_the_include_path_counts, each_setup,
+            each_teardown),
     };
     return cmocka_run_group_tests_name("kdc-lint unit cache", tests, NULL, NULL);
 }
