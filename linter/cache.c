@@ -539,8 +539,9 @@ static char *abs_dir(const char *wd, const char *dir, size_t n) {
 /* The paths where a header the unit read could now be found first without any file it
  * read changing (a header added earlier on the include path, or next to the main file):
  * for every file read, its name below each of the unit's include directories (-I, -iquote,
- * -isystem, -idirafter) and the directories of the files read that hold it, joined to each
- * include directory and to the main file's directory; those that do not exist now. */
+ * -isystem, -idirafter, and those of CPATH and the like) and the directories of the files
+ * read that hold it, joined to each include directory and to the main file's directory;
+ * those that do not exist now. */
 static void unit_absent(const kdc_cache_t *c, const kdc_tu_job_t *job, const char *const *files,
                         size_t nfiles, kdc_strset_t *absent) {
     static const char *const opts[] = {"-isystem", "-iquote", "-idirafter", "-I", NULL};
@@ -560,6 +561,16 @@ static void unit_absent(const kdc_cache_t *c, const kdc_tu_job_t *job, const cha
             break;
         }
     }
+    /* the environment's include directories (in the salt: the same for every unit) */
+    static const char *const env[] = {"CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH",
+                                      "OBJC_INCLUDE_PATH", NULL};
+    for (size_t e = 0; env[e]; e++)
+        for (const char *p = getenv(env[e]); p && *p;) {
+            size_t n = strcspn(p, ":");
+            if (n)
+                KDC_VEC_PUSH(search, abs_dir(wd, p, n));
+            p += n + (p[n] == ':');
+        }
     const char *slash = strrchr(job->file, '/');
     if (slash)
         KDC_VEC_PUSH(search,

@@ -1015,6 +1015,29 @@ static void a_header_that_now_shadows_another_on_the_include_path_counts(void **
     scale_same_report("json", ref.out, r.out);
     kdc_run_free(&r);
     kdc_run_free(&ref);
+    /* and on CPATH's include path: first/conf.h, gone, is shadowed by cpath/conf.h anew */
+    char *first = scratch_path(g.tree, "first/conf.h"), *cpath = scratch_path(g.tree, "cpath");
+    char *second = scratch_path(g.tree, "second"), *both = NULL;
+    assert_int_equal(unlink(first), 0);
+    scratch_write(g.tree, "cpath/.keep", "");
+    assert_true(asprintf(&both, "%s:%s", cpath, second) > 0);
+    assert_int_equal(setenv("CPATH", both, 1), 0);
+    LINT(&r, g.tree, "--stats", "--format=json", "src");
+    assert_non_null(strstr(r.out, "produce-without-delivery-callback"));
+    kdc_run_free(&r);
+    scratch_write(g.tree, "cpath/conf.h", "#define WITH_DR 1\n");
+    LINT(&ref, g.tree, "--no-cache", "--format=json", "src");
+    assert_null(strstr(ref.out, "produce-without-delivery-callback"));
+    LINT(&r, g.tree, "--stats", "--format=json", "src");
+    assert_int_equal(unsetenv("CPATH"), 0);
+    assert_int_equal(r.exit_code, ref.exit_code);
+    scale_same_report("json", ref.out, r.out);
+    kdc_run_free(&r);
+    kdc_run_free(&ref);
+    free(first);
+    free(cpath);
+    free(second);
+    free(both);
 }
 
 int main(void) {
