@@ -240,28 +240,6 @@ void kdc_cache_close(kdc_cache_t *c) {
     free(c);
 }
 
-int kdc_file_digest(const char *path, unsigned char digest[16]) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    XXH3_state_t *st = XXH3_createState();
-    if (!st)
-        kdc_oom();
-    XXH3_128bits_reset(st);
-    static _Thread_local unsigned char buf[1 << 16];
-    ssize_t n;
-    while ((n = read(fd, buf, sizeof buf)) > 0)
-        XXH3_128bits_update(st, buf, (size_t)n);
-    close(fd);
-    XXH128_canonical_t canon;
-    XXH128_canonicalFromHash(&canon, XXH3_128bits_digest(st));
-    XXH3_freeState(st);
-    if (n < 0)
-        return -1;
-    memcpy(digest, canon.digest, 16);
-    return 0;
-}
-
 static file_now_t *file_now(kdc_cache_t *c, const char *path) {
     const char *key = kdc_strset_add(&c->paths, path, strlen(path));
     file_now_t *f = kdc_strmap_get(&c->files, key);

@@ -148,7 +148,4 @@ int kdc_cache_put(kdc_cache_t *c, const char *kind, const unsigned char key[16],
 int kdc_cache_writable(const kdc_cache_t *c);
 void kdc_cache_stop_writes(kdc_cache_t *c);
 
-/* XXH3-128 of a file's contents as 16 bytes; -1 when it cannot be read. */
-int kdc_file_digest(const char *path, unsigned char digest[16]);
-
 #endif

@@ -54,6 +54,31 @@ void kdc_file_seen_text(const kdc_filesig_t *sig, int64_t clock, const void *tex
     digest_bytes(XXH3_128bits(text, len), seen->digest);
 }
 
+/* XXH3-128 of what is left to read of fd, as 16 bytes; -1 on a read error. */
+static int fd_digest(int fd, unsigned char digest[16]) {
+    XXH3_state_t *st = XXH3_createState();
+    if (!st)
+        kdc_oom();
+    XXH3_128bits_reset(st);
+    static _Thread_local unsigned char buf[1 << 16];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0)
+        XXH3_128bits_update(st, buf, (size_t)n);
+    if (n == 0)
+        digest_bytes(XXH3_128bits_digest(st), digest);
+    XXH3_freeState(st);
+    return n == 0 ? 0 : -1;
+}
+
+int kdc_file_digest(const char *path, unsigned char digest[16]) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    int r = fd_digest(fd, digest);
+    close(fd);
+    return r;
+}
+
 int kdc_file_see(const char *path, kdc_fileseen_t *seen) {
     int64_t clock = kdc_filesig_clock();
     /* O_NONBLOCK: a FIFO in a file's place must not block the open (fstat refuses it) */
@@ -65,23 +90,14 @@ int kdc_file_see(const char *path, kdc_fileseen_t *seen) {
         close(fd);
         return -1;
     }
-    XXH3_state_t *st = XXH3_createState();
-    if (!st)
-        kdc_oom();
-    XXH3_128bits_reset(st);
-    static _Thread_local unsigned char buf[1 << 16];
-    ssize_t n;
-    while ((n = read(fd, buf, sizeof buf)) > 0)
-        XXH3_128bits_update(st, buf, (size_t)n);
-    close(fd);
     memset(seen, 0, sizeof *seen);
-    if (n == 0) {
+    int r = fd_digest(fd, seen->digest);
+    close(fd);
+    if (r == 0) {
         kdc_filesig_of(&sb, &seen->sig);
         seen->racy = (uint8_t)kdc_filesig_racy(&seen->sig, clock);
-        digest_bytes(XXH3_128bits_digest(st), seen->digest);
     }
-    XXH3_freeState(st);
-    return n == 0 ? 0 : -1;
+    return r;
 }
 
 int kdc_file_check(const char *path, const kdc_fileseen_t *seen, kdc_fileseen_t *now) {

@@ -55,6 +55,9 @@ int kdc_filesig_racy(const kdc_filesig_t *sig, int64_t clock);
 
 int kdc_filesig_equal(const kdc_filesig_t *a, const kdc_filesig_t *b);
 
+/* XXH3-128 of a file's contents as 16 bytes; -1 when it cannot be read. */
+int kdc_file_digest(const char *path, unsigned char digest[16]);
+
 /* Reads the file at `path` into *seen (signature by fstat before reading, the
  * digest of what was read). 0, or -1 when it is not a regular file that can
  * be read. */

@@ -8,6 +8,7 @@
 #include "changed.h"
 #include "dump.h"
 #include "facts.h"
+#include "filesig.h"
 #include "filter.h"
 #include "inputs.h"
 #include "jobs.h"
