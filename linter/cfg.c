@@ -410,43 +410,50 @@ int kdc_cfg_exit_reachable(const kdc_cfg_t *g) {
     return found;
 }
 
-int kdc_cfg_leads_to(const kdc_cfg_t *g, int from, const kdc_expr_t *target) {
-    int stack[64], seen[64], nstack = 0, nseen = 0;
-    stack[nstack++] = from;
-    while (nstack) {
-        int m = stack[--nstack];
+/* A depth-first walk of at most 64 nodes, for the two bounded searches
+ * below: nodes pushed on a stack of 64, each visited once. */
+typedef struct walk64 {
+    int stack[64], seen[64], nstack, nseen;
+} walk64_t;
+
+/* The next node not visited yet; -1 when the stack is empty, -2 when a 65th
+ * node would be visited (the search gives up). */
+static int walk64_next(walk64_t *w) {
+    while (w->nstack) {
+        int m = w->stack[--w->nstack];
         int dup = 0;
-        for (int k = 0; k < nseen; k++)
-            dup |= seen[k] == m;
+        for (int k = 0; k < w->nseen; k++)
+            dup |= w->seen[k] == m;
         if (dup)
             continue;
-        if (nseen == 64)
-            return 0;
-        seen[nseen++] = m;
+        if (w->nseen == 64)
+            return -2;
+        w->seen[w->nseen++] = m;
+        return m;
+    }
+    return -1;
+}
+
+int kdc_cfg_leads_to(const kdc_cfg_t *g, int from, const kdc_expr_t *target) {
+    walk64_t w = {.nstack = 1, .stack = {from}};
+    int m;
+    while ((m = walk64_next(&w)) >= 0) {
         const kdc_node_t *nd = &g->nodes[m];
         if (target ? nd->kind == KDC_N_CALL && nd->expr == target : m == g->exit)
             return 1;
-        for (unsigned i = 0; i < nd->nsucc && nstack < 64; i++)
-            stack[nstack++] = nd->succ[i];
+        for (unsigned i = 0; i < nd->nsucc && w.nstack < 64; i++)
+            w.stack[w.nstack++] = nd->succ[i];
     }
     return 0;
 }
 
 int kdc_cfg_chooses_barrier(const kdc_cfg_t *g, int n, const kdc_expr_t *target,
                             int (*is_barrier)(void *arg, const kdc_expr_t *call), void *arg) {
-    int stack[64], seen[64], nstack = 0, nseen = 0, barrier = 0;
-    for (unsigned i = 0; i < g->nodes[n].nsucc && nstack < 64; i++)
-        stack[nstack++] = g->nodes[n].succ[i];
-    while (nstack) {
-        int m = stack[--nstack];
-        int dup = 0;
-        for (int k = 0; k < nseen; k++)
-            dup |= seen[k] == m;
-        if (dup)
-            continue;
-        if (nseen == 64)
-            return 0;
-        seen[nseen++] = m;
+    walk64_t w = {.nstack = 0};
+    int barrier = 0, m;
+    for (unsigned i = 0; i < g->nodes[n].nsucc && w.nstack < 64; i++)
+        w.stack[w.nstack++] = g->nodes[n].succ[i];
+    while ((m = walk64_next(&w)) >= 0) {
         const kdc_node_t *nd = &g->nodes[m];
         if (m == g->exit) {
             if (target)
@@ -465,11 +472,11 @@ int kdc_cfg_chooses_barrier(const kdc_cfg_t *g, int n, const kdc_expr_t *target,
         if (nd->kind == KDC_N_COND && nd->loop_cond)
             return 0; /* back into (or out of) a loop: not a choice before the target */
         for (unsigned i = 0; i < nd->nsucc; i++) {
-            if (nstack == 64)
+            if (w.nstack == 64)
                 return 0;
-            stack[nstack++] = nd->succ[i];
+            w.stack[w.nstack++] = nd->succ[i];
         }
     }
-    return barrier;
+    return m == -2 ? 0 : barrier;
 }
 
