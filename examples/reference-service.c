@@ -264,7 +264,7 @@ static enum outcome process_batch(struct service *s, rd_kafka_message_t **batch,
         }
         if (kdc_tracker_reset(s->outputs) != 0) {
                 /* reports still pending (a wait timed out): a fresh tracker;
-                 * the old one is freed by its last report */
+                 * the old one is freed once its last report is in */
                 kdc_tracker_destroy(s->outputs);
                 if (kdc_tracker_new(&s->outputs) != 0)
                         return HALT;

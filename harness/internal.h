@@ -75,13 +75,14 @@ void *kdc__tracker_record(struct kdc__dr_target *target,
                           const struct kdc__report *r);
 
 /* kdc__tracker_record() for a confirmed report of a message counted
- * without a handle: one atomic operation, nothing else. */
+ * without a handle: one count added, nothing else (no atomic
+ * read-modify-write on the thread that owns the delivered count). */
 void kdc__tracker_confirmed(kdc_tracker_t *t);
 
-/* Tests only: fold the delivered count into its 64-bit base every fold_at
- * reports (2..2^31) instead of every 2^31, to exercise the fold. Call
- * before any message is tracked. */
-void kdc__tracker_set_fold_at(kdc_tracker_t *t, uint32_t fold_at);
+/* Tests only: how many trackers were destroyed with messages pending and
+ * are not freed yet (each is freed by the first kdc_tracker_new() or
+ * kdc_tracker_destroy() after its last report). */
+size_t kdc__tracker_released_pending(void);
 
 /* The synchronous confirm record's report (produce.c). */
 void kdc__confirm_record(struct kdc__dr_target *target,

@@ -40,10 +40,10 @@
  *
  * @par Lifetime and memory
  *  The tracker is created by kdc_tracker_new() and owned by the application
- *  until kdc_tracker_destroy(). Each message produced through it holds a
- *  reference until its delivery report has been served, so destroying a
- *  tracker with messages in flight is safe: the memory is released by the
- *  last report. Memory is proportional to the messages in flight, never to
+ *  until kdc_tracker_destroy(). Destroying a tracker with messages in
+ *  flight is safe: their reports are still counted into it, and its memory
+ *  is released once the last one has been served (see kdc_tracker_destroy()).
+ *  Memory is proportional to the messages in flight, never to
  *  the messages produced: kdc_tracker_produce() adds nothing per message
  *  (its opaque is the tracker); kdc_tracker_track() uses one 24-byte handle
  *  per message, recycled when its report arrives (handles are allocated 1024
@@ -55,11 +55,13 @@
  * @par Threads
  *  All functions may be called from any thread: the application may produce
  *  or track from several threads and serve delivery reports (rd_kafka_poll())
- *  on yet another one. The in-flight and delivered counts are one atomic
- *  word (a message costs one atomic operation when produced and one when its
- *  confirmed report is served); failure records, handles and the binding
- *  are under a mutex inside the tracker, which kdc_tracker_delivered() also
- *  takes.
+ *  on yet another one. The sent and delivered counts are each owned by the
+ *  first thread that adds to them, which adds with a plain load and store;
+ *  other threads add with an atomic increment. So a service that produces on
+ *  one thread and serves reports on one thread (the same or another) pays no
+ *  atomic read-modify-write per message, and any other arrangement stays
+ *  correct. Failure records, handles and the binding are under a mutex
+ *  inside the tracker; the counts are read without it.
  *  Several trackers may share one producer (e.g. batch N is awaited while
  *  batch N+1 is produced); each report is counted by the tracker that
  *  produced the message, and by no other.
@@ -117,17 +119,23 @@ typedef struct kdc_failure_s {
  * @param trackerp receives the new tracker; the caller owns it and releases
  *        it with kdc_tracker_destroy(). Set to NULL on failure.
  * @returns 0; KDC_ERR_INVALID if @p trackerp is NULL; KDC_ERR_NOMEM.
- * No librdkafka call is made.
+ * No librdkafka call is made. Also frees the trackers destroyed with
+ * messages pending whose reports have all been served since (see
+ * kdc_tracker_destroy()).
  */
 KDC_EXPORT int kdc_tracker_new(kdc_tracker_t **trackerp);
 
 /**
  * @brief Release the application's reference to a tracker.
  *
- * If no message is pending the memory is freed now. Otherwise it is freed by
- * the delivery report of the last pending message (served by rd_kafka_poll()
- * or rd_kafka_flush() on any thread); those reports are still counted but
- * nobody can read the counts. The handle must not be used after this call.
+ * If no message is pending the memory is freed now. Otherwise the tracker is
+ * kept on a process-wide list: the reports of its pending messages (served
+ * by rd_kafka_poll() or rd_kafka_flush() on any thread) are still counted
+ * into it, and it is freed by the first kdc_tracker_new() or
+ * kdc_tracker_destroy() on any thread after the last of them (a report does
+ * not free it: that would cost every report an atomic operation). A tracker
+ * whose reports never come (its producer destroyed unflushed) stays on the
+ * list until the process exits. The handle must not be used after this call.
  * NULL is ignored. Does not touch any producer: serve or purge outstanding
  * reports before rd_kafka_destroy() (see kdc/delivery.h, Teardown).
  */
