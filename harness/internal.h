@@ -35,7 +35,8 @@ enum kdc__dr_kind {
 
 struct kdc__dr_target {
         uint32_t magic;
-        uint32_t kind; /* enum kdc__dr_kind */
+        uint16_t kind;  /* enum kdc__dr_kind */
+        uint16_t flags; /* kind-specific: a handle's pool (tracker.c) */
 };
 
 /* One delivery report, reduced to what libkdc keeps. The pointers are only
@@ -83,6 +84,10 @@ void kdc__tracker_confirmed(kdc_tracker_t *t);
  * are not freed yet (each is freed by the first kdc_tracker_new() or
  * kdc_tracker_destroy() after its last report). */
 size_t kdc__tracker_released_pending(void);
+
+/* Tests only: how many chunks of HANDLES_PER_CHUNK (1024) handles t has
+ * allocated for kdc_tracker_track(). */
+size_t kdc__tracker_handle_chunks(kdc_tracker_t *t);
 
 /* The synchronous confirm record's report (produce.c). */
 void kdc__confirm_record(struct kdc__dr_target *target,

@@ -20,10 +20,21 @@ struct kdc__track {
         } u;
 };
 
-/* Handles come from chunks owned by the tracker and are recycled through a
- * free list, so a tracked message costs no malloc() and 24 bytes, and the
- * tracker's memory follows the peak number of messages in flight. */
+/* Handles come from chunks owned by the tracker and are recycled through
+ * free lists, so a tracked message costs no malloc() and 24 bytes, and the
+ * tracker's memory follows the peak number of messages in flight. A handle
+ * goes back to the list it came from (its pool):
+ *   POOL_OWNER   taken by the thread that owns the sent count (see struct
+ *                count), without a lock: from own_handles, which only that
+ *                thread touches; a report served on another thread gives it
+ *                back through `returned`, which the owner empties at once
+ *                when own_handles runs dry;
+ *   POOL_SHARED  taken by any other thread, under the lock (free_handles).
+ * So a service that tracks on one thread and serves reports on one thread
+ * (the same or another) takes no lock per message, and no list grows with
+ * messages another thread keeps taking. */
 #define HANDLES_PER_CHUNK 1024
+enum { POOL_SHARED = 0, POOL_OWNER = 1 };
 
 struct handle_chunk {
         struct handle_chunk *next;
@@ -68,22 +79,31 @@ static inline uint64_t self_id(void) {
         return id;
 }
 
-static inline void count_add(struct count *c) {
-        uint64_t me = self_id();
+/* Whether the calling thread (id me) owns c; an unowned count becomes its. */
+static inline int count_owned(struct count *c, uint64_t me) {
         uint64_t owner = atomic_load_explicit(&c->owner, memory_order_relaxed);
 
         if (__builtin_expect(owner == 0, 0) &&
             atomic_compare_exchange_strong_explicit(&c->owner, &owner, me,
                                                     memory_order_relaxed,
                                                     memory_order_relaxed))
-                owner = me;
-        if (owner == me)
+                return 1;
+        return owner == me;
+}
+
+/* Add one; owned: the calling thread owns c (count_owned()). */
+static inline void count_add_as(struct count *c, int owned) {
+        if (owned)
                 atomic_store_explicit(
                     &c->own,
                     atomic_load_explicit(&c->own, memory_order_relaxed) + 1,
                     memory_order_release);
         else
                 atomic_fetch_add_explicit(&c->shared, 1, memory_order_release);
+}
+
+static inline void count_add(struct count *c) {
+        count_add_as(c, count_owned(c, self_id()));
 }
 
 static inline uint64_t count_read(const struct count *c) {
@@ -100,8 +120,10 @@ struct kdc_tracker_s {
         atomic_int_fast64_t failed;   /* since the last reset; under lock */
         _Atomic(rd_kafka_t *) rk;     /* bound producer, NULL if none */
         pthread_mutex_t lock; /* binding, handles, failures, first_error */
-        struct handle_chunk *chunks;
-        struct kdc__track *free_handles;
+        struct handle_chunk *chunks;      /* under lock */
+        struct kdc__track *free_handles;  /* POOL_SHARED, under lock */
+        struct kdc__track *own_handles;   /* POOL_OWNER: the owner only */
+        _Atomic(struct kdc__track *) returned; /* POOL_OWNER, given back */
         rd_kafka_resp_err_t first_error;
         /* Failure records: an array of pointers, so a record never moves
          * when the array grows. */
@@ -178,43 +200,113 @@ static kdc_failure_t *failure_new(const struct kdc__report *r) {
         return f;
 }
 
-/* A handle from the free list (a new chunk when empty); t->lock held. */
-static struct kdc__track *handle_get(kdc_tracker_t *t, void *app_opaque) {
-        struct kdc__track *h;
+/* A new chunk's handles pushed onto *list; t->lock held. 0 or
+ * KDC_ERR_NOMEM. */
+static int chunk_new(kdc_tracker_t *t, struct kdc__track **list) {
+        struct handle_chunk *c = malloc(sizeof(*c));
 
-        if (!t->free_handles) {
-                struct handle_chunk *c = malloc(sizeof(*c));
+        if (!c)
+                return KDC_ERR_NOMEM;
+        c->next = t->chunks;
+        t->chunks = c;
+        for (size_t i = HANDLES_PER_CHUNK; i-- > 0;) {
+                c->handles[i].target.magic = 0;
+                c->handles[i].u.next = *list;
+                *list = &c->handles[i];
+        }
+        return 0;
+}
 
-                if (!c)
-                        return NULL;
-                c->next = t->chunks;
-                t->chunks = c;
-                for (size_t i = HANDLES_PER_CHUNK; i-- > 0;) {
-                        c->handles[i].target.magic = 0;
-                        c->handles[i].u.next = t->free_handles;
-                        t->free_handles = &c->handles[i];
+/* A free handle for the thread that owns the sent count, from its own list,
+ * then from those given back by other threads, then from a new chunk. */
+static struct kdc__track *handle_take_owned(kdc_tracker_t *t) {
+        struct kdc__track *h = t->own_handles;
+
+        if (!h) {
+                h = atomic_exchange_explicit(&t->returned, NULL,
+                                             memory_order_acquire);
+                if (!h) {
+                        pthread_mutex_lock(&t->lock);
+                        (void)chunk_new(t, &h);
+                        pthread_mutex_unlock(&t->lock);
+                        if (!h)
+                                return NULL;
                 }
         }
-        h = t->free_handles;
-        t->free_handles = h->u.next;
-        h->target.magic = KDC__DR_TARGET_MAGIC;
-        h->target.kind = KDC__DR_TRACK;
-        h->t = t;
-        h->u.opaque = app_opaque;
+        t->own_handles = h->u.next;
+        h->target.flags = POOL_OWNER;
         return h;
 }
 
-/* Back to the free list: no longer a libkdc record; t->lock held. */
-static void handle_put(kdc_tracker_t *t, struct kdc__track *h) {
+/* A free handle for any other thread. */
+static struct kdc__track *handle_take_shared(kdc_tracker_t *t) {
+        struct kdc__track *h;
+
+        pthread_mutex_lock(&t->lock);
+        if (!t->free_handles)
+                (void)chunk_new(t, &t->free_handles);
+        h = t->free_handles;
+        if (h)
+                t->free_handles = h->u.next;
+        pthread_mutex_unlock(&t->lock);
+        if (h)
+                h->target.flags = POOL_SHARED;
+        return h;
+}
+
+/* A handle back to its pool: no longer a libkdc record. */
+static void handle_give_back(kdc_tracker_t *t, struct kdc__track *h) {
         h->target.magic = 0;
-        h->u.next = t->free_handles;
-        t->free_handles = h;
+        if (h->target.flags == POOL_SHARED) {
+                pthread_mutex_lock(&t->lock);
+                h->u.next = t->free_handles;
+                t->free_handles = h;
+                pthread_mutex_unlock(&t->lock);
+        } else if (atomic_load_explicit(&t->sent.owner, memory_order_relaxed) ==
+                   self_id()) {
+                h->u.next = t->own_handles;
+                t->own_handles = h;
+        } else {
+                struct kdc__track *head = atomic_load_explicit(
+                    &t->returned, memory_order_relaxed);
+
+                do
+                        h->u.next = head;
+                while (!atomic_compare_exchange_weak_explicit(
+                    &t->returned, &head, h, memory_order_release,
+                    memory_order_relaxed));
+        }
 }
 
 /* A message is no longer pending: failed, or withdrawn. The last access
  * to the tracker on this path (see `released`). */
 static void settle(kdc_tracker_t *t) {
         atomic_fetch_add_explicit(&t->settled, 1, memory_order_release);
+}
+
+/* Count a failed report, with err, and list its record f (NULL: out of
+ * memory, counted only). Returns f if it could not be listed. */
+static kdc_failure_t *failure_note(kdc_tracker_t *t, rd_kafka_resp_err_t err,
+                                   kdc_failure_t *f) {
+        pthread_mutex_lock(&t->lock);
+        if (atomic_load_explicit(&t->failed, memory_order_relaxed) == 0)
+                t->first_error = err;
+        atomic_fetch_add_explicit(&t->failed, 1, memory_order_relaxed);
+        if (f && t->nfailures == t->cfailures) {
+                size_t c = t->cfailures ? t->cfailures * 2 : 8;
+                kdc_failure_t **v = realloc(t->failures, c * sizeof(*v));
+
+                if (v) {
+                        t->failures = v;
+                        t->cfailures = c;
+                }
+        }
+        if (f && t->nfailures < t->cfailures) {
+                t->failures[t->nfailures++] = f;
+                f = NULL;
+        }
+        pthread_mutex_unlock(&t->lock);
+        return f;
 }
 
 void *kdc__tracker_record(struct kdc__dr_target *target,
@@ -238,33 +330,10 @@ void *kdc__tracker_record(struct kdc__dr_target *target,
         if (!confirmed)
                 f = failure_new(&r); /* outside the lock; NULL: count only */
 
-        if (h || !confirmed) {
-                pthread_mutex_lock(&t->lock);
-                if (h)
-                        handle_put(t, h);
-                if (!confirmed) {
-                        if (atomic_load_explicit(&t->failed,
-                                                 memory_order_relaxed) == 0)
-                                t->first_error = r.err;
-                        atomic_fetch_add_explicit(&t->failed, 1,
-                                                  memory_order_relaxed);
-                        if (f && t->nfailures == t->cfailures) {
-                                size_t c = t->cfailures ? t->cfailures * 2 : 8;
-                                kdc_failure_t **v =
-                                    realloc(t->failures, c * sizeof(*v));
-
-                                if (v) {
-                                        t->failures = v;
-                                        t->cfailures = c;
-                                }
-                        }
-                        if (f && t->nfailures < t->cfailures) {
-                                t->failures[t->nfailures++] = f;
-                                f = NULL;
-                        }
-                }
-                pthread_mutex_unlock(&t->lock);
-        }
+        if (h)
+                handle_give_back(t, h);
+        if (!confirmed)
+                f = failure_note(t, r.err, f);
         free(f); /* only if it could not be listed (out of memory) */
         /* Last: a waiter that sees this message gone sees its outcome, and
          * a released tracker may be freed as soon as it is counted. */
@@ -285,23 +354,27 @@ void kdc__tracker_confirmed(kdc_tracker_t *t) {
 }
 
 int kdc__tracker_add(kdc_tracker_t *t, void *app_opaque, void **handlep) {
+        int owned = count_owned(&t->sent, self_id());
+
         if (handlep) {
-                pthread_mutex_lock(&t->lock);
-                *handlep = handle_get(t, app_opaque);
-                pthread_mutex_unlock(&t->lock);
-                if (!*handlep)
+                struct kdc__track *h = owned ? handle_take_owned(t)
+                                             : handle_take_shared(t);
+
+                *handlep = h;
+                if (!h)
                         return KDC_ERR_NOMEM;
+                h->target.magic = KDC__DR_TARGET_MAGIC;
+                h->target.kind = KDC__DR_TRACK;
+                h->t = t;
+                h->u.opaque = app_opaque;
         }
-        count_add(&t->sent);
+        count_add_as(&t->sent, owned);
         return 0;
 }
 
 void kdc__tracker_sub(kdc_tracker_t *t, void *handle) {
-        if (handle) {
-                pthread_mutex_lock(&t->lock);
-                handle_put(t, handle);
-                pthread_mutex_unlock(&t->lock);
-        }
+        if (handle)
+                handle_give_back(t, handle);
         settle(t);
 }
 
@@ -333,6 +406,16 @@ size_t kdc__tracker_released_pending(void) {
         return n;
 }
 
+size_t kdc__tracker_handle_chunks(kdc_tracker_t *t) {
+        size_t n = 0;
+
+        pthread_mutex_lock(&t->lock);
+        for (struct handle_chunk *c = t->chunks; c; c = c->next)
+                n++;
+        pthread_mutex_unlock(&t->lock);
+        return n;
+}
+
 int kdc_tracker_new(kdc_tracker_t **trackerp) {
         kdc_tracker_t *t;
 
@@ -361,6 +444,7 @@ int kdc_tracker_new(kdc_tracker_t **trackerp) {
         atomic_init(&t->delivered_base, 0);
         atomic_init(&t->failed, 0);
         atomic_init(&t->rk, NULL);
+        atomic_init(&t->returned, NULL);
         t->first_error = RD_KAFKA_RESP_ERR_NO_ERROR;
         *trackerp = t;
         return 0;

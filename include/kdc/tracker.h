@@ -48,7 +48,9 @@
  *  (its opaque is the tracker); kdc_tracker_track() uses one 24-byte handle
  *  per message, recycled when its report arrives (handles are allocated 1024
  *  at a time and kept until kdc_tracker_destroy(), so this memory follows
- *  the peak number of tracked messages in flight). Failed messages are kept
+ *  the peak number of tracked messages in flight; a handle goes back to the
+ *  pool it came from, one for the thread that owns the sent count and one
+ *  shared by the others). Failed messages are kept
  *  (one record with a copy of topic and key each) until kdc_tracker_reset()
  *  or destroy.
  *
@@ -59,9 +61,11 @@
  *  first thread that adds to them, which adds with a plain load and store;
  *  other threads add with an atomic increment. So a service that produces on
  *  one thread and serves reports on one thread (the same or another) pays no
- *  atomic read-modify-write per message, and any other arrangement stays
- *  correct. Failure records, handles and the binding are under a mutex
- *  inside the tracker; the counts are read without it.
+ *  atomic read-modify-write and takes no lock per message, and any other
+ *  arrangement stays correct. The owner of the sent count also takes and
+ *  gives back kdc_tracker_track() handles without a lock; other threads
+ *  take theirs under a mutex inside the tracker, which also guards failure
+ *  records and the binding. The counts are read without it.
  *  Several trackers may share one producer (e.g. batch N is awaited while
  *  batch N+1 is produced); each report is counted by the tracker that
  *  produced the message, and by no other.

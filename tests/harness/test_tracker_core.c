@@ -157,6 +157,10 @@ static void reports_recorded_on_one_thread_while_four_threads_track_are_each_cou
         assert_int_equal(kdc_tracker_failed(t), 0);
         for (int i = 0; i < THREADS * PER_THREAD; i++)
                 assert_int_equal(atomic_load(&msgs[i].reports), 1);
+        /* Handles went back to the pool they came from: at most QCAP in
+         * flight at a time, so a couple of 1024-handle chunks per pool
+         * (the owner's, the shared one), not one per 1024 messages. */
+        assert_true(kdc__tracker_handle_chunks(t) <= 5);
 
         kdc_tracker_destroy(t);
         pthread_mutex_destroy(&q.lock);
@@ -265,6 +269,68 @@ static void only_no_error_with_status_persisted_is_a_confirmation(
                 }
                 kdc_tracker_destroy(t);
         }
+}
+
+/* The thread that owns the tracker's sent count (the first to track) also
+ * records reports, its own and those of handles another thread tracked:
+ * each handle goes back to its own pool, so neither pool grows with the
+ * number of messages. */
+static void *track_into_queue(void *arg) {
+        struct tracking *w = arg;
+
+        for (int i = 0; i < PER_THREAD * THREADS; i++) {
+                void *h;
+
+                assert_int_equal(kdc__tracker_add(w->t, NULL, &h), 0);
+                queue_push(w->q, h);
+        }
+        queue_producer_done(w->q);
+        return NULL;
+}
+
+static void handles_go_back_to_their_own_pool_whoever_records_them(
+    void **state) {
+        struct kdc__report r = {0};
+        struct tracking w;
+        struct queue q;
+        pthread_t other;
+        kdc_tracker_t *t;
+        void *h;
+        int recorded = 0;
+
+        (void)state;
+        r.status = RD_KAFKA_MSG_STATUS_PERSISTED;
+        memset(&q, 0, sizeof(q));
+        pthread_mutex_init(&q.lock, NULL);
+        pthread_cond_init(&q.cond, NULL);
+        q.producers_left = 1;
+        assert_int_equal(kdc_tracker_new(&t), 0);
+        /* this thread tracks first: it owns the sent count */
+        assert_int_equal(kdc__tracker_add(t, NULL, &h), 0);
+        kdc__tracker_record(h, &r);
+        w = (struct tracking){t, &q, 0};
+        assert_int_equal(pthread_create(&other, NULL, track_into_queue, &w),
+                         0);
+        while ((h = queue_pop(&q))) {
+                void *mine;
+
+                kdc__tracker_record(h, &r); /* the other thread's handle */
+                assert_int_equal(kdc__tracker_add(t, NULL, &mine), 0);
+                kdc__tracker_record(mine, &r);
+                recorded++;
+        }
+        pthread_join(other, NULL);
+
+        assert_int_equal(recorded, PER_THREAD * THREADS);
+        assert_int_equal(kdc_tracker_pending(t), 0);
+        assert_int_equal(kdc_tracker_delivered(t), 2 * recorded + 1);
+        /* QCAP (1024) in flight at most: one or two chunks for the other
+         * thread's pool, one for this thread's; ~20 if the other thread's
+         * handles went to this thread's pool. */
+        assert_true(kdc__tracker_handle_chunks(t) <= 3);
+        kdc_tracker_destroy(t);
+        pthread_mutex_destroy(&q.lock);
+        pthread_cond_destroy(&q.cond);
 }
 
 /* Reports of kdc_tracker_produce() messages (no handle) counted on two
@@ -478,6 +544,9 @@ int main(void) {
                      failure_records_read_while_reports_arrive_are_complete),
             SENTENCE("only NO_ERROR with status PERSISTED is a confirmation",
                      only_no_error_with_status_persisted_is_a_confirmation),
+            SENTENCE("handles go back to their own pool, whoever records "
+                     "them",
+                     handles_go_back_to_their_own_pool_whoever_records_them),
             SENTENCE("counts added on two threads never go back and end "
                      "exact",
                      counts_added_on_two_threads_never_go_back_and_end_exact),
