@@ -151,6 +151,31 @@ static pthread_mutex_t released_lock = PTHREAD_MUTEX_INITIALIZER;
 static kdc_tracker_t *released;
 static size_t nreleased;
 
+/* released_lock is process-wide and kdc_tracker_new() takes it: a child
+ * forked while another thread held it (sweeping) would hang in its first
+ * kdc_tracker_new(). fork() takes it first, so the child gets it unlocked
+ * and the list whole. Registered before the lock is first taken. */
+static pthread_once_t released_atfork_once = PTHREAD_ONCE_INIT;
+
+static void released_lock_for_fork(void) {
+        pthread_mutex_lock(&released_lock);
+}
+
+static void released_unlock_after_fork(void) {
+        pthread_mutex_unlock(&released_lock);
+}
+
+static void released_atfork(void) {
+        (void)pthread_atfork(released_lock_for_fork,
+                             released_unlock_after_fork,
+                             released_unlock_after_fork);
+}
+
+static void released_lock_take(void) {
+        pthread_once(&released_atfork_once, released_atfork);
+        pthread_mutex_lock(&released_lock);
+}
+
 static void free_failures(kdc_tracker_t *t) {
         for (size_t i = 0; i < t->nfailures; i++)
                 free(t->failures[i]);
@@ -382,7 +407,7 @@ void kdc__tracker_sub(kdc_tracker_t *t, void *handle) {
 static void sweep_released(void) {
         kdc_tracker_t **p = &released;
 
-        pthread_mutex_lock(&released_lock);
+        released_lock_take();
         while (*p) {
                 kdc_tracker_t *t = *p;
 
@@ -400,7 +425,7 @@ static void sweep_released(void) {
 size_t kdc__tracker_released_pending(void) {
         size_t n;
 
-        pthread_mutex_lock(&released_lock);
+        released_lock_take();
         n = nreleased;
         pthread_mutex_unlock(&released_lock);
         return n;
@@ -459,7 +484,7 @@ void kdc_tracker_destroy(kdc_tracker_t *t) {
                 return;
         }
         /* Reports still to come: freed by a later sweep. */
-        pthread_mutex_lock(&released_lock);
+        released_lock_take();
         t->next_released = released;
         released = t;
         nreleased++;

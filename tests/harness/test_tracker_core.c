@@ -8,10 +8,13 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -533,6 +536,89 @@ static void a_reset_racing_a_produce_never_drops_the_message_in_flight(
         kdc_tracker_destroy(s.t);
 }
 
+/* fork() while another thread is inside kdc_tracker_new() or
+ * kdc_tracker_destroy(): they take the process-wide lock of the released
+ * trackers, and a child forked while it was held must still be able to
+ * create a tracker (pre-fork servers create theirs in each worker). The
+ * other thread releases trackers with a message pending one after the
+ * other: each destroy sweeps a long list and allocates nothing, so the lock
+ * is held nearly all the time, and fork() (which waits for malloc's locks)
+ * cannot slip in between. */
+enum { FORK_LISTED = 2000, FORK_CHURNED = 4000, FORKS = 20 };
+
+struct churning {
+        kdc_tracker_t **trackers;
+        atomic_int stop;
+        int destroyed;
+};
+
+/* Runs until stopped, also once it has none left to release: a thread
+ * that finished unjoined before a fork is a leak to ThreadSanitizer in the
+ * child. */
+static void *destroy_until_stopped(void *arg) {
+        struct churning *c = arg;
+
+        while (!atomic_load(&c->stop)) {
+                if (c->destroyed < FORK_CHURNED)
+                        kdc_tracker_destroy(c->trackers[c->destroyed++]);
+                else
+                        sched_yield();
+        }
+        return NULL;
+}
+
+static void a_child_forked_during_a_sweep_can_create_a_tracker(
+    void **state) {
+        static kdc_tracker_t *stuck[FORK_LISTED + FORK_CHURNED];
+        size_t before = kdc__tracker_released_pending();
+        struct churning c;
+        pthread_t churn;
+        kdc_tracker_t *t;
+        int hung = 0;
+
+        (void)state;
+        for (int i = 0; i < FORK_LISTED + FORK_CHURNED; i++) {
+                assert_int_equal(kdc_tracker_new(&stuck[i]), 0);
+                assert_int_equal(kdc__tracker_add(stuck[i], NULL, NULL), 0);
+        }
+        for (int i = 0; i < FORK_LISTED; i++)
+                kdc_tracker_destroy(stuck[i]); /* released: one pending */
+        c.trackers = stuck + FORK_LISTED;
+        atomic_init(&c.stop, 0);
+        c.destroyed = 0;
+        assert_int_equal(
+            pthread_create(&churn, NULL, destroy_until_stopped, &c), 0);
+        for (int i = 0; i < FORKS && !hung; i++) {
+                pid_t pid = fork();
+                int status;
+
+                assert_true(pid >= 0);
+                if (pid == 0) {
+                        alarm(2); /* a hang ends here, killed by SIGALRM */
+                        if (kdc_tracker_new(&t) != 0)
+                                _exit(3);
+                        kdc_tracker_destroy(t);
+                        _exit(0);
+                }
+                assert_int_equal(waitpid(pid, &status, 0), pid);
+                if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                        hung = i + 1;
+        }
+        atomic_store(&c.stop, 1);
+        pthread_join(churn, NULL);
+        assert_int_equal(hung, 0);
+
+        /* Their reports, late: all freed by the next sweep. */
+        for (int i = FORK_LISTED + c.destroyed;
+             i < FORK_LISTED + FORK_CHURNED; i++)
+                kdc_tracker_destroy(stuck[i]);
+        for (int i = 0; i < FORK_LISTED + FORK_CHURNED; i++)
+                kdc__tracker_confirmed(stuck[i]);
+        assert_int_equal(kdc_tracker_new(&t), 0);
+        kdc_tracker_destroy(t);
+        assert_int_equal(kdc__tracker_released_pending(), before);
+}
+
 #define SENTENCE(text, fn) {text, fn, NULL, NULL, NULL}
 
 int main(void) {
@@ -558,6 +644,9 @@ int main(void) {
             SENTENCE("a reset racing a produce on another thread never drops "
                      "the message in flight",
                      a_reset_racing_a_produce_never_drops_the_message_in_flight),
+            SENTENCE("a child forked while another thread sweeps the released "
+                     "trackers can create a tracker",
+                     a_child_forked_during_a_sweep_can_create_a_tracker),
         };
 
         return cmocka_run_group_tests_name("DeliveryTracker core (threads)",
