@@ -68,7 +68,11 @@
  *  RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT) followed by
  *  rd_kafka_flush() makes librdkafka fail every outstanding message with
  *  __PURGE_QUEUE / __PURGE_INFLIGHT, which libkdc counts as failed. Reports
- *  never served leak the small libkdc records they would have released.
+ *  never served keep what they would have let go until the process exits:
+ *  a kdc_produce_confirmed() call's small record, or a whole tracker
+ *  destroyed with them pending (its handles and failure records too), which
+ *  every later kdc_tracker_new() and kdc_tracker_destroy() then looks at
+ *  again (see kdc_tracker_destroy()).
  */
 #ifndef KDC_DELIVERY_H
 #define KDC_DELIVERY_H
