@@ -61,11 +61,13 @@
  *  first thread that adds to them, which adds with a plain load and store;
  *  other threads add with an atomic increment. So a service that produces on
  *  one thread and serves reports on one thread (the same or another) pays no
- *  atomic read-modify-write and takes no lock per message, and any other
- *  arrangement stays correct. The owner of the sent count also takes and
- *  gives back kdc_tracker_track() handles without a lock; other threads
- *  take theirs under a mutex inside the tracker, which also guards failure
- *  records and the binding. The counts are read without it.
+ *  atomic read-modify-write and takes no lock per confirmed message, and
+ *  any other arrangement stays correct. The owner of the sent count also
+ *  takes kdc_tracker_track() handles without a lock; a report gives one
+ *  back without a lock on that thread, and with one atomic compare-and-swap
+ *  on any other. Other threads take theirs and give them back under a mutex
+ *  inside the tracker, which also guards failure records (so a failed
+ *  report takes it) and the binding. The counts are read without it.
  *  Several trackers may share one producer (e.g. batch N is awaited while
  *  batch N+1 is produced); each report is counted by the tracker that
  *  produced the message, and by no other.
