@@ -132,12 +132,20 @@ struct kdc_tracker_s {
         kdc_tracker_t *next_released; /* on the released list */
 };
 
-/* Messages in flight. */
-static int64_t pending_of(const kdc_tracker_t *t) {
-        uint64_t done = count_read(&t->delivered) +
-                        atomic_load_explicit(&t->settled, memory_order_acquire);
+/* Messages in flight; *deliveredp (if not NULL) receives the delivered
+ * count this answer was computed from. */
+static int64_t pending_read(const kdc_tracker_t *t, uint64_t *deliveredp) {
+        uint64_t delivered = count_read(&t->delivered);
+        uint64_t done = delivered + atomic_load_explicit(&t->settled,
+                                                         memory_order_acquire);
 
+        if (deliveredp)
+                *deliveredp = delivered;
         return (int64_t)(count_read(&t->sent) - done);
+}
+
+static int64_t pending_of(const kdc_tracker_t *t) {
+        return pending_read(t, NULL);
 }
 
 /* Trackers the application destroyed while messages were still pending.
@@ -593,19 +601,21 @@ int kdc_tracker_wait(kdc_tracker_t *t, rd_kafka_t *rk, int timeout_ms) {
 }
 
 int kdc_tracker_reset(kdc_tracker_t *t) {
+        uint64_t delivered;
         int r = 0;
 
         if (!t)
                 return KDC_ERR_INVALID;
         pthread_mutex_lock(&t->lock);
-        if (pending_of(t)) {
+        if (pending_read(t, &delivered)) {
                 r = KDC_ERR_BUSY;
         } else {
-                /* The counts themselves go on (a message produced on
-                 * another thread since the check above is pending in them);
-                 * the delivered count reads from here. */
-                atomic_store_explicit(&t->delivered_base,
-                                      count_read(&t->delivered),
+                /* The counts themselves go on; the delivered count reads
+                 * from the value nothing was pending against. A message
+                 * sent and delivered on another thread since is counted in
+                 * the new batch (read afresh here, it would be in neither:
+                 * not in the batch checked, and under the new base). */
+                atomic_store_explicit(&t->delivered_base, delivered,
                                       memory_order_release);
                 atomic_store_explicit(&t->failed, 0, memory_order_relaxed);
                 atomic_store_explicit(&t->rk, NULL, memory_order_relaxed);
