@@ -13,7 +13,7 @@
  * or commit/store offsets themselves (at-least-once intent). Print-only
  * consumers are not reported; neither is enable.auto.offset.store=false.
  */
-#include "consumer_common.h"
+#include "common/consumer_common.h"
 
 #include <string.h>
 

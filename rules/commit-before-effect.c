@@ -12,8 +12,8 @@
  * is tested, or a function outside it (logging functions excepted).
  * Commits after the effect are not reported.
  */
-#include "consumer_common.h"
-#include "offset_list.h"
+#include "common/consumer_common.h"
+#include "common/offset_list.h"
 #include "results.h"
 
 typedef struct cbe_walk {

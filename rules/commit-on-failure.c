@@ -18,8 +18,8 @@
  * Classification calls (parse, validate, decode, is_*, a configured
  * poison-classifier) are not processing: poison may be committed and skipped.
  */
-#include "consumer_common.h"
-#include "offset_list.h"
+#include "common/consumer_common.h"
+#include "common/offset_list.h"
 #include "pts.h"
 #include "results.h"
 

@@ -14,7 +14,7 @@
  * must look at the outcome or hand the message on in turn. Passing only a
  * field of the message (m->payload, m->_private) is not handing it on.
  */
-#include "consumer_common.h"
+#include "common/consumer_common.h"
 
 #include <string.h>
 

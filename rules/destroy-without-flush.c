@@ -14,8 +14,8 @@
  * of the helper. A flush whose result is ignored still counts, and so does a
  * flush in a helper, or under a condition right before the destroy.
  */
-#include "config_common.h"
-#include "consumer_common.h"
+#include "common/config_common.h"
+#include "common/consumer_common.h"
 #include "results.h"
 
 #include <string.h>

@@ -17,7 +17,7 @@
  * snprintf/strcpy/memcpy/uuid_unparse, and helpers of the program that return
  * a fresh value or fill an out-parameter with one.
  */
-#include "consumer_common.h"
+#include "common/consumer_common.h"
 
 #include <ctype.h>
 #include <string.h>

@@ -9,7 +9,7 @@
  * transactional.id set on every path implies idempotence) or when retries
  * may be 0 (set to 0 on some path, or to a value kdc-lint cannot read).
  */
-#include "config_common.h"
+#include "common/config_common.h"
 
 #include <strings.h>
 #include <string.h>

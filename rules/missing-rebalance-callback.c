@@ -12,7 +12,7 @@
  * conf->set("rebalance_cb", ..)), eager or cooperative, are not reported;
  * neither are consumers whose configuration cannot be followed.
  */
-#include "consumer_common.h"
+#include "common/consumer_common.h"
 
 static void check_subscribe(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,
                             const kdc_api_t *api) {

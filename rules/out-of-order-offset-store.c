@@ -18,7 +18,7 @@
  * kdc_watermark_*, or a contiguous-prefix tracker). The fix is a watermark
  * that commits only the contiguous confirmed prefix per partition.
  */
-#include "consumer_common.h"
+#include "common/consumer_common.h"
 
 #include <string.h>
 

@@ -10,7 +10,7 @@
  * that cannot be determined (getenv, configuration files) are not reported;
  * the strict profile notes them.
  */
-#include "config_common.h"
+#include "common/config_common.h"
 
 #include <string.h>
 

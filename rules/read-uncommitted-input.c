@@ -8,7 +8,7 @@
  * name (literals and constants reaching the subscription list and the produce
  * calls); subscriptions whose topics cannot be read are not reported.
  */
-#include "config_common.h"
+#include "common/config_common.h"
 
 #include <string.h>
 

@@ -10,7 +10,7 @@
  * function no analysed code calls (a plugin entry point) gets a "cannot
  * verify" note.
  */
-#include "config_common.h"
+#include "common/config_common.h"
 
 static void check_client(kdc_rule_ctx_t *ctx, size_t client, void *arg) {
     (void)arg;

@@ -15,7 +15,7 @@
  * function before anything was committed (a failed subscription) is not
  * reported.
  */
-#include "consumer_common.h"
+#include "common/consumer_common.h"
 
 #include <string.h>
 

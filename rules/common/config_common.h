@@ -3,7 +3,7 @@
 #ifndef KDC_RULES_CONFIG_COMMON_H
 #define KDC_RULES_CONFIG_COMMON_H
 
-#include "rule.h"
+#include "../rule.h"
 
 /* Calls fn for every client object of `type` (0 producers, 1 consumers, -1 any). */
 void kdc_config_each_client(kdc_rule_ctx_t *ctx, int type,

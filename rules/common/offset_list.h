@@ -5,7 +5,7 @@
 #ifndef KDC_RULES_OFFSET_LIST_H
 #define KDC_RULES_OFFSET_LIST_H
 
-#include "rule.h"
+#include "../rule.h"
 
 /* An offset list variable of a function and what fills it. */
 typedef struct kdc_offset_list {

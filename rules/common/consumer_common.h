@@ -5,7 +5,7 @@
 #ifndef KDC_RULES_CONSUMER_COMMON_H
 #define KDC_RULES_CONSUMER_COMMON_H
 
-#include "rule.h"
+#include "../rule.h"
 
 /* Does some commit or offset store of librdkafka act on this consumer (a
  * store through a consumed message's topic handle counts when it is the only
