@@ -244,15 +244,10 @@ const kdc_obj_t *kdc_facts_obj(const kdc_facts_t *fx, size_t i) { return kdc_pts
 
 static int collect_written(const kdc_expr_t *e, void *arg) {
     kdc_facts_t *fx = arg;
-    const kdc_expr_t *target = NULL;
-    if (e->kind == KDC_E_BINARY && (e->op == KDC_OP_ASSIGN || e->op == KDC_OP_COMPOUND_ASSIGN))
-        target = e->kids[0];
-    else if (e->kind == KDC_E_UNARY && (e->op == KDC_OP_PREINC || e->op == KDC_OP_PREDEC ||
-                                        e->op == KDC_OP_POSTINC || e->op == KDC_OP_POSTDEC))
-        target = e->kids[0];
-    else if (e->kind == KDC_E_CALL && e->name &&
-             (strstr(e->name, "atomic") || strstr(e->name, "__sync_") ||
-              strstr(e->name, "fetch_")) && e->nkids) {
+    const kdc_expr_t *target = kdc_expr_assigned(e);
+    if (!target && e->kind == KDC_E_CALL && e->name &&
+        (strstr(e->name, "atomic") || strstr(e->name, "__sync_") || strstr(e->name, "fetch_")) &&
+        e->nkids) {
         /* atomic_fetch_sub(&t->pending, 1), __atomic_store_n(&st->done, 1, ...) */
         const kdc_expr_t *a = kdc_expr_strip(e->kids[0]);
         if (a && a->kind == KDC_E_UNARY && a->op == KDC_OP_ADDR)

@@ -161,6 +161,17 @@ const kdc_expr_t *kdc_expr_strip(const kdc_expr_t *e) {
     return e;
 }
 
+const kdc_expr_t *kdc_expr_assigned(const kdc_expr_t *e) {
+    if (!e || !e->nkids)
+        return NULL;
+    if (e->kind == KDC_E_BINARY && (e->op == KDC_OP_ASSIGN || e->op == KDC_OP_COMPOUND_ASSIGN))
+        return e->kids[0];
+    if (e->kind == KDC_E_UNARY && (e->op == KDC_OP_PREINC || e->op == KDC_OP_PREDEC ||
+                                   e->op == KDC_OP_POSTINC || e->op == KDC_OP_POSTDEC))
+        return e->kids[0];
+    return NULL;
+}
+
 int kdc_expr_is_null(const kdc_expr_t *e) {
     e = kdc_expr_strip(e);
     return e && (e->kind == KDC_E_NULL || (e->kind == KDC_E_INT && e->ival == 0));

@@ -189,6 +189,8 @@ const kdc_tu_info_t *kdc_program_tu(const kdc_program_t *p, size_t i);
 
 /* Expression helpers used by facts and rules. */
 const kdc_expr_t *kdc_expr_strip(const kdc_expr_t *e); /* through no-op wrappers */
+/* The lvalue an assignment, compound assignment or ++/-- writes; NULL for any other expression. */
+const kdc_expr_t *kdc_expr_assigned(const kdc_expr_t *e);
 int kdc_expr_is_null(const kdc_expr_t *e);             /* NULL, nullptr, 0 */
 const kdc_expr_t *kdc_call_arg(const kdc_expr_t *call, unsigned i); /* NULL if absent */
 /* Root name of an lvalue-ish expression: variable name, or the last field name. */

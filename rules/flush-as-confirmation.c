@@ -166,14 +166,9 @@ static int atomic_read_name(const char *name) {
 
 static int query_visit(const kdc_expr_t *e, void *arg) {
     query_q_t *q = arg;
-    const kdc_expr_t *target = NULL;
-    if (e->kind == KDC_E_BINARY && (e->op == KDC_OP_ASSIGN || e->op == KDC_OP_COMPOUND_ASSIGN))
-        target = e->kids[0];
-    else if (e->kind == KDC_E_UNARY && (e->op == KDC_OP_PREINC || e->op == KDC_OP_PREDEC ||
-                                        e->op == KDC_OP_POSTINC || e->op == KDC_OP_POSTDEC))
-        target = e->kids[0];
-    else if (e->kind == KDC_E_CALL && !atomic_read_name(e->name) &&
-             !func_is_query(q->x, callee_of(q->x, q->f, e), q->depth + 1))
+    const kdc_expr_t *target = kdc_expr_assigned(e);
+    if (!target && e->kind == KDC_E_CALL && !atomic_read_name(e->name) &&
+        !func_is_query(q->x, callee_of(q->x, q->f, e), q->depth + 1))
         q->writes = 1;
     if (target) {
         target = kdc_expr_strip(target);
