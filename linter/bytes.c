@@ -69,19 +69,30 @@ uint32_t kdc_read_count(kdc_reader_t *r, size_t min_size) {
     return r->bad ? 0 : n;
 }
 
-char *kdc_read_str(kdc_reader_t *r) {
+const char *kdc_read_span(kdc_reader_t *r, size_t *lenp) {
     uint32_t len = kdc_read_u32(r);
+    *lenp = 0;
     if (r->bad || len == UINT32_MAX)
         return NULL;
     if (len > (size_t)(r->end - r->at)) {
         r->bad = 1;
         return NULL;
     }
-    char *s = malloc((size_t)len + 1);
+    const char *s = (const char *)r->at;
+    r->at += len;
+    *lenp = len;
+    return s;
+}
+
+char *kdc_read_str(kdc_reader_t *r) {
+    size_t len;
+    const char *at = kdc_read_span(r, &len);
+    if (!at)
+        return NULL;
+    char *s = malloc(len + 1);
     if (!s)
         kdc_oom();
-    memcpy(s, r->at, len);
+    memcpy(s, at, len);
     s[len] = 0;
-    r->at += len;
     return s;
 }

@@ -38,6 +38,9 @@ uint64_t kdc_read_u64(kdc_reader_t *r);
 /* A count of items taking at least `min_size` bytes each: bad (and 0) when
  * fewer bytes are left, so a damaged count cannot make a huge allocation. */
 uint32_t kdc_read_count(kdc_reader_t *r, size_t min_size);
+/* A string as kdc_buf_str wrote it, in place: its *lenp bytes at the
+ * returned pointer, not NUL-terminated; NULL for NULL or when bad. */
+const char *kdc_read_span(kdc_reader_t *r, size_t *lenp);
 /* A string as kdc_buf_str wrote it, malloc'd; NULL for NULL or when bad. */
 char *kdc_read_str(kdc_reader_t *r);
 

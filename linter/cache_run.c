@@ -127,16 +127,9 @@ static void put_finding(kdc_buf_t *b, const kdc_finding_t *f) {
 
 /* A string interned in p; NULL for none (or when r is bad). */
 static const char *get_interned(kdc_reader_t *r, kdc_program_t *p) {
-    uint32_t len = kdc_read_u32(r);
-    if (r->bad || len == UINT32_MAX)
-        return NULL;
-    if (len > (size_t)(r->end - r->at)) {
-        r->bad = 1;
-        return NULL;
-    }
-    const char *s = kdc_intern_n(p, (const char *)r->at, len);
-    r->at += len;
-    return s;
+    size_t len;
+    const char *at = kdc_read_span(r, &len);
+    return at ? kdc_intern_n(p, at, len) : NULL;
 }
 
 static void get_loc(kdc_reader_t *r, kdc_program_t *p, kdc_loc_t *l) {
