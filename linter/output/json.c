@@ -1,6 +1,6 @@
 /* One JSON document per run (jansson). */
 #include "output.h"
-#include "output/jsontext.h"
+#include "jsontext.h"
 #include "shard.h"
 
 #include <jansson.h>

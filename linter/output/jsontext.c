@@ -1,4 +1,4 @@
-#include "output/jsontext.h"
+#include "jsontext.h"
 
 #include <stdlib.h>
 #include <string.h>

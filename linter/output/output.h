@@ -5,6 +5,7 @@
 #include "findings.h"
 #include "inputs.h"
 #include "model.h"
+#include "paths.h"
 
 #include <stdio.h>
 
@@ -22,14 +23,6 @@ typedef struct kdc_run {
 /* A shard's description for its JSON or SARIF report ("shard", "kdcShard"). */
 struct json_t;
 struct json_t *kdc_output_shard_json(const kdc_run_t *run);
-
-/* Path as shown to the user: relative to the working directory when below it. */
-const char *kdc_display_path(const char *cwd, const char *path);
-
-/* The repository root findings are reported against (SARIF %SRCROOT%, GitHub
- * annotations): the nearest directory at or above cwd holding .git, else cwd.
- * malloc'd. */
-char *kdc_source_root(const char *cwd);
 
 int kdc_output_text(FILE *o, const kdc_run_t *run);
 int kdc_output_json(FILE *o, const kdc_run_t *run);

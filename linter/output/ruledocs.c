@@ -1,5 +1,5 @@
 /* Looking up the embedded rule docs (the table is generated: ruledocs.cmake). */
-#include "output/ruledocs.h"
+#include "ruledocs.h"
 
 #include <string.h>
 

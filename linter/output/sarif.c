@@ -10,8 +10,8 @@
 #define _GNU_SOURCE
 #include "fingerprint.h"
 #include "output.h"
-#include "output/jsontext.h"
-#include "output/ruledocs.h"
+#include "jsontext.h"
+#include "ruledocs.h"
 #include "rule.h"
 #include "util.h"
 

@@ -8,15 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *kdc_display_path(const char *cwd, const char *path) {
-    if (!path)
-        return "<unknown>";
-    size_t n = cwd ? strlen(cwd) : 0;
-    if (n && !strncmp(path, cwd, n) && path[n] == '/')
-        return path + n + 1;
-    return path;
-}
-
 /* Returns line `line` (1-based) of `file` without its newline, or NULL. */
 static char *source_line(const char *file, unsigned line) {
     FILE *f = fopen(file, "r");

@@ -1,5 +1,5 @@
 /*
- * File signatures (linter/filesig.c): a file is unchanged by its stat
+ * File signatures (linter/support/filesig.c): a file is unchanged by its stat
  * signature only when that signature is trusted; a racily clean one (its
  * times not older than the moment it was seen) and one whose signature
  * differs are compared by their contents.

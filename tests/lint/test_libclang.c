@@ -1,5 +1,5 @@
 /*
- * libclang is loaded only when something is parsed (linter/libclang_lazy.h):
+ * libclang is loaded only when something is parsed (linter/frontend/libclang_lazy.h):
  * kdc-lint is not linked against it, a run that takes everything from the
  * cache never maps it (with one process or several), and a libclang that
  * cannot be loaded is one message and exit status 2, never a crash.
@@ -9,7 +9,7 @@
  * The service (made at test time): three units, each with a compilation
  * database entry in build/: consumer.c (a bare commit unless QUIET is
  * defined), producer.c, and helper.c, which the prefilter skips. The
- * database, as libclang reads it, is cached too (linter/compdb.h).
+ * database, as libclang reads it, is cached too (linter/inputs/compdb.h).
  */
 #define _GNU_SOURCE
 #include <setjmp.h>

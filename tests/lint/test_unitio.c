@@ -1,5 +1,5 @@
 /*
- * A translation unit's model as bytes (linter/unitio.c): what worker processes
+ * A translation unit's model as bytes (linter/model/unitio.c): what worker processes
  * send and the cache stores must give back, field by field, the model libclang
  * produced, and damaged bytes must be refused, never followed; a model that
  * leaves out what its process converted for an earlier unit merges only after

@@ -154,6 +154,21 @@ const kdc_global_init_t *kdc_program_global_init(const kdc_program_t *p, size_t 
 size_t kdc_program_ntus(const kdc_program_t *p) { return p->tus.n; }
 const kdc_tu_info_t *kdc_program_tu(const kdc_program_t *p, size_t i) { return &p->tus.v[i]; }
 
+void kdc_program_files(const kdc_program_t *prog, kdc_files_t *out) {
+    KDC_VEC(const char *) v = {0};
+    const char *last = NULL;
+    for (size_t i = 0; i < kdc_program_ntus(prog); i++)
+        KDC_VEC_PUSH(v, kdc_program_tu(prog, i)->file);
+    for (size_t i = 0; i < kdc_program_nfuncs(prog); i++) {
+        const char *f = kdc_program_func(prog, i)->loc.file;
+        if (f && f != last)
+            KDC_VEC_PUSH(v, f);
+        last = f;
+    }
+    out->v = v.v;
+    out->n = v.n;
+}
+
 const kdc_expr_t *kdc_expr_strip(const kdc_expr_t *e) {
     /* parse.c already drops casts and parentheses; a comma yields its right side. */
     while (e && e->kind == KDC_E_BINARY && e->op == KDC_OP_COMMA && e->nkids == 2)

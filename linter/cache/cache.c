@@ -3,7 +3,6 @@
 #include "cache_int.h"
 #include "filesig.h"
 #include "libclang_lazy.h"
-#include "rule.h"
 #include "util.h"
 
 #include <elf.h>

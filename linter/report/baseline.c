@@ -1,7 +1,7 @@
 #define _GNU_SOURCE
 /* Baselines (see baseline.h). */
 #include "baseline.h"
-#include "output/output.h"
+#include "paths.h"
 #include "util.h"
 
 #include <ctype.h>

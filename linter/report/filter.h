@@ -42,16 +42,6 @@ kdc_configs_t *kdc_filter_configs(kdc_filter_t *fl);
  * analysed, and nothing is reported about them. */
 int kdc_filter_skips(kdc_filter_t *fl, const char *file);
 
-/* The files a program analyses: every translation unit's main file, then the
- * file of each function definition (once per run of definitions in one file),
- * in program order; what configurations are looked up for. The strings are
- * the program's; the array is malloc'd (free v). The cache keeps this list
- * with a stored analysis, so a run that takes it needs no model. */
-typedef struct kdc_files {
-    const char **v;
-    size_t n;
-} kdc_files_t;
-void kdc_filter_files(const kdc_program_t *prog, kdc_files_t *out);
 
 /* The analysis options of the run: DLQ patterns and function roles are the
  * union over the configurations governing the analysed files (the

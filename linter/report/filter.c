@@ -3,7 +3,7 @@
 #include "filter.h"
 #include "baseline.h"
 #include "fingerprint.h"
-#include "output/output.h"
+#include "paths.h"
 #include "rule.h"
 #include "suppress.h"
 #include "util.h"
@@ -85,21 +85,6 @@ int kdc_filter_skips(kdc_filter_t *fl, const char *file) {
         KDC_VEC_PUSH(fl->skipped, ((skipped_t){c, 0}));
     fl->skipped.v[i].n++;
     return 1;
-}
-
-void kdc_filter_files(const kdc_program_t *prog, kdc_files_t *out) {
-    KDC_VEC(const char *) v = {0};
-    const char *last = NULL;
-    for (size_t i = 0; i < kdc_program_ntus(prog); i++)
-        KDC_VEC_PUSH(v, kdc_program_tu(prog, i)->file);
-    for (size_t i = 0; i < kdc_program_nfuncs(prog); i++) {
-        const char *f = kdc_program_func(prog, i)->loc.file;
-        if (f && f != last)
-            KDC_VEC_PUSH(v, f);
-        last = f;
-    }
-    out->v = v.v;
-    out->n = v.n;
 }
 
 /* Calls fn for each analysed file. */

@@ -11,7 +11,7 @@
 #define _GNU_SOURCE
 #include "api.h"
 #include "facts_int.h"
-#include "output/output.h"
+#include "paths.h"
 #include "results.h"
 
 #include <stdlib.h>

@@ -6,13 +6,8 @@
 #ifndef KDC_INPUTS_H
 #define KDC_INPUTS_H
 
+#include "parse.h" /* kdc_tu_job_t */
 #include <stddef.h>
-
-typedef struct kdc_tu_job {
-    char *file;   /* absolute path of the source file */
-    char **argv;  /* compiler arguments for libclang, without compiler and file */
-    int argc;
-} kdc_tu_job_t;
 
 typedef struct kdc_input_error {
     char *file;    /* the path as the user gave it (or the database path) */

@@ -1,9 +1,18 @@
-/* The repository root that CI reports (SARIF, GitHub annotations) are relative to. */
-#include "output.h"
+/* Paths as reports show them (see paths.h). */
+#include "paths.h"
 #include "util.h"
 
 #include <string.h>
 #include <sys/stat.h>
+
+const char *kdc_display_path(const char *cwd, const char *path) {
+    if (!path)
+        return "<unknown>";
+    size_t n = cwd ? strlen(cwd) : 0;
+    if (n && !strncmp(path, cwd, n) && path[n] == '/')
+        return path + n + 1;
+    return path;
+}
 
 char *kdc_source_root(const char *cwd) {
     if (!cwd || cwd[0] != '/')

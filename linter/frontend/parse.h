@@ -1,8 +1,16 @@
-/* libclang → model. The only file that includes clang-c headers besides inputs.c. */
+/* libclang → model. With libclang_lazy.c and inputs/compdb.c (a compilation database as
+ * libclang reads it), the only file that includes clang-c headers. */
 #ifndef KDC_PARSE_H
 #define KDC_PARSE_H
 
 #include "model.h"
+
+/* A translation unit to parse, as the inputs (inputs.h) collect it. */
+typedef struct kdc_tu_job {
+    char *file;   /* absolute path of the source file */
+    char **argv;  /* compiler arguments for libclang, without compiler and file */
+    int argc;
+} kdc_tu_job_t;
 
 typedef struct kdc_parser kdc_parser_t;
 

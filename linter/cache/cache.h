@@ -40,9 +40,9 @@
 #define KDC_CACHE_H
 
 #include "facts.h"
-#include "filter.h"
 #include "findings.h"
-#include "inputs.h"
+#include "model.h"
+#include "parse.h"
 #include "unitio.h"
 
 #include <stddef.h>
@@ -80,7 +80,7 @@ void kdc_cache_analysis_key(const kdc_cache_t *c, const unsigned char program[16
  * appended to runs[0] (default profile) and runs[1] (strict), their strings
  * interned in prog: 1 when there is such an entry, 0 otherwise. *note
  * (malloc'd) is set when an entry was found damaged (it is then ignored). */
-int kdc_cache_lookup_findings(kdc_cache_t *c, const kdc_inputs_t *in, const size_t *todo,
+int kdc_cache_lookup_findings(kdc_cache_t *c, const kdc_tu_job_t *jobs, const size_t *todo,
                               size_t ntodo, const unsigned char key[16], kdc_program_t *prog,
                               kdc_findings_t runs[2], char **note);
 
@@ -88,11 +88,11 @@ int kdc_cache_lookup_findings(kdc_cache_t *c, const kdc_inputs_t *in, const size
  * analysis of the same units), with a manifest of `prog` (whose digest is
  * `program`, kdc_jobs_stats_t.program) when every unit's entry holds the model
  * merged into it: the entries as they are now, every file they list, the
- * program's translation units and analysed files (kdc_filter_files). With
+ * program's translation units and analysed files (kdc_program_files). With
  * only_with_manifest, nothing is written when there can be no manifest (a
  * unit with compile errors has no entry). Returns 0, or -1 with *err
  * (malloc'd). */
-int kdc_cache_store_findings(kdc_cache_t *c, const kdc_inputs_t *in, const size_t *todo,
+int kdc_cache_store_findings(kdc_cache_t *c, const kdc_tu_job_t *jobs, const size_t *todo,
                              size_t ntodo, const unsigned char key[16],
                              const unsigned char program[16], const kdc_program_t *prog,
                              const kdc_findings_t runs[2], int only_with_manifest, char **err);
@@ -117,7 +117,7 @@ typedef struct kdc_run_summary {
  * prog may then hold translation units and strings: discard it. When files
  * were unchanged by their contents only, the entry is written again with
  * their new signatures. */
-int kdc_cache_lookup_run(kdc_cache_t *c, const kdc_inputs_t *in, const size_t *todo,
+int kdc_cache_lookup_run(kdc_cache_t *c, const kdc_tu_job_t *jobs, const size_t *todo,
                          size_t ntodo, kdc_program_t *prog, kdc_run_summary_t *sum,
                          kdc_findings_t runs[2]);
 

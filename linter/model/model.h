@@ -187,6 +187,17 @@ const kdc_global_init_t *kdc_program_global_init(const kdc_program_t *p, size_t 
 size_t kdc_program_ntus(const kdc_program_t *p);
 const kdc_tu_info_t *kdc_program_tu(const kdc_program_t *p, size_t i);
 
+/* The files a program analyses: every translation unit's main file, then the
+ * file of each function definition (once per run of definitions in one file),
+ * in program order; what configurations are looked up for (filter.h). The
+ * strings are the program's; the array is malloc'd (free v). The cache keeps
+ * this list with a stored analysis, so a run that takes it needs no model. */
+typedef struct kdc_files {
+    const char **v;
+    size_t n;
+} kdc_files_t;
+void kdc_program_files(const kdc_program_t *prog, kdc_files_t *out);
+
 /* Expression helpers used by facts and rules. */
 const kdc_expr_t *kdc_expr_strip(const kdc_expr_t *e); /* through no-op wrappers */
 /* The lvalue an assignment, compound assignment or ++/-- writes; NULL for any other expression. */

@@ -2,7 +2,7 @@
 #define _GNU_SOURCE
 #include "jobs.h"
 #include "libclang_lazy.h"
-#include "output/output.h"
+#include "paths.h"
 #include "parse.h"
 #include "unitio.h"
 #include "util.h"

@@ -64,14 +64,14 @@ void kdc_cache_analysis_key(const kdc_cache_t *c, const unsigned char program[16
 }
 
 /* runs/<hex>: one entry per set of units (paths and arguments, in order). */
-static char *run_path(const kdc_cache_t *c, const kdc_inputs_t *in, const size_t *todo,
+static char *run_path(const kdc_cache_t *c, const kdc_tu_job_t *jobs, const size_t *todo,
                       size_t ntodo) {
     XXH3_state_t *st = new_state();
     XXH3_128bits_update(st, c->salt, sizeof c->salt);
     uint64_t n = ntodo;
     XXH3_128bits_update(st, &n, sizeof n);
     for (size_t i = 0; i < ntodo; i++) {
-        const kdc_tu_job_t *job = &in->jobs[todo[i]];
+        const kdc_tu_job_t *job = &jobs[todo[i]];
         hash_str(st, job->file);
         uint32_t argc = (uint32_t)job->argc;
         XXH3_128bits_update(st, &argc, sizeof argc);
@@ -100,7 +100,7 @@ static char *run_path(const kdc_cache_t *c, const kdc_inputs_t *in, const size_t
  * file as seen (filesig.h) when its model went into the program; the count of
  * files the units read, then each one's absolute path and how it was seen;
  * the program's translation units (file, incomplete, errors, first error,
- * too deep) and its analysed files (kdc_filter_files). Checks come first, so
+ * too deep) and its analysed files (kdc_program_files). Checks come first, so
  * a run that finds a change reads no further.
  */
 
@@ -267,11 +267,11 @@ static int read_run(const char *path, run_entry_t *e, const char **damage) {
     return 0;
 }
 
-int kdc_cache_lookup_findings(kdc_cache_t *c, const kdc_inputs_t *in, const size_t *todo,
+int kdc_cache_lookup_findings(kdc_cache_t *c, const kdc_tu_job_t *jobs, const size_t *todo,
                               size_t ntodo, const unsigned char key[16], kdc_program_t *prog,
                               kdc_findings_t runs[2], char **note) {
     *note = NULL;
-    char *path = run_path(c, in, todo, ntodo);
+    char *path = run_path(c, jobs, todo, ntodo);
     run_entry_t e;
     const char *damage = NULL;
     int hit = 0;
@@ -309,7 +309,7 @@ static void put_dep(kdc_buf_t *b, kdc_strset_t *seen, const char *path,
 /* The manifest of the program the units' entries give, in b: 0; -1 when an entry is
  * missing or damaged, or its model is not the one merged (the program's digest
  * differs), or a unit has none (compile errors): then a run must load the models. */
-static int build_manifest(kdc_cache_t *c, const kdc_inputs_t *in, const size_t *todo,
+static int build_manifest(kdc_cache_t *c, const kdc_tu_job_t *jobs, const size_t *todo,
                           size_t ntodo, const unsigned char program[16],
                           const kdc_program_t *prog, kdc_buf_t *b) {
     kdc_buf_t deps = {0};
@@ -321,7 +321,7 @@ static int build_manifest(kdc_cache_t *c, const kdc_inputs_t *in, const size_t *
     kdc_buf_put(b, program, 16);
     kdc_buf_u32(b, (uint32_t)ntodo);
     for (size_t k = 0; k < ntodo && ok; k++) {
-        const kdc_tu_job_t *job = &in->jobs[todo[k]];
+        const kdc_tu_job_t *job = &jobs[todo[k]];
         char *path = kdc_cache_unit_path(c, job);
         unsigned char *data = NULL;
         size_t len = 0;
@@ -368,7 +368,7 @@ static int build_manifest(kdc_cache_t *c, const kdc_inputs_t *in, const size_t *
             kdc_buf_str(b, tu->too_deep);
         }
         kdc_files_t files;
-        kdc_filter_files(prog, &files);
+        kdc_program_files(prog, &files);
         kdc_buf_u32(b, (uint32_t)files.n);
         for (size_t i = 0; i < files.n; i++)
             kdc_buf_str(b, files.v[i]);
@@ -400,11 +400,11 @@ static int check_dep(const char *path, kdc_reader_t *r, int *resign) {
     return 0;
 }
 
-int kdc_cache_lookup_run(kdc_cache_t *c, const kdc_inputs_t *in, const size_t *todo,
+int kdc_cache_lookup_run(kdc_cache_t *c, const kdc_tu_job_t *jobs, const size_t *todo,
                          size_t ntodo, kdc_program_t *prog, kdc_run_summary_t *sum,
                          kdc_findings_t runs[2]) {
     memset(sum, 0, sizeof *sum);
-    char *path = run_path(c, in, todo, ntodo);
+    char *path = run_path(c, jobs, todo, ntodo);
     run_entry_t e;
     const char *damage;
     int ok = read_run(path, &e, &damage) == 0 && e.manifest.at < e.manifest.end, resign = 0;
@@ -415,7 +415,7 @@ int kdc_cache_lookup_run(kdc_cache_t *c, const kdc_inputs_t *in, const size_t *t
     }
     /* every unit's entry is the one whose model went into the program */
     for (size_t k = 0; ok && k < ntodo; k++) {
-        char *unit = kdc_cache_unit_path(c, &in->jobs[todo[k]]);
+        char *unit = kdc_cache_unit_path(c, &jobs[todo[k]]);
         ok = check_dep(unit, r, &resign) == 0;
         free(unit);
     }
@@ -474,14 +474,14 @@ int kdc_cache_lookup_run(kdc_cache_t *c, const kdc_inputs_t *in, const size_t *t
     return ok;
 }
 
-int kdc_cache_store_findings(kdc_cache_t *c, const kdc_inputs_t *in, const size_t *todo,
+int kdc_cache_store_findings(kdc_cache_t *c, const kdc_tu_job_t *jobs, const size_t *todo,
                              size_t ntodo, const unsigned char key[16],
                              const unsigned char program[16], const kdc_program_t *prog,
                              const kdc_findings_t runs[2], int only_with_manifest,
                              char **err) {
     *err = NULL;
     kdc_buf_t manifest = {0};
-    if (build_manifest(c, in, todo, ntodo, program, prog, &manifest) != 0) {
+    if (build_manifest(c, jobs, todo, ntodo, program, prog, &manifest) != 0) {
         manifest.n = 0;
         if (only_with_manifest) {
             kdc_buf_free(&manifest);
@@ -503,7 +503,7 @@ int kdc_cache_store_findings(kdc_cache_t *c, const kdc_inputs_t *in, const size_
     XXH128_canonical_t sum;
     XXH128_canonicalFromHash(&sum, XXH3_128bits(b.v, b.n));
     kdc_buf_put(&b, sum.digest, 16);
-    char *path = run_path(c, in, todo, ntodo);
+    char *path = run_path(c, jobs, todo, ntodo);
     int rc = kdc_cache_write_entry(path, &b, err);
     free(path);
     kdc_buf_free(&b);

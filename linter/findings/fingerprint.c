@@ -1,6 +1,6 @@
 #define _GNU_SOURCE
 #include "fingerprint.h"
-#include "output/output.h"
+#include "paths.h"
 #include "util.h"
 
 #include <ctype.h>

@@ -14,7 +14,7 @@
 #include "jobs.h"
 #include "libclang_lazy.h"
 #include "merge.h"
-#include "output/output.h"
+#include "output.h"
 #include "parse.h"
 #include "prefilter.h"
 #include "rule.h"
@@ -586,7 +586,7 @@ static int run(int argc, char **argv) {
      * (the stored program's units and files stand in for it). */
     if (cache && !dump_model && !explain_config) {
         kdc_run_summary_t sum;
-        if (kdc_cache_lookup_run(cache, &inputs, todo, ntodo, prog, &sum, runs)) {
+        if (kdc_cache_lookup_run(cache, inputs.jobs, todo, ntodo, prog, &sum, runs)) {
             files = sum.files;
             analysis_options(filter, prog, &files, &pre, &opts);
             kdc_filter_plan(filter, &files, &plan);
@@ -628,7 +628,7 @@ static int run(int argc, char **argv) {
     }
 
     if (!models_skipped) {
-        kdc_filter_files(prog, &files);
+        kdc_program_files(prog, &files);
         analysis_options(filter, prog, &files, &pre, &opts);
         if (explain_config) {
             facts = kdc_facts_build(prog, &opts);
@@ -642,7 +642,7 @@ static int run(int argc, char **argv) {
             char *note = NULL;
             kdc_cache_analysis_key(cache, js.program, &opts,
                                    (const unsigned char *const *)plan.need, kdc_nrules, akey);
-            analysis_cached = kdc_cache_lookup_findings(cache, &inputs, todo, ntodo, akey, prog,
+            analysis_cached = kdc_cache_lookup_findings(cache, inputs.jobs, todo, ntodo, akey, prog,
                                                         runs, &note);
             if (note)
                 fprintf(stderr, "kdc-lint: note: %s\n", note);
@@ -660,7 +660,7 @@ static int run(int argc, char **argv) {
          * nothing is stored. */
         char *serr = NULL;
         if (kdc_cache_writable(cache) &&
-            kdc_cache_store_findings(cache, &inputs, todo, ntodo, akey, js.program, prog, runs,
+            kdc_cache_store_findings(cache, inputs.jobs, todo, ntodo, akey, js.program, prog, runs,
                                      analysis_cached, &serr)) {
             fprintf(stderr, "kdc-lint: note: %s\n", serr);
             free(serr);
