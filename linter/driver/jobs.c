@@ -127,12 +127,6 @@ typedef struct progress {
     size_t done;
 } progress_t;
 
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void progress_step(progress_t *p, const run_t *run, size_t k) {
     p->done++;
     if (!p->mode)
@@ -140,7 +134,7 @@ static void progress_step(progress_t *p, const run_t *run, size_t k) {
     const char *path = kdc_display_path(run->o->cwd, run->inputs->jobs[run->todo[k]].file);
     if (p->mode == 2) {
         fprintf(stderr, "[%zu/%zu] %s\n", p->done, run->ntodo, path);
-    } else if (p->shown || p->mode == 3 || now() - p->start >= 1.0) {
+    } else if (p->shown || p->mode == 3 || kdc_now_seconds() - p->start >= 1.0) {
         fprintf(stderr, "\r[%zu/%zu] %s\033[K", p->done, run->ntodo, path);
         p->shown = 1;
     }
@@ -488,7 +482,7 @@ void kdc_jobs_run(const kdc_jobs_opts_t *o, kdc_inputs_t *inputs, const size_t *
     run_t run = {o, inputs, todo, ntodo, NULL, NULL, 0, XXH3_createState(), NULL, 0};
     run.store_failed = &run.own_store_failed;
     atomic_store(&run.own_store_failed, o->cache && !kdc_cache_writable(o->cache));
-    progress_t pg = {o->progress, now(), 0, 0};
+    progress_t pg = {o->progress, kdc_now_seconds(), 0, 0};
     memset(stats, 0, sizeof *stats);
     if (!run.program)
         kdc_oom();

@@ -24,6 +24,12 @@ typedef struct kdc_run {
 struct json_t;
 struct json_t *kdc_output_shard_json(const kdc_run_t *run);
 
+typedef int (*kdc_output_fn)(FILE *o, const kdc_run_t *run);
+
+/* The writer of --format=NAME (text, json, sarif, github), or NULL. Each
+ * returns 0, or -1 when the report could not be written. */
+kdc_output_fn kdc_output_format(const char *name);
+
 int kdc_output_text(FILE *o, const kdc_run_t *run);
 int kdc_output_json(FILE *o, const kdc_run_t *run);
 int kdc_output_sarif(FILE *o, const kdc_run_t *run);  /* SARIF 2.1.0 */

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -13,6 +14,12 @@
 void kdc_oom(void) {
     fputs("kdc-lint: out of memory\n", stderr);
     exit(2);
+}
+
+double kdc_now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 void *kdc_xrealloc(void *p, size_t n) {

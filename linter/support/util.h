@@ -7,6 +7,9 @@
 #include <stdlib.h>
 
 _Noreturn void kdc_oom(void);
+
+/* CLOCK_MONOTONIC, in seconds: for durations. */
+double kdc_now_seconds(void);
 void *kdc_xrealloc(void *p, size_t n);
 char *kdc_xstrdup(const char *s);
 char *kdc_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
