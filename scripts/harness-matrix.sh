@@ -14,9 +14,9 @@ build=$(cd "${1:-build/release}" && pwd)
 events=${2:-10000}
 seed=${3:-1}
 out=$build/harness-matrix
-harness=$build/testkit/kdc-harness
+harness=$build/harness/kdc-harness/kdc-harness
 lint=$build/linter/kdc-lint
-table=$build/testkit/kdc-harness-matrix-table
+table=$build/harness/kdc-harness/kdc-harness-matrix-table
 variants=()
 for f in examples/broken/*.c; do variants+=("$(basename "$f" .c)"); done
 mkdir -p "$out"

@@ -22,7 +22,7 @@ step /usr/share/doc/librdkafka-dev/examples
 step -p build/release examples
 
 # kdc-harness: the other half of kdc, at run time, on librdkafka's mock cluster.
-harness=build/release/testkit/kdc-harness
+harness=build/release/harness/kdc-harness/kdc-harness
 service_log=build/release/quickstart-services.log
 : >"$service_log"
 run() { # expected-exit-status args...

@@ -36,7 +36,7 @@ static const kdc_api_t table[] = {
     {"RdKafka::Queue::consume", KDC_API_CONSUME, R, N, N, N, N, N, N, N, 0},
     {"RdKafka::Topic::create", KDC_API_TOPIC_NEW, 0, 1, 2, N, N, N, N, N, 0},
     {"RdKafka::Topic::offset_store", KDC_API_STORE, N, R, N, N, N, N, N, N, 0},
-    /* libkdc (include/kdc/kdc.h) */
+    /* libkdc (harness/libkdc/include/kdc/kdc.h) */
     {"kdc_commit_message", KDC_API_COMMIT, 0, N, N, N, N, N, N, N, 0},
     {"kdc_commit_message_async", KDC_API_COMMIT, 0, N, N, N, N, N, N, N, 0},
     {"kdc_dlq_route", KDC_API_CONFIRM | KDC_API_SERVE_DR, N, N, N, N, N, N, N, N, 0},

@@ -1,4 +1,4 @@
-/* Rebalance epochs (harness/assignment.c) with real consumer groups on the
+/* Rebalance epochs (harness/libkdc/assignment.c) with real consumer groups on the
  * librdkafka mock cluster: a second consumer joins, an assignment is lost,
  * and the commit and watermark helpers refuse the old epoch's work. Every
  * committed offset is read back with rd_kafka_committed(). */

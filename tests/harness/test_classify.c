@@ -1,5 +1,5 @@
-/* Failure classification (harness/classify.c). The default table lives in
- * include/kdc/classify.h; this test reads it from there and checks every
+/* Failure classification (harness/libkdc/classify.c). The default table lives in
+ * harness/libkdc/include/kdc/classify.h; this test reads it from there and checks every
  * row against kdc_classify(), so the header and the code cannot drift. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,7 +12,7 @@
 #include <kdc/kdc.h>
 
 #ifndef KDC_CLASSIFY_HEADER
-#error "KDC_CLASSIFY_HEADER (path of include/kdc/classify.h) is not defined"
+#error "KDC_CLASSIFY_HEADER (path of harness/libkdc/include/kdc/classify.h) is not defined"
 #endif
 
 /* The code for a name as rd_kafka_err2name() prints it; -1000 if none. */

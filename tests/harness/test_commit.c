@@ -1,4 +1,4 @@
-/* kdc_commit_message() and kdc_commit_message_async() (harness/commit.c)
+/* kdc_commit_message() and kdc_commit_message_async() (harness/libkdc/commit.c)
  * against the librdkafka mock cluster. The committed offsets are read back
  * from the broker with rd_kafka_committed(), never taken from local state. */
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* Confirmed DLQ routing (harness/dlq.c) against the librdkafka mock
+/* Confirmed DLQ routing (harness/libkdc/dlq.c) against the librdkafka mock
  * cluster: what the DLQ topic stores is consumed back and decoded, and the
  * input's committed offset is read back with rd_kafka_committed(). */
 #include <stdarg.h>

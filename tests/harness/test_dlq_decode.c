@@ -1,5 +1,5 @@
-/* The DLQ header decoder (harness/dlq_decode.c) and the event identity
- * (harness/identity.c). Headers are built with rd_kafka_headers_new(), so
+/* The DLQ header decoder (harness/libkdc/dlq_decode.c) and the event identity
+ * (harness/libkdc/identity.c). Headers are built with rd_kafka_headers_new(), so
  * no librdkafka client (and no librdkafka thread) is involved: the decoder
  * is exercised as what it is, a parser of untrusted bytes. */
 #include <stdarg.h>

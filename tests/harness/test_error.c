@@ -1,4 +1,4 @@
-/* kdc_strerror() (harness/error.c). */
+/* kdc_strerror() (harness/libkdc/error.c). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>

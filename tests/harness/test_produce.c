@@ -1,4 +1,4 @@
-/* kdc_produce_confirmed() (harness/produce.c) against the librdkafka mock
+/* kdc_produce_confirmed() (harness/libkdc/produce.c) against the librdkafka mock
  * cluster: the return code and delivery_err must match what the broker
  * did, checked against the messages the broker actually stored. */
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* DeliveryTracker (harness/tracker.c) against the librdkafka mock cluster.
+/* DeliveryTracker (harness/libkdc/tracker.c) against the librdkafka mock cluster.
  * Every test proves its claim by counting delivery reports and, where it
  * matters, the messages the broker actually stored. */
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* The confirmed watermark (harness/watermark.c) committing against the
+/* The confirmed watermark (harness/libkdc/watermark.c) committing against the
  * librdkafka mock cluster: every committed offset is read back from the
  * broker with rd_kafka_committed(). */
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* The confirmed watermark's data structure (harness/watermark.c) without a
+/* The confirmed watermark's data structure (harness/libkdc/watermark.c) without a
  * broker: track / done / position need no librdkafka client, so these tests
  * start no librdkafka thread and run under ThreadSanitizer (tsan preset)
  * with every thread known to it. Commits against the mock cluster are in
