@@ -40,14 +40,14 @@ else
 fi
 
 # The tests' npm tools (the SARIF Multitool that validates kdc-lint's SARIF), pinned in
-# tests/lint/npm/package-lock.json and installed there (project-local, never global), again
+# tests/linter/npm/package-lock.json and installed there (project-local, never global), again
 # whenever the lock file changes.
-npm_dir="$(cd "$(dirname "$0")/.." && pwd)/tests/lint/npm"
+npm_dir="$(cd "$(dirname "$0")/.." && pwd)/tests/linter/npm"
 if [ -x "$npm_dir/node_modules/.bin/sarif-multitool" ] &&
    cmp -s "$npm_dir/package-lock.json" "$npm_dir/node_modules/.kdc-installed-lock.json"; then
   echo "install-deps: npm tools present"
 else
-  echo "install-deps: npm ci in tests/lint/npm"
+  echo "install-deps: npm ci in tests/linter/npm"
   (cd "$npm_dir" && npm ci --no-audit --no-fund --loglevel=error)
   cp "$npm_dir/package-lock.json" "$npm_dir/node_modules/.kdc-installed-lock.json"
 fi

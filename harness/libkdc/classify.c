@@ -1,5 +1,5 @@
 /* Failure classification: the default table of kdc/classify.h and the
- * service's overrides. tests/harness/test_classify.c checks this table
+ * service's overrides. tests/harness/libkdc/test_classify.c checks this table
  * against the one in the header, row by row. */
 #include <pthread.h>
 #include <stdlib.h>

@@ -37,7 +37,7 @@
  * @endcode
  *
  * @par What the mock cluster can and cannot prove (librdkafka 2.0.2)
- * The tests (tests/testkit/test_txn.c) run against rd_kafka_mock_cluster:
+ * The tests (tests/harness/kdc-harness/test_txn.c) run against rd_kafka_mock_cluster:
  * that a failed send_offsets_to_transaction() or commit_transaction()
  * aborts the transaction and rewinds the consumer to its committed offsets
  * (the next message polled is the first uncommitted one), that a retriable

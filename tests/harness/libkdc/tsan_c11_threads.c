@@ -1,6 +1,6 @@
 /*
  * ThreadSanitizer support for tests that run librdkafka threads (tsan
- * preset only; linked into the harness tests by tests/harness/CMakeLists.txt
+ * preset only; linked into the harness tests by tests/harness/libkdc/CMakeLists.txt
  * when the build uses -fsanitize=thread).
  *
  * Debian's librdkafka 2.0.2 creates its threads with C11 thrd_create() and
@@ -16,7 +16,7 @@
  * pthread_once_t and pthread_t.
  *
  * librdkafka itself stays uninstrumented: its plain and atomic memory
- * accesses are invisible to TSan, which is why tests/harness/tsan.supp
+ * accesses are invisible to TSan, which is why tests/harness/libkdc/tsan.supp
  * suppresses reports whose stack is inside librdkafka. Races in libkdc and
  * in the tests are still reported, with librdkafka's threads and locks
  * known to TSan.

@@ -1,5 +1,5 @@
 /* hostile-service: a service that misbehaves on purpose, for kdc-harness's
- * own tests (tests/testkit/CMakeLists.txt). argv[1] picks the misbehaviour:
+ * own tests (tests/harness/kdc-harness/CMakeLists.txt). argv[1] picks the misbehaviour:
  *
  *   forged-dlq    the event at an even offset goes to the DLQ twice: once
  *                 named by its key and event-id header alone, once more

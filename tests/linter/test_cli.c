@@ -8,7 +8,7 @@
  *   test_cli [--kdc-lint PATH] [--inputs DIR]
  *
  * Defaults come from the environment: KDC_LINT, KDC_CLI_INPUTS (committed
- * inputs, tests/lint/inputs). Everything else is generated into a temporary
+ * inputs, tests/linter/inputs). Everything else is generated into a temporary
  * directory at test time.
  *
  * Known limits these tests document without asserting a finding (false

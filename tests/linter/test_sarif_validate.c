@@ -1,7 +1,7 @@
 /*
  * kdc-lint's SARIF passes the real validator: Microsoft's SARIF Multitool
- * (npm @microsoft/sarif-multitool, pinned in tests/lint/npm/package.json and
- * installed by scripts/install-deps.sh with npm ci into tests/lint/npm).
+ * (npm @microsoft/sarif-multitool, pinned in tests/linter/npm/package.json and
+ * installed by scripts/install-deps.sh with npm ci into tests/linter/npm).
  *
  *   test_sarif_validate    (KDC_LINT, KDC_SARIF_MULTITOOL from the environment)
  *
@@ -89,7 +89,7 @@ static int teardown(void **state) {
  * a description of them in *why. */
 static size_t validator_problems(const char *file, char **why) {
     if (access(g.multitool, X_OK) != 0)
-        fail_msg("%s is not installed: run scripts/install-deps.sh (npm ci in tests/lint/npm)",
+        fail_msg("%s is not installed: run scripts/install-deps.sh (npm ci in tests/linter/npm)",
                  g.multitool);
     char *log = NULL;
     assert_true(asprintf(&log, "%s.validation.sarif", file) > 0);
