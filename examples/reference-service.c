@@ -1,6 +1,6 @@
 /*
  * reference-service: a consume-process-produce service on libkdc that loses
- * no event under any kdc-harness scenario (docs/harness.md; README table).
+ * no event under any kdc-harness scenario (docs/kdc-harness.md; README table).
  *
  * It reads events ("amount=N") from $KAFKA_INPUT_TOPIC as a member of
  * $KAFKA_GROUP_ID, writes "amount=N total=T" with the event's key and

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The full kdc-harness matrix (docs/harness.md): every scenario at 10,000
+# The full kdc-harness matrix (docs/kdc-harness.md): every scenario at 10,000
 # events with examples/reference-service.c, which must lose nothing (and leave
 # nothing unprocessed), then every scenario with each variant in
 # examples/broken/, each of which must lose events in at least one scenario.

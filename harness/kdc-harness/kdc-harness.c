@@ -1,6 +1,6 @@
 /* kdc-harness: run a service under fault injection on librdkafka's mock
  * cluster and report lost, duplicated and unprocessed events
- * (docs/harness.md). The work is done by the testkit (kdc/testkit.h). */
+ * (docs/kdc-harness.md). The work is done by the testkit (kdc/testkit.h). */
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>

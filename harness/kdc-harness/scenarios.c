@@ -1,6 +1,6 @@
 /* The scenario table: what each scenario injects, when (drawn from the
  * seed), what a correct service does, and where the mock cluster falls
- * short. `kdc-harness list` prints this table; docs/harness.md documents it
+ * short. `kdc-harness list` prints this table; docs/kdc-harness.md documents it
  * (testkit.docs checks that both name the same scenarios). */
 #include <stdlib.h>
 #include <string.h>

@@ -23,7 +23,7 @@
  *      analysed unit (1-3) and not defined in that unit: a helper of Kafka code,
  *      whose body decides whether a call is an effect, a failure or a
  *      confirmation (an unanalysed helper counts as code outside the program).
- * Every other unit is skipped. What that can miss (documented in README.md):
+ * Every other unit is skipped. What that can miss (documented in docs/kdc-lint.md):
  * a skipped unit that passes values to a shared helper of Kafka code without
  * naming any Kafka code itself, or writes a field of a plain struct that
  * Kafka code reads, through no function or global the rules above link.

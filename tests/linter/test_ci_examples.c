@@ -6,7 +6,7 @@
  *                       yaml, pre-commit, make, cmake and git on PATH)
  *
  * The YAML parses and has the shape its consumer needs, every kdc-lint option
- * the files use exists (kdc-lint --help), the options are in README.md's table,
+ * the files use exists (kdc-lint --help), the options are in docs/kdc-lint.md's table,
  * pre-commit accepts the hook manifest and the example configuration, and the
  * make targets run on a scratch CMake project.
  */
@@ -228,9 +228,9 @@ static void every_kdc_lint_option_used_exists(void **state) {
     assert_true(checked >= 10); /* the scan found the commands */
 }
 
-static void the_ci_options_are_in_the_readme_option_table(void **state) {
+static void the_ci_options_are_in_the_reference_option_table(void **state) {
     (void)state;
-    char *readme = scratch_read(g.src, "README.md");
+    char *readme = scratch_read(g.src, "docs/kdc-lint.md");
     assert_non_null(readme);
     static const char *const rows[] = {
         "| `--format=text\\|json\\|sarif\\|github` |",
@@ -239,7 +239,7 @@ static void the_ci_options_are_in_the_readme_option_table(void **state) {
     };
     for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
         if (!strstr(readme, rows[i]))
-            fail_msg("README.md's option table lacks %s", rows[i]);
+            fail_msg("docs/kdc-lint.md's option table lacks %s", rows[i]);
     free(readme);
 }
 
@@ -369,7 +369,7 @@ int main(void) {
         cmocka_unit_test(the_hook_manifest_runs_kdc_lint_on_c_and_cxx_serially),
         cmocka_unit_test(the_github_workflow_uploads_sarif_and_annotates_pull_requests),
         cmocka_unit_test(every_kdc_lint_option_used_exists),
-        cmocka_unit_test(the_ci_options_are_in_the_readme_option_table),
+        cmocka_unit_test(the_ci_options_are_in_the_reference_option_table),
         cmocka_unit_test(the_ci_setups_install_the_packages_kdc_builds_from),
         cmocka_unit_test(the_make_targets_lint_a_cmake_project),
     };

@@ -651,18 +651,18 @@ static void a_broken_configuration_stops_only_the_files_it_governs(void **s) {
     free(d);
 }
 
-static void the_example_configuration_of_the_readme_is_valid(void **s) {
+static void the_example_configuration_of_the_docs_is_valid(void **s) {
     (void)s;
-    const char *readme = getenv("KDC_README");
-    assert_non_null(readme);
-    char *text = lc_read("/", readme[0] == '/' ? readme + 1 : readme);
+    const char *doc = getenv("KDC_CONFIGURATION_DOC");
+    assert_non_null(doc);
+    char *text = lc_read("/", doc[0] == '/' ? doc + 1 : doc);
     const char *start = strstr(text, "```yaml\n# .kdc-lint.yaml\n");
     assert_non_null(start);
     start += strlen("```yaml\n");
     const char *end = strstr(start, "```");
     assert_non_null(end);
     char *yaml = strndup(start, (size_t)(end - start));
-    char *d = lc_dir("readme");
+    char *d = lc_dir("doc");
     lc_write(d, ".kdc-lint.yaml", yaml);
     lc_res_t r;
     LC(&r, d, "--dump-config", "src/worker.c");
@@ -707,7 +707,7 @@ int main(void) {
         cmocka_unit_test(every_error_of_a_file_is_reported_not_only_the_first),
         cmocka_unit_test(binary_and_non_file_configurations_are_errors_not_crashes),
         cmocka_unit_test(a_broken_configuration_stops_only_the_files_it_governs),
-        cmocka_unit_test(the_example_configuration_of_the_readme_is_valid),
+        cmocka_unit_test(the_example_configuration_of_the_docs_is_valid),
     };
     return cmocka_run_group_tests_name("kdc-lint configuration (.kdc-lint.yaml)", tests,
                                        lc_setup, lc_teardown);

@@ -1,6 +1,6 @@
 /* The scenario table: at least ten documented scenarios, plans drawn from
  * the seed and reproducible, every fault healed by the end of its plan,
- * and docs/harness.md naming exactly the scenarios `kdc-harness list`
+ * and docs/kdc-harness.md naming exactly the scenarios `kdc-harness list`
  * prints. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -149,7 +149,7 @@ static char *slurp(const char *path) {
         return buf;
 }
 
-/* docs/harness.md has one "### `name`" heading per scenario, in table order. */
+/* docs/kdc-harness.md has one "### `name`" heading per scenario, in table order. */
 static void the_docs_name_exactly_the_scenarios_in_order(void **state) {
         (void)state;
         char *doc = slurp(KDC_HARNESS_DOC);
@@ -162,9 +162,9 @@ static void the_docs_name_exactly_the_scenarios_in_order(void **state) {
                 assert_non_null(end);
                 *end = '\0';
                 if (next >= kdc_testkit_scenario_count())
-                        fail_msg("docs/harness.md documents an unknown scenario %s", name);
+                        fail_msg("docs/kdc-harness.md documents an unknown scenario %s", name);
                 if (strcmp(name, kdc_testkit_scenario(next)->name) != 0)
-                        fail_msg("docs/harness.md: expected scenario %s, found %s",
+                        fail_msg("docs/kdc-harness.md: expected scenario %s, found %s",
                                  kdc_testkit_scenario(next)->name, name);
                 next++;
                 p = end;

@@ -102,7 +102,7 @@ static void a_committed_transaction_stores_its_outputs_but_the_mock_not_its_offs
         assert_int_equal(mock_env_stored(f->producer, f->out), 4);
         /* The limit: librdkafka 2.0.2's mock does not store offsets sent
          * with send_offsets_to_transaction(). If this starts failing, the
-         * mock learned to, and kdc/txn.h and docs/harness.md must say so. */
+         * mock learned to, and kdc/txn.h and docs/kdc-harness.md must say so. */
         assert_int_equal(mock_env_committed(f->consumer, f->in, 0), RD_KAFKA_OFFSET_INVALID);
         kdc_tracker_destroy(outputs);
 }

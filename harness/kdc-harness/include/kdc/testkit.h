@@ -4,7 +4,7 @@
  *        librdkafka's mock cluster while faults are injected, and count what
  *        it lost, the way Jepsen counts.
  *
- * This is the C API behind the `kdc-harness` command (docs/harness.md). One
+ * This is the C API behind the `kdc-harness` command (docs/kdc-harness.md). One
  * run:
  *  1. starts a mock cluster of three brokers on loopback
  *     (rd_kafka_mock_cluster_new()) and creates the input, output and
@@ -105,7 +105,7 @@ extern "C" {
 /** Output formats of kdc_testkit_results_print(). */
 typedef enum kdc_testkit_format_e {
         KDC_TESTKIT_TEXT = 0, /**< a few lines per scenario, for people */
-        KDC_TESTKIT_JSON = 1  /**< one JSON document (see docs/harness.md) */
+        KDC_TESTKIT_JSON = 1  /**< one JSON document (see docs/kdc-harness.md) */
 } kdc_testkit_format_t;
 
 /**
