@@ -27,6 +27,7 @@ lint=$(realpath "$1"); shift
 [ -x "$lint" ] || { echo "check.sh: $lint is not an executable" >&2; exit 2; }
 RC_WORK=$root/build/real-code
 if [ $# -ge 1 ] && [[ $1 != -* ]] && [ -d "$1" ]; then RC_WORK=$(realpath "$1"); shift; fi
+RC_REPO=$root
 # shellcheck source=projects.sh
 source "$here/projects.sh"
 
@@ -51,7 +52,7 @@ status=0
 rows=()
 for p in "${projects[@]}"; do
   rc_project "$p"
-  if [ "$TREE" = installed ]; then ready=$([ -d "$ROOT" ] && echo 1 || echo 0)
+  if [ "$TREE" = installed ] || [ "$TREE" = none ]; then ready=$([ -d "$ROOT" ] && echo 1 || echo 0)
   else ready=$([ -f "$(rc_stamp "$TREE")" ] && echo 1 || echo 0); fi
   if [ "$ready" = 0 ]; then
     echo "== $p: not prepared (bash scripts/real-code/prepare.sh $p)" >&2

@@ -18,6 +18,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 RC_WORK=${RC_WORK:-$root/build/real-code}
+RC_REPO=$root
 # shellcheck source=projects.sh
 source "$here/projects.sh"
 
@@ -32,7 +33,7 @@ for a in "$@"; do
   esac
 done
 trees=()
-add_tree() { local t; for t in "${trees[@]}"; do [ "$t" = "$1" ] && return; done; trees+=("$1"); }
+add_tree() { local t; [ "$1" != none ] || return 0; for t in "${trees[@]}"; do [ "$t" = "$1" ] && return; done; trees+=("$1"); }
 if [ ${#want[@]} -eq 0 ]; then
   for p in "${RC_PROJECTS[@]}"; do rc_project "$p"; add_tree "$TREE"; done
 else

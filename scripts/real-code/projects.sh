@@ -6,7 +6,8 @@
 #   and in docs/real-code/expected/NAME.txt are relative to it)  DB (the directory holding the
 #   compile_commands.json, empty for kdc-lint's default flags)  PATHS (the units, below ROOT)
 #   MODE (whole or per-unit, below)
-# Every path is below $RC_WORK (build/real-code by default) except the installed examples.
+# Every path is below $RC_WORK (build/real-code by default) except the installed examples and
+# the checked-in reproductions (below $RC_REPO, the checkout).
 
 # shellcheck shell=bash
 RC_PROJECTS=(
@@ -21,6 +22,7 @@ RC_PROJECTS=(
   rsyslog
   syslog-ng
   proftpd-mod-kafka
+  repro
 )
 
 # Debian 12 source packages: tree -> "source=version orig-tarball sha256". The version is the
@@ -78,6 +80,8 @@ rc_project() { # NAME -> TREE ROOT DB PATHS MODE
       TREE=syslog-ng ROOT=$s/syslog-ng DB=$s/syslog-ng PATHS=(modules/kafka) ;;
     proftpd-mod-kafka)
       TREE=proftpd-mod-kafka ROOT=$s/proftpd-mod-kafka DB=$s/proftpd-mod-kafka PATHS=(.) ;;
+    repro) # the reproductions of the false positives (docs/real-code.md), one program each
+      TREE=none ROOT=$RC_REPO/docs/real-code/repro DB= PATHS=(.) MODE=per-unit ;;
     *) echo "real-code: unknown project '$1' (one of: ${RC_PROJECTS[*]})" >&2; return 2 ;;
   esac
 }
