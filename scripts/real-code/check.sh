@@ -30,10 +30,13 @@ expected_dir=$root/docs/real-code/expected
 lint=$(realpath "$1"); shift
 [ -x "$lint" ] || { echo "check.sh: $lint is not an executable" >&2; exit 2; }
 RC_WORK=$root/build/real-code
-if [ $# -ge 1 ] && [[ $1 != -* ]] && [ -d "$1" ]; then RC_WORK=$(realpath "$1"); shift; fi
 RC_REPO=$root
 # shellcheck source=projects.sh
 source "$here/projects.sh"
+# WORK_DIR: a second argument that is neither an option nor a project name
+if [ $# -ge 1 ] && [[ $1 != -* ]] && ! rc_project "$1" 2>/dev/null; then
+  RC_WORK=$(realpath -m "$1"); shift
+fi
 
 update=0 cache=0 jobs=() allow_unprepared=0 projects=()
 while [ $# -gt 0 ]; do
