@@ -76,10 +76,10 @@ for p in "${projects[@]}"; do
   if [ "$MODE" = per-unit ]; then
     # one run per unit (each a program), the reports merged into one
     mkdir -p "$RC_WORK/reports/$p.units"
-    mapfile -t units < <(python3 "$here/findings.py" units "$ROOT" "${DB:--}" "${PATHS[@]}")
+    mapfile -t unit_list < <(python3 "$here/findings.py" units "$ROOT" "${DB:--}" "${PATHS[@]}")
     rc=0 i=0 parts=()
     : > "$RC_WORK/reports/$p.stderr"
-    for u in "${units[@]}"; do
+    for u in "${unit_list[@]}"; do
       i=$((i + 1))
       (cd "$ROOT" && "$lint" "${args[@]}" -o "$RC_WORK/reports/$p.units/$i.json" "$u" \
          2>> "$RC_WORK/reports/$p.stderr")
