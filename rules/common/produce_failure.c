@@ -2,6 +2,7 @@
 #include "consumer_common.h"
 #include "results.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,9 @@ typedef struct pf_fact {
     const char *key;     /* interned: the flag's lvalue key, or "op|a|b" */
     const char *vars[2]; /* USRs (comparison) or the lvalue key (flag) it reads */
     int flag;
+    int op;              /* comparison: its operator */
+    int const_side;      /* comparison of a variable and a constant: 1 left, 2 right, 0 none */
+    long long cval;
 } pf_fact_t;
 
 typedef KDC_VEC(const char *) str_vec_t;
@@ -247,7 +251,24 @@ static int fact_of(pf_walk_t *w, const kdc_expr_t *cond, pf_fact_t *out, int *ne
     out->key = kdc_intern(p, key);
     out->vars[0] = l == a ? NULL : l;
     out->vars[1] = r == b ? NULL : r;
+    out->op = c->op;
+    out->const_side = l == a ? 1 : r == b ? 2 : 0;
+    if (out->const_side)
+        out->cval = kdc_expr_strip(c->kids[out->const_side - 1])->ival;
     return 1;
+}
+
+/* The value of a variable-and-constant comparison once the variable holds v. */
+static int fact_value(const pf_fact_t *f, long long v) {
+    long long a = f->const_side == 2 ? v : f->cval, b = f->const_side == 2 ? f->cval : v;
+    switch (f->op) {
+    case KDC_OP_EQ: return a == b;
+    case KDC_OP_NE: return a != b;
+    case KDC_OP_LT: return a < b;
+    case KDC_OP_GT: return a > b;
+    case KDC_OP_LE: return a <= b;
+    default: return a >= b;
+    }
 }
 
 static int fact_index(const pf_walk_t *w, const pf_fact_t *f) {
@@ -264,7 +285,9 @@ typedef struct fact_count {
 
 /* Which facts to remember: those tested more than once, and flags the
  * function sets to a constant (run = 0), loop conditions first. */
-static void collect_facts(pf_walk_t *w) {
+static int fact_at_start(pf_walk_t *w, const pf_fact_t *f);
+
+static void collect_facts(pf_walk_t *w, int *seed) {
     fact_count_t cand[32];
     size_t n = 0;
     for (int pass = 0; pass < 2; pass++)
@@ -289,13 +312,26 @@ static void collect_facts(pf_walk_t *w) {
             e->nkids != 2 || !kdc_expr_strip(e->kids[1])->has_ival)
             continue;
         const char *k = kdc_pts_lvalue_key(w->run->ctx->program, e->kids[0]);
-        for (size_t j = 0; k && j < n; j++)
-            if (cand[j].fact.flag && cand[j].fact.key == k)
-                cand[j].assigned_const++;
+        const char *root = kdc_root_var(e->kids[0]);
+        for (size_t j = 0; j < n; j++)
+            if ((cand[j].fact.flag && k && cand[j].fact.key == k) ||
+                (cand[j].fact.const_side && root &&
+                 root == cand[j].fact.vars[2 - cand[j].fact.const_side]))
+                cand[j].assigned_const++; /* run = 0; rc = -1 with `rc == 0` tested */
     }
-    for (size_t j = 0; j < n && w->nfacts < PF_NFACTS; j++)
-        if (cand[j].conds > 1 || cand[j].assigned_const)
+    /* facts known where the walk starts first, then the rest */
+    int known[32];
+    for (size_t j = 0; j < n; j++)
+        known[j] = cand[j].conds > 1 || cand[j].assigned_const ? fact_at_start(w, &cand[j].fact) : -1;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t j = 0; j < n && w->nfacts < PF_NFACTS; j++) {
+            if ((pass == 0) != (known[j] >= 0) || !(cand[j].conds > 1 || cand[j].assigned_const))
+                continue;
+            int kf = ST_FACT0 << (2 * w->nfacts), kt = kf << 1;
+            if (known[j] >= 0)
+                *seed |= known[j] ? kt : kf;
             w->facts[w->nfacts++] = cand[j].fact;
+        }
 }
 
 /* Is `to` reachable from `from` without taking edge (skip_n, skip_i) (-1: no
@@ -337,45 +373,44 @@ static int reaches(const pf_walk_t *w, int from, int to, int skip_n, int skip_i,
     return found;
 }
 
-/* Does node n assign a variable fact j reads? */
-static int invalidates(const pf_walk_t *w, int n, size_t j) {
+/* Does node n assign a variable the fact (a pf_fact_t *) reads? */
+static int invalidates(const pf_walk_t *w, int n, size_t arg) {
     const kdc_node_t *nd = &w->g->nodes[n];
     const kdc_expr_t *lv = nd->kind == KDC_N_ASSIGN && nd->expr ? kdc_expr_assigned(nd->expr) : NULL;
     if (!lv)
         return 0;
-    const pf_fact_t *f = &w->facts[j];
+    const pf_fact_t *f = (const pf_fact_t *)(uintptr_t)arg;
     if (f->flag)
         return kdc_pts_lvalue_key(w->run->ctx->program, lv) == f->key;
     const char *root = kdc_root_var(lv);
     return root && (root == f->vars[0] || root == f->vars[1]);
 }
 
-static int fact_of(pf_walk_t *w, const kdc_expr_t *cond, pf_fact_t *out, int *neg);
-static int fact_index(const pf_walk_t *w, const pf_fact_t *f);
 
-/* What the walk knows when it starts: a remembered condition every path to
- * the start call passes, on the same edge, with nothing assigned since
- * (`while (i < n && publish(..) == 0) i++;`: i < n holds when publish fails). */
-static int seed_facts(pf_walk_t *w) {
+/* What the walk knows about a fact when it starts: 1 or 0 when every path
+ * to the start call passes one of its conditions on the same edge, with
+ * nothing assigned since (`while (i < n && publish(..) == 0) i++;`: i < n
+ * holds when publish fails); -1 otherwise. */
+static int fact_at_start(pf_walk_t *w, const pf_fact_t *f) {
     const kdc_cfg_t *g = w->g;
-    int st = 0;
+    int value = -1;
     for (unsigned c = 0; c < g->n; c++) {
         const kdc_node_t *nd = &g->nodes[c];
-        pf_fact_t f;
-        int neg, j;
-        if (nd->kind != KDC_N_COND || nd->nsucc != 2 || !fact_of(w, nd->expr, &f, &neg) ||
-            (j = fact_index(w, &f)) < 0)
+        pf_fact_t cf;
+        int neg;
+        if (nd->kind != KDC_N_COND || nd->nsucc != 2 || !fact_of(w, nd->expr, &cf, &neg) ||
+            cf.key != f->key)
             continue;
         for (unsigned e = 0; e < 2; e++) {
-            if (nd->succ[e] < 0 || reaches(w, g->entry, w->start_node, (int)c, (int)e, -1, NULL, 0) ||
-                reaches(w, nd->succ[e], w->start_node, -1, -1, (int)c, invalidates, (size_t)j))
+            if (nd->succ[e] < 0 ||
+                reaches(w, g->entry, w->start_node, (int)c, (int)e, -1, NULL, 0) ||
+                reaches(w, nd->succ[e], w->start_node, -1, -1, (int)c, invalidates,
+                        (size_t)(uintptr_t)f))
                 continue;
-            int kf = ST_FACT0 << (2 * j), kt = kf << 1;
-            int truth = (e == 0) ^ neg;
-            st = (st & ~(kf | kt)) | (truth ? kt : kf);
+            value = (e == 0) ^ neg;
         }
     }
-    return st;
+    return value;
 }
 
 /* ---------- conditions ---------- */
@@ -649,6 +684,9 @@ static int pf_visit(pf_walk_t *w, int n, int st) {
                     st |= v ? kt : kf; /* stop = 1; run = 0; stop = failed || .. */
             } else if (!f->flag && root && (root == f->vars[0] || root == f->vars[1])) {
                 st &= ~(kf | kt); /* i++: i < n must be tested again */
+                const kdc_expr_t *r = plain ? kdc_expr_strip(nd->expr->kids[1]) : NULL;
+                if (f->const_side && r && r->has_ival && kdc_expr_strip(lv)->kind == KDC_E_REF)
+                    st |= fact_value(f, r->ival) ? kt : kf; /* rc = -1 with `rc == 0` */
             }
         }
         const kdc_expr_t *l = kdc_expr_strip(lv);
@@ -829,8 +867,9 @@ static void follow(pf_run_t *r, const kdc_func_t *f, const kdc_expr_t *start, in
     }
     kdc_func_walk_exprs(f, collect_err_keys, &w);
     kdc_stmt_walk(f->body, collect_loop_calls, &w);
-    collect_facts(&w);
-    pf_search(&w, st0 | seed_facts(&w));
+    int seed = 0;
+    collect_facts(&w, &seed);
+    pf_search(&w, st0 | seed);
     if (w.lost && !has_expr(&r->reported, start)) {
         KDC_VEC_PUSH(r->reported, start);
         kdc_produce_loss_t loss = {w.kind, f,    start, r->produce, r->produce_func,
