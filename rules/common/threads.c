@@ -95,15 +95,19 @@ static const kdc_expr_t *thread_fn_arg(const kdc_expr_t *call) {
     return NULL;
 }
 
-static void add_entry(kdc_thread_entry_vec_t *out, const kdc_func_t *entry, const kdc_expr_t *site,
-                      int repeated) {
+static void add_entry(kdc_thread_entry_vec_t *out, const kdc_func_t *entry, const kdc_func_t *f,
+                      const kdc_expr_t *site, int repeated) {
     for (size_t i = 0; i < out->n; i++)
         if (out->v[i].func == entry) {
+            if (out->v[i].nsites < 8) {
+                out->v[i].sites[out->v[i].nsites] = site;
+                out->v[i].site_funcs[out->v[i].nsites] = f;
+            }
             out->v[i].nsites++;
             out->v[i].pool = 1;
             return;
         }
-    kdc_thread_entry_t e = {entry, 1, repeated, site};
+    kdc_thread_entry_t e = {entry, 1, repeated, site, {site}, {f}};
     KDC_VEC_PUSH(*out, e);
 }
 
@@ -124,14 +128,14 @@ void kdc_thread_entries(kdc_rule_ctx_t *ctx, kdc_thread_entry_vec_t *out) {
             if (s && s->kind == KDC_E_REF && s->ref == KDC_REF_FUNCTION && s->usr) {
                 const kdc_func_t *entry = kdc_program_find_callee(ctx->program, s->usr, f->tu);
                 if (entry) {
-                    add_entry(out, entry, call, repeated);
+                    add_entry(out, entry, f, call, repeated);
                     continue;
                 }
             }
             if (s && s->kind == KDC_E_OTHER) {
                 const kdc_func_t *entry = lambda_at(ctx, s);
                 if (entry) {
-                    add_entry(out, entry, call, repeated);
+                    add_entry(out, entry, f, call, repeated);
                     continue;
                 }
             }
@@ -143,7 +147,7 @@ void kdc_thread_entries(kdc_rule_ctx_t *ctx, kdc_thread_entry_vec_t *out) {
                 const kdc_func_t *entry =
                     kdc_program_find_func(ctx->program, kdc_facts_obj(ctx->facts, k)->str);
                 if (entry)
-                    add_entry(out, entry, call, repeated);
+                    add_entry(out, entry, f, call, repeated);
             }
             kdc_bits_free(&b);
         }

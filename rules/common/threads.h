@@ -16,6 +16,8 @@ typedef struct kdc_thread_entry {
     unsigned nsites;        /* thread-creating calls that start it */
     int pool;               /* started at several places or repeatedly: a worker pool */
     const kdc_expr_t *site; /* the first thread-creating call */
+    const kdc_expr_t *sites[8]; /* the first eight thread-creating calls */
+    const kdc_func_t *site_funcs[8]; /* ... and the functions making them */
 } kdc_thread_entry_t;
 
 typedef KDC_VEC(kdc_thread_entry_t) kdc_thread_entry_vec_t;
