@@ -35,8 +35,30 @@
 #define DR_HELPER_DEPTH 4
 #define DR_DEFAULT_MAX_MESSAGES 100000 /* queue.buffering.max.messages */
 
+/* A call of a function of the program, from another. */
+typedef struct site {
+    const kdc_func_t *caller;
+    const kdc_expr_t *call;
+} site_t;
+typedef KDC_VEC(site_t) site_vec_t;
+
+/* What a thread start routine reaches that matters here. */
+typedef struct thread_calls {
+    const kdc_thread_entry_t *entry;
+    site_vec_t serving; /* poll/flush calls and queue polls */
+    site_vec_t producing;
+} thread_calls_t;
+
+/* Computed once per run: who calls whom, what the threads do. */
+typedef struct drns_index {
+    site_vec_t *callers; /* per function index: the calls that may reach it */
+    thread_calls_t *threads;
+    size_t nthreads;
+} drns_index_t;
+
 typedef struct drns {
     kdc_rule_ctx_t *ctx;
+    const drns_index_t *index;
     size_t client;
     int routed;  /* the main queue is taken: event-queue polls may serve it */
     kdc_loc_t loop_loc;
@@ -162,27 +184,77 @@ static int thread_call_serves(drns_t *d, const kdc_func_t *f, const kdc_expr_t *
 
 /* A thread of its own: a start routine that serves the client's reports and
  * does not produce on it (a dedicated poll thread). */
-static int served_by_thread(drns_t *d, const kdc_thread_entry_vec_t *entries) {
-    for (size_t e = 0; e < entries->n; e++) {
-        const kdc_thread_entry_t *te = &entries->v[e];
-        int arg_k = 0;
+static int served_by_thread(drns_t *d) {
+    for (size_t e = 0; e < d->index->nthreads; e++) {
+        const thread_calls_t *tc = &d->index->threads[e];
+        const kdc_thread_entry_t *te = tc->entry;
+        int arg_k = 0, polls = 0, produces = 0;
         for (unsigned i = 0; i < te->nsites && i < 8 && !arg_k; i++)
             arg_k = thread_arg_is_client(d, te->site_funcs[i], te->sites[i]);
-        kdc_func_vec_t reach = {0};
-        kdc_func_closure(d->ctx, entries->v[e].func, &reach);
-        int polls = 0, produces = 0;
-        for (size_t i = 0; i < reach.n; i++) {
-            const kdc_func_t *f = reach.v[i];
-            for (unsigned c = 0; c < f->ncalls; c++) {
-                polls |= thread_call_serves(d, f, f->calls[c], arg_k);
-                produces |= produces_on(d, f, f->calls[c]);
-            }
-        }
-        free(reach.v);
+        for (size_t i = 0; i < tc->serving.n && !polls; i++)
+            polls = thread_call_serves(d, tc->serving.v[i].caller, tc->serving.v[i].call, arg_k);
+        for (size_t i = 0; i < tc->producing.n && polls && !produces; i++)
+            produces = produces_on(d, tc->producing.v[i].caller, tc->producing.v[i].call);
         if (polls && !produces)
             return 1;
     }
     return 0;
+}
+
+static void build_index(kdc_rule_ctx_t *ctx, const kdc_thread_entry_vec_t *entries,
+                        drns_index_t *x) {
+    const kdc_pts_t *pts = kdc_facts_pts_of(ctx->facts);
+    size_t nf = kdc_program_nfuncs(ctx->program);
+    x->callers = calloc(nf ? nf : 1, sizeof *x->callers);
+    x->threads = calloc(entries->n ? entries->n : 1, sizeof *x->threads);
+    if (!x->callers || !x->threads)
+        kdc_oom();
+    for (size_t i = 0; i < nf; i++) {
+        const kdc_func_t *caller = kdc_program_func(ctx->program, i);
+        const kdc_cfg_t *g = caller->cfg;
+        for (unsigned c = 0; g && c < caller->ncalls; c++) {
+            const kdc_expr_t *cs = caller->calls[c];
+            if (kdc_api_lookup(cs) || g->call_node[c] < 0)
+                continue;
+            kdc_funcvec_t callees = {0};
+            kdc_pts_callees(pts, caller, cs, &callees);
+            for (size_t k = 0; k < callees.n; k++)
+                if (callees.v[k] != caller) {
+                    site_t st = {caller, cs};
+                    KDC_VEC_PUSH(x->callers[callees.v[k]->index], st);
+                }
+            free(callees.v);
+        }
+    }
+    for (size_t e = 0; e < entries->n; e++) {
+        thread_calls_t *tc = &x->threads[x->nthreads++];
+        tc->entry = &entries->v[e];
+        kdc_func_vec_t reach = {0};
+        kdc_func_closure(ctx, entries->v[e].func, &reach);
+        for (size_t i = 0; i < reach.n; i++) {
+            const kdc_func_t *f = reach.v[i];
+            for (unsigned c = 0; c < f->ncalls; c++) {
+                const kdc_api_t *api = kdc_api_lookup(f->calls[c]);
+                site_t st = {f, f->calls[c]};
+                if ((api && (api->roles & KDC_API_SERVE_DR)) || is_queue_poll(f->calls[c]))
+                    KDC_VEC_PUSH(tc->serving, st);
+                if (api && (api->roles & KDC_API_PRODUCE))
+                    KDC_VEC_PUSH(tc->producing, st);
+            }
+        }
+        free(reach.v);
+    }
+}
+
+static void free_index(drns_index_t *x, size_t nf) {
+    for (size_t i = 0; x->callers && i < nf; i++)
+        free(x->callers[i].v);
+    for (size_t e = 0; e < x->nthreads; e++) {
+        free(x->threads[e].serving.v);
+        free(x->threads[e].producing.v);
+    }
+    free(x->callers);
+    free(x->threads);
 }
 
 /* ---------- loops ---------- */
@@ -266,36 +338,11 @@ static size_t cycle_nodes(const kdc_cfg_t *g, int s, unsigned char *in) {
 }
 
 /* The calls of f that may hand it the client. */
-typedef struct site {
-    const kdc_func_t *caller;
-    const kdc_expr_t *call;
-} site_t;
-typedef KDC_VEC(site_t) site_vec_t;
-
 static void callers_of(drns_t *d, const kdc_func_t *f, site_vec_t *out) {
-    const kdc_pts_t *pts = kdc_facts_pts_of(d->ctx->facts);
-    size_t nf = kdc_program_nfuncs(d->ctx->program);
-    for (size_t i = 0; i < nf; i++) {
-        const kdc_func_t *caller = kdc_program_func(d->ctx->program, i);
-        if (caller == f)
-            continue;
-        for (unsigned c = 0; c < caller->ncalls; c++) {
-            const kdc_expr_t *cs = caller->calls[c];
-            if (kdc_api_lookup(cs) || kdc_call_only_other_clients(d->ctx, caller, cs, 0, d->client))
-                continue;
-            kdc_funcvec_t callees = {0};
-            kdc_pts_callees(pts, caller, cs, &callees);
-            int hit = 0;
-            for (size_t k = 0; k < callees.n; k++)
-                hit |= callees.v[k] == f;
-            free(callees.v);
-            const kdc_cfg_t *g = caller->cfg;
-            if (hit && g && cs->call_id >= 0 && g->call_node[cs->call_id] >= 0) {
-                site_t st = {caller, cs};
-                KDC_VEC_PUSH(*out, st);
-            }
-        }
-    }
+    const site_vec_t *all = &d->index->callers[f->index];
+    for (size_t i = 0; i < all->n; i++)
+        if (!kdc_call_only_other_clients(d->ctx, all->v[i].caller, all->v[i].call, 0, d->client))
+            KDC_VEC_PUSH(*out, all->v[i]);
 }
 
 static int upper_bound(drns_t *d, const kdc_func_t *f, const kdc_expr_t *e, int depth,
@@ -748,6 +795,7 @@ static int loop_of(drns_t *d, const kdc_func_t *f, int s, int depth) {
 
 typedef struct state {
     kdc_thread_entry_vec_t entries;
+    drns_index_t index;
     signed char *thread_served; /* per object: -1 not computed */
     signed char *routed;
 } state_t;
@@ -755,6 +803,7 @@ typedef struct state {
 static void check(kdc_rule_ctx_t *ctx) {
     state_t st = {0};
     kdc_thread_entries(ctx, &st.entries);
+    build_index(ctx, &st.entries, &st.index);
     size_t nobjs = kdc_pts_nobjs(kdc_facts_pts_of(ctx->facts));
     st.thread_served = malloc(nobjs ? nobjs : 1);
     st.routed = malloc(nobjs ? nobjs : 1);
@@ -779,12 +828,12 @@ static void check(kdc_rule_ctx_t *ctx) {
                 if (!kdc_bits_get(&clients, k) || kdc_facts_client_type(ctx->facts, k) == 1 ||
                     kdc_facts_client_has_dr(ctx->facts, k) != KDC_TRI_YES)
                     continue;
-                drns_t d = {ctx, k, 0, {0}, 0};
+                drns_t d = {ctx, &st.index, k, 0, {0}, 0};
                 if (st.routed[k] < 0)
                     st.routed[k] = (signed char)main_queue_taken(&d);
                 d.routed = st.routed[k];
                 if (st.thread_served[k] < 0)
-                    st.thread_served[k] = (signed char)served_by_thread(&d, &st.entries);
+                    st.thread_served[k] = (signed char)served_by_thread(&d);
                 if (st.thread_served[k] || loop_of(&d, f, g->call_node[c], 0) != UNSERVED)
                     continue;
                 kdc_notes_t notes = {0};
@@ -807,6 +856,7 @@ static void check(kdc_rule_ctx_t *ctx) {
             kdc_bits_free(&clients);
         }
     }
+    free_index(&st.index, nf);
     free(st.entries.v);
     free(st.thread_served);
     free(st.routed);

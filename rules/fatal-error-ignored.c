@@ -45,8 +45,14 @@ typedef struct fatal_ctx {
     size_t client;
     fvec_t callbacks; /* error callbacks of the client (C: error_cb, C++: event_cb) */
     fvec_t relevant;  /* functions whose checks count for the client */
-    keyvec_t cond_keys; /* variables and fields read by conditions anywhere */
+    const keyvec_t *cond_keys; /* variables and fields read by conditions anywhere */
 } fatal_ctx_t;
+
+/* The rule's run: what is computed once, and the findings made. */
+typedef struct fatal_run {
+    KDC_VEC(const kdc_loc_t *) reported;
+    keyvec_t cond_keys;
+} fatal_run_t;
 
 static int fvec_has(const fvec_t *v, const kdc_func_t *f) {
     for (size_t i = 0; i < v->n; i++)
@@ -235,30 +241,39 @@ static void relevant_functions(fatal_ctx_t *fc) {
     free(producing.v);
 }
 
+typedef struct key_collect {
+    kdc_program_t *p;
+    keyvec_t *keys;
+} key_collect_t;
+
 static int collect_cond_keys(const kdc_expr_t *e, void *arg) {
-    fatal_ctx_t *fc = arg;
+    key_collect_t *kc = arg;
     if (e->kind == KDC_E_REF || e->kind == KDC_E_MEMBER) {
-        const char *k = kdc_pts_lvalue_key(fc->ctx->program, e);
+        const char *k = kdc_pts_lvalue_key(kc->p, e);
+        for (size_t i = 0; k && i < kc->keys->n; i++)
+            if (kc->keys->v[i] == k)
+                return 0;
         if (k)
-            KDC_VEC_PUSH(fc->cond_keys, k);
+            KDC_VEC_PUSH(*kc->keys, k);
     }
     return 0;
 }
 
 /* Variables and fields that conditions read (a stop flag is one of them). */
-static void condition_keys(fatal_ctx_t *fc) {
-    size_t nf = kdc_program_nfuncs(fc->ctx->program);
+static void condition_keys(kdc_rule_ctx_t *ctx, keyvec_t *keys) {
+    key_collect_t kc = {ctx->program, keys};
+    size_t nf = kdc_program_nfuncs(ctx->program);
     for (size_t i = 0; i < nf; i++) {
-        const kdc_cfg_t *g = kdc_program_func(fc->ctx->program, i)->cfg;
+        const kdc_cfg_t *g = kdc_program_func(ctx->program, i)->cfg;
         for (unsigned n = 0; g && n < g->n; n++)
             if (g->nodes[n].kind == KDC_N_COND)
-                kdc_expr_walk(g->nodes[n].expr, collect_cond_keys, fc);
+                kdc_expr_walk(g->nodes[n].expr, collect_cond_keys, &kc);
     }
 }
 
 static int key_is_tested(const fatal_ctx_t *fc, const char *k) {
-    for (size_t i = 0; k && i < fc->cond_keys.n; i++)
-        if (fc->cond_keys.v[i] == k)
+    for (size_t i = 0; k && i < fc->cond_keys->n; i++)
+        if (fc->cond_keys->v[i] == k)
             return 1;
     return 0;
 }
@@ -523,7 +538,7 @@ static int commit_checked(fatal_ctx_t *fc) {
 /* ---------- the rule ---------- */
 
 static void check_client(kdc_rule_ctx_t *ctx, size_t client, void *arg) {
-    KDC_VEC(const kdc_loc_t *) *reported = arg;
+    fatal_run_t *run = arg;
     if (kdc_facts_client_type(ctx->facts, client) == 1 ||
         !kdc_facts_client_produces(ctx->facts, client, NULL))
         return;
@@ -531,10 +546,9 @@ static void check_client(kdc_rule_ctx_t *ctx, size_t client, void *arg) {
     if (!transactional &&
         kdc_facts_client_bool(ctx->facts, client, "enable.idempotence", 0) != KDC_TRI_YES)
         return;
-    fatal_ctx_t fc = {ctx, client, {0}, {0}, {0}};
+    fatal_ctx_t fc = {ctx, client, {0}, {0}, &run->cond_keys};
     error_callbacks(&fc);
     relevant_functions(&fc);
-    condition_keys(&fc);
     site_vec_t sites = {0}, bare = {0};
     find_sites(&fc, &sites, &bare);
     for (size_t i = 0; i < bare.n; i++) /* conditions first: they are where a finding sits */
@@ -554,10 +568,10 @@ static void check_client(kdc_rule_ctx_t *ctx, size_t client, void *arg) {
         const site_t *s = sites.n ? &sites.v[0] : NULL;
         const kdc_loc_t *at = s ? s->loc : &g.loss.call->loc;
         int dup = 0;
-        for (size_t i = 0; i < reported->n; i++)
-            dup |= reported->v[i] == at;
+        for (size_t i = 0; i < run->reported.n; i++)
+            dup |= run->reported.v[i] == at;
         if (!dup) {
-            KDC_VEC_PUSH(*reported, at);
+            KDC_VEC_PUSH(run->reported, at);
             if (!s && fc.callbacks.n)
                 kdc_notes_add(&notes, &fc.callbacks.v[0]->loc,
                               "its error callback never checks RD_KAFKA_RESP_ERR__FATAL");
@@ -594,13 +608,14 @@ static void check_client(kdc_rule_ctx_t *ctx, size_t client, void *arg) {
     free(sites.v);
     free(fc.callbacks.v);
     free(fc.relevant.v);
-    free(fc.cond_keys.v);
 }
 
 static void check(kdc_rule_ctx_t *ctx) {
-    KDC_VEC(const kdc_loc_t *) reported = {0};
-    kdc_config_each_client(ctx, 0, check_client, &reported);
-    free(reported.v);
+    fatal_run_t run = {{0}, {0}};
+    condition_keys(ctx, &run.cond_keys);
+    kdc_config_each_client(ctx, 0, check_client, &run);
+    free(run.reported.v);
+    free(run.cond_keys.v);
 }
 
 const kdc_rule_t kdc_rule_fatal_error_ignored = {
