@@ -424,6 +424,10 @@ static int error_source(pf_walk_t *w, const kdc_expr_t *e) {
         return 0;
     if (e == w->start || is_error_call(e))
         return 1;
+    /* rd_kafka_error_code(error), C++ error->code(): the code of an error object */
+    if (e->kind == KDC_E_CALL && e->name &&
+        (!strcmp(e->name, "rd_kafka_error_code") || !strcmp(e->name, "RdKafka::Error::code")))
+        return error_source(w, e->is_method ? e->recv : kdc_call_arg(e, 0)) ? 1 : 0;
     if (e->kind == KDC_E_REF || e->kind == KDC_E_MEMBER)
         return has_str(&w->err_keys, kdc_pts_lvalue_key(w->run->ctx->program, e)) ? 1 : 0;
     return 0;
@@ -655,6 +659,23 @@ static void lose(pf_walk_t *w, kdc_loss_kind_t kind, const kdc_expr_t *at, int s
     w->known = (st & ST_KNOWN) != 0;
 }
 
+/* Does the lvalue live in a local variable of the function (d.err, vu[0].type),
+ * rather than behind a pointer or in a global (s->state[i])? */
+static int is_local_value(pf_walk_t *w, const kdc_expr_t *lv) {
+    (void)w;
+    for (const kdc_expr_t *e = kdc_expr_strip(lv); e;) {
+        if (e->kind == KDC_E_REF)
+            return e->ref == KDC_REF_LOCAL && e->type && !strchr(e->type, '*');
+        if (e->kind == KDC_E_MEMBER && !e->arrow && e->nkids)
+            e = kdc_expr_strip(e->kids[0]);
+        else if (e->kind == KDC_E_INDEX && e->nkids)
+            e = kdc_expr_strip(e->kids[0]);
+        else
+            return 0;
+    }
+    return 0;
+}
+
 static int pf_visit(pf_walk_t *w, int n, int st) {
     const kdc_node_t *nd = &w->g->nodes[n];
     int failed = (st & ST_FAILED) && !(st & ST_EXCL);
@@ -695,8 +716,9 @@ static int pf_visit(pf_walk_t *w, int n, int st) {
             const kdc_expr_t *r = kdc_expr_strip(nd->expr->kids[1]);
             if (is_var_ref(w, r))
                 return -1; /* stored for later: retry[n++] = m */
-            if (root && has_str(&w->vars, root) && r && (r->has_ival || error_source(w, r)))
-                return -1; /* the record marked failed: s->state[i] = FAILED */
+            if (root && has_str(&w->vars, root) && r && (r->has_ival || error_source(w, r)) &&
+                !is_local_value(w, lv))
+                return -1; /* marked failed where it outlives the loop: s->state[i] = FAILED */
         }
         if (root && has_str(&w->vars, root)) {
             if (!(st & ST_ADV) && !w->adv)
