@@ -22,7 +22,7 @@
  * own serves (a start routine that polls it and does not produce on it); a
  * background event callback; a producer without a delivery report (reports
  * are not queued: produce-without-delivery-callback) or whose configuration
- * cannot be followed.
+ * cannot be followed (strict profile: a note).
  */
 #include "common/config_common.h"
 #include "common/consumer_common.h"
@@ -825,9 +825,11 @@ static void check(kdc_rule_ctx_t *ctx) {
             int unknown = 0;
             kdc_call_clients(ctx, f, call, api, 0, &clients, &unknown);
             for (size_t k = 0; !unknown && k < clients.nwords * 64; k++) {
-                if (!kdc_bits_get(&clients, k) || kdc_facts_client_type(ctx->facts, k) == 1 ||
-                    kdc_facts_client_has_dr(ctx->facts, k) != KDC_TRI_YES)
+                if (!kdc_bits_get(&clients, k) || kdc_facts_client_type(ctx->facts, k) == 1)
                     continue;
+                kdc_tri_t dr = kdc_facts_client_has_dr(ctx->facts, k);
+                if (dr == KDC_TRI_NO || (dr == KDC_TRI_UNKNOWN && !ctx->opts->strict))
+                    continue; /* no reports queued; or cannot tell: a note in strict */
                 drns_t d = {ctx, &st.index, k, 0, {0}, 0};
                 if (st.routed[k] < 0)
                     st.routed[k] = (signed char)main_queue_taken(&d);
@@ -842,15 +844,21 @@ static void check(kdc_rule_ctx_t *ctx) {
                     kdc_notes_add(&notes, &d.loop_loc,
                                   "this loop never serves the producer's delivery reports");
                 const char *name = call->is_method ? call->name + 9 : call->name;
-                kdc_rule_report(
+                void (*report)(kdc_rule_ctx_t *, const kdc_func_t *, const kdc_loc_t *,
+                               const kdc_related_t *, size_t, const char *, ...) =
+                    dr == KDC_TRI_YES ? kdc_rule_report : kdc_rule_note;
+                report(
                     ctx, f, &call->loc, notes.v, notes.n,
-                    "%s produces in a loop that never serves this producer's delivery reports "
+                    "%s produces in a loop that never serves this producer's delivery reports%s "
                     "(no rd_kafka_poll/rd_kafka_flush on it in the loop, nor a thread of its own "
                     "polling it): the reports pile up, the queue fills and produces fail with "
                     "RD_KAFKA_RESP_ERR__QUEUE_FULL, and failed deliveries are not seen; call "
                     "rd_kafka_poll(rk, 0) after each produce or batch, or poll from a dedicated "
                     "thread",
-                    name);
+                    name,
+                    dr == KDC_TRI_YES ? ""
+                                      : " (if its configuration, which cannot be followed, "
+                                        "registers them; strict profile)");
                 break;
             }
             kdc_bits_free(&clients);

@@ -26,7 +26,7 @@
  *     whose commit_transaction() result is checked is left to
  *     txn-error-not-aborted (the transaction API reports fatal errors).
  * Not reported: producers that are neither idempotent nor transactional, or
- * whose configuration cannot be read.
+ * whose enable.idempotence cannot be read (strict profile: a note).
  */
 #include "common/config_common.h"
 #include "common/consumer_common.h"
@@ -543,9 +543,11 @@ static void check_client(kdc_rule_ctx_t *ctx, size_t client, void *arg) {
         !kdc_facts_client_produces(ctx->facts, client, NULL))
         return;
     int transactional = kdc_config_is_transactional(ctx, client);
-    if (!transactional &&
-        kdc_facts_client_bool(ctx->facts, client, "enable.idempotence", 0) != KDC_TRI_YES)
-        return;
+    kdc_tri_t idempotent =
+        transactional ? KDC_TRI_YES
+                      : kdc_facts_client_bool(ctx->facts, client, "enable.idempotence", 0);
+    if (idempotent == KDC_TRI_NO || (idempotent == KDC_TRI_UNKNOWN && !ctx->opts->strict))
+        return; /* cannot tell: quiet in the default profile, a note in strict */
     fatal_ctx_t fc = {ctx, client, {0}, {0}, &run->cond_keys};
     error_callbacks(&fc);
     relevant_functions(&fc);
@@ -555,7 +557,13 @@ static void check_client(kdc_rule_ctx_t *ctx, size_t client, void *arg) {
         KDC_VEC_PUSH(sites, bare.v[i]);
     free(bare.v);
     const char *what = transactional ? "transactional producer (transactional.id set)"
-                                     : "idempotent producer (enable.idempotence=true)";
+                       : idempotent == KDC_TRI_YES
+                           ? "idempotent producer (enable.idempotence=true)"
+                           : "producer, which may be idempotent (enable.idempotence cannot be "
+                             "determined; strict profile),";
+    void (*report)(kdc_rule_ctx_t *, const kdc_func_t *, const kdc_loc_t *, const kdc_related_t *,
+                   size_t, const char *, ...) =
+        idempotent == KDC_TRI_YES ? kdc_rule_report : kdc_rule_note;
     kdc_notes_t notes = {0};
     kdc_notes_add(&notes, kdc_facts_client_loc(ctx->facts, client), "producer created here");
     int handled = 0;
@@ -584,7 +592,7 @@ static void check_client(kdc_rule_ctx_t *ctx, size_t client, void *arg) {
                                   ? "the failure is followed by a commit of the input"
                                   : "the failure is followed by the next record");
             if (s)
-                kdc_rule_report(ctx, s->f, at, notes.v, notes.n,
+                report(ctx, s->f, at, notes.v, notes.n,
                                 "RD_KAFKA_RESP_ERR__FATAL of this %s is detected here but only "
                                 "logged, and the producing loop goes on after failed produces: "
                                 "after a fatal error librdkafka purges the queue and fails every "
@@ -593,7 +601,7 @@ static void check_client(kdc_rule_ctx_t *ctx, size_t client, void *arg) {
                                 "loop) or recreate the producer",
                                 what);
             else
-                kdc_rule_report(
+                report(
                     ctx, g.loss.func, at, notes.v, notes.n,
                     "this %s goes on producing after a failed produce, and nothing consults "
                     "its fatal error (no error callback or produce path checks "
