@@ -79,7 +79,7 @@ static int name_ends(const kdc_expr_t *call, const char *suffix) {
 
 static int bits_intersect(const kdc_bits_t *a, const kdc_bits_t *b) {
     size_t n = a->nwords < b->nwords ? a->nwords : b->nwords;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; a->w && b->w && i < n; i++)
         if (a->w[i] & b->w[i])
             return 1;
     return 0;
