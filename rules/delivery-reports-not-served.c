@@ -17,8 +17,10 @@
  * followed), a poll of an event queue when the producer's main queue is
  * taken (rd_kafka_queue_get_main/_background, rd_kafka_poll_set_consumer).
  * Not reported: a loop a caller runs once per batch inside a loop that
- * serves; a loop bounded by constants that cannot reach
- * queue.buffering.max.messages; a producer whose reports a thread of its
+ * serves; a loop over data in memory (a counter loop or a range-for that
+ * reads no input) followed by a serving call (a flush per batch); a loop
+ * bounded by constants that cannot reach queue.buffering.max.messages; a
+ * producer whose reports a thread of its
  * own serves (a start routine that polls it and does not produce on it); a
  * background event callback; a producer without a delivery report (reports
  * are not queued: produce-without-delivery-callback) or whose configuration
