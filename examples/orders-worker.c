@@ -12,6 +12,9 @@
  *     automatically on hand-over (bare-commit), right after producing the
  *     audit event without waiting for its delivery report
  *     (commit-before-delivery-report).
+ * It also drops records whenever the local queue is full: both helpers log a
+ * failed produce and return nothing, and the loop goes on to the next order
+ * (queue-full-dropped).
  * examples/orders-worker-fixed.c is the same service done right.
  */
 #include <signal.h>
@@ -83,9 +86,9 @@ static void run(struct worker *w) {
             continue;
         }
         if (parse_order(m) != 0) {
-            park_in_dlq(w, m);
+            park_in_dlq(w, m); /* expect: queue-full-dropped */
         } else if (ledger_write(m->payload, m->len) == 0) {
-            publish_audit(w, m);
+            publish_audit(w, m); /* expect: queue-full-dropped */
             rd_kafka_commit(w->consumer, NULL, 0); /* expect: bare-commit, commit-before-delivery-report */
         }
         rd_kafka_message_destroy(m);
