@@ -441,7 +441,7 @@ static int upper_bound(drns_t *d, const kdc_func_t *f, const kdc_expr_t *e, int 
 }
 
 /* The bound of a loop condition `i < N`, `i <= N`, `N > i`; sets *var to the
- * counted variable (USR). 0 when it has none. */
+ * counted variable or field (USR). 0 when it has none. */
 static long long cmp_bound(drns_t *d, const kdc_func_t *f, const kdc_expr_t *cond,
                            const char **var) {
     cond = kdc_expr_strip(cond);
@@ -454,8 +454,8 @@ static long long cmp_bound(drns_t *d, const kdc_func_t *f, const kdc_expr_t *con
     if (!up && !down)
         return 0;
     const kdc_expr_t *counter = kdc_expr_strip(cond->kids[up ? 0 : 1]);
-    if (counter && counter->kind == KDC_E_REF)
-        *var = counter->usr;
+    if (counter && (counter->kind == KDC_E_REF || counter->kind == KDC_E_MEMBER))
+        *var = counter->usr; /* i < n, or a position kept in a struct: g->next < upto */
     if (!upper_bound(d, f, cond->kids[up ? 1 : 0], 0, &v))
         return 0;
     return v + (cond->op == KDC_OP_LE || cond->op == KDC_OP_GE);

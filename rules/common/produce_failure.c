@@ -90,7 +90,9 @@ typedef struct pf_walk {
     expr_vec_t loop_calls; /* calls in loop conditions (while (fgets(buf, ..))) */
     pf_fact_t facts[PF_NFACTS];
     size_t nfacts;
-    int exited;
+    str_vec_t cursors;    /* a loop's position that outlives the call (g->next < upto) */
+    int exited;           /* the failure reaches the function's exit ... */
+    int exited_moved;     /* ... with the position moved past the record (or no position) */
     int lost;
     kdc_loss_kind_t kind;
     const kdc_expr_t *at;
@@ -680,8 +682,11 @@ static int pf_visit(pf_walk_t *w, int n, int st) {
     const kdc_node_t *nd = &w->g->nodes[n];
     int failed = (st & ST_FAILED) && !(st & ST_EXCL);
     if (n == w->g->exit) {
-        if (failed)
+        if (failed) {
             w->exited = 1;
+            if (!w->cursors.n || (st & ST_ADV))
+                w->exited_moved = 1;
+        }
         return -1;
     }
     if (nd->kind == KDC_N_ASSIGN && nd->expr) {
@@ -720,7 +725,9 @@ static int pf_visit(pf_walk_t *w, int n, int st) {
                 !is_local_value(w, lv))
                 return -1; /* marked failed where it outlives the loop: s->state[i] = FAILED */
         }
-        if (root && has_str(&w->vars, root)) {
+        /* the record moves on: its position advances (g->next++), or, in a loop without
+         * one that outlives the call, a variable the record is read from changes */
+        if (w->cursors.n ? k && has_str(&w->cursors, k) : root && has_str(&w->vars, root)) {
             if (!(st & ST_ADV) && !w->adv)
                 w->adv = nd->expr;
             st |= ST_ADV;
@@ -745,7 +752,7 @@ static int pf_visit(pf_walk_t *w, int n, int st) {
         if (is_seek(c) || (!(st & ST_ADV) && hands_on(w, c)) || error_handled_by_helper(w, c))
             return -1;
     }
-    if (moves_on(w, c)) {
+    if (!w->cursors.n && moves_on(w, c)) {
         if (!(st & ST_ADV) && !w->adv)
             w->adv = c;
         st |= ST_ADV;
@@ -788,6 +795,52 @@ static void pf_search(pf_walk_t *w, int st0) {
     }
     free(seen);
     free(queue);
+}
+
+/* ---------- the position of a loop over stored records ---------- */
+
+/* Is node n on a cycle through the start call? */
+static int on_start_cycle(const pf_walk_t *w, int n) {
+    return reaches(w, w->start_node, n, -1, -1, -1, NULL, 0) &&
+           reaches(w, n, w->start_node, -1, -1, -1, NULL, 0);
+}
+
+/* Does an assignment on a cycle through the start call write the lvalue key k? */
+static int advanced_in_loop(const pf_walk_t *w, const char *k) {
+    const kdc_cfg_t *g = w->g;
+    for (unsigned n = 0; n < g->n; n++) {
+        const kdc_node_t *nd = &g->nodes[n];
+        const kdc_expr_t *lv = nd->kind == KDC_N_ASSIGN && nd->expr ? kdc_expr_assigned(nd->expr) : NULL;
+        if (lv && kdc_pts_lvalue_key(w->run->ctx->program, lv) == k && on_start_cycle(w, (int)n))
+            return 1;
+    }
+    return 0;
+}
+
+/* The loop's position, when it outlives the call: a field behind a pointer or
+ * a global compared in the condition of a loop around the start call and
+ * advanced in it (`while (g->next < upto) { ..; g->next++; }`). A failure path that leaves such a loop without
+ * advancing it leaves the record where the next call starts: produced again,
+ * not dropped; and the record moves on only when the position does. */
+static void collect_cursors(pf_walk_t *w) {
+    const kdc_cfg_t *g = w->g;
+    for (unsigned n = 0; n < g->n; n++) {
+        const kdc_node_t *nd = &g->nodes[n];
+        const kdc_expr_t *c = kdc_expr_strip(nd->expr);
+        if (nd->kind != KDC_N_COND || !nd->loop_cond || !c || c->kind != KDC_E_BINARY ||
+            c->nkids != 2 || c->op < KDC_OP_EQ || c->op > KDC_OP_GE || !on_start_cycle(w, (int)n))
+            continue;
+        for (unsigned i = 0; i < 2; i++) {
+            const kdc_expr_t *side = kdc_expr_strip(c->kids[i]);
+            if (!side || (side->kind != KDC_E_MEMBER && side->kind != KDC_E_REF) ||
+                (side->kind == KDC_E_REF && side->ref != KDC_REF_GLOBAL) ||
+                is_local_value(w, side) || error_source(w, side))
+                continue;
+            const char *k = kdc_pts_lvalue_key(w->run->ctx->program, side);
+            if (k && !has_str(&w->cursors, k) && advanced_in_loop(w, k))
+                KDC_VEC_PUSH(w->cursors, k);
+        }
+    }
 }
 
 /* ---------- following the failure into callers ---------- */
@@ -889,6 +942,7 @@ static void follow(pf_run_t *r, const kdc_func_t *f, const kdc_expr_t *start, in
     }
     kdc_func_walk_exprs(f, collect_err_keys, &w);
     kdc_stmt_walk(f->body, collect_loop_calls, &w);
+    collect_cursors(&w);
     int seed = 0;
     collect_facts(&w, &seed);
     pf_search(&w, st0 | seed);
@@ -898,13 +952,14 @@ static void follow(pf_run_t *r, const kdc_func_t *f, const kdc_expr_t *start, in
                                    w.at,   w.known, depth > 0 && !use_outcome};
         r->fn(r->ctx, &loss, r->arg);
         r->count++;
-    } else if (!w.lost && depth < PF_MAX_DEPTH && (w.exited || returns_result(r, f, &w))) {
+    } else if (!w.lost && depth < PF_MAX_DEPTH && (w.exited_moved || returns_result(r, f, &w))) {
         follow_callers(r, f, depth); /* the failure is the callers' */
     }
     free(w.err_keys.v);
     free(w.vars.v);
     free(w.inner.v);
     free(w.loop_calls.v);
+    free(w.cursors.v);
 }
 
 size_t kdc_produce_failure_losses(kdc_rule_ctx_t *ctx, const kdc_func_t *f,
