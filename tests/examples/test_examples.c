@@ -130,10 +130,59 @@ static void harness_sources_report_no_finding(void **state) {
     kdc_run_free(&run);
 }
 
+/* README.md shows what kdc-lint prints on examples/orders-worker.c: every line of that sample
+ * (the block after "$ kdc-lint -p build/release examples/orders-worker.c") is a line of what
+ * kdc-lint prints there, run from the source tree with this build's flags. */
+static void the_readme_sample_is_what_kdc_lint_prints(void **state) {
+    (void)state;
+    const char *lint = env("KDC_LINT"), *build = env("KDC_BUILD_DIR");
+    const char *readme_path = env("KDC_README"), *src = env("KDC_SOURCE_DIR");
+    static const char prompt[] = "$ kdc-lint -p build/release examples/orders-worker.c\n";
+    FILE *f = fopen(readme_path, "r");
+    assert_non_null(f);
+    char *readme = NULL;
+    size_t cap = 0;
+    ssize_t len = getdelim(&readme, &cap, '\0', f);
+    fclose(f);
+    assert_true(len > 0);
+    const char *sample = strstr(readme, prompt);
+    if (!sample)
+        fail_msg("README.md has no sample starting with %s", prompt);
+    sample += strlen(prompt);
+    const char *end = strstr(sample, "```");
+    assert_non_null(end);
+
+    char *argv[] = {(char *)lint, "--no-cache", "--color=never", "-p", (char *)build,
+                    "examples/orders-worker.c", NULL};
+    kdc_run_t run;
+    assert_int_equal(kdc_run(src, argv, &run), 0);
+    assert_int_equal(run.exit_code, 1);
+    size_t nlines = 0;
+    for (const char *line = sample; line < end; nlines++) {
+        const char *nl = memchr(line, '\n', (size_t)(end - line));
+        size_t n = nl ? (size_t)(nl - line) : (size_t)(end - line);
+        int found = 0;
+        for (const char *p = run.out; p && *p && !found; ) {
+            const char *q = strchr(p, '\n');
+            size_t m = q ? (size_t)(q - p) : strlen(p);
+            found = m == n && !memcmp(p, line, n);
+            p = q ? q + 1 : NULL;
+        }
+        if (!found)
+            fail_msg("README.md's sample line is not in kdc-lint's output:\n%.*s\noutput:\n%s",
+                     (int)n, line, run.out);
+        line = nl ? nl + 1 : end;
+    }
+    assert_true(nlines >= 4); /* a warning, its source line and caret, a note */
+    kdc_run_free(&run);
+    free(readme);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(examples_report_exactly_their_marked_findings),
         cmocka_unit_test(harness_sources_report_no_finding),
+        cmocka_unit_test(the_readme_sample_is_what_kdc_lint_prints),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
