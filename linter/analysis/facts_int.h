@@ -52,6 +52,7 @@ struct kdc_facts {
     KDC_VEC(const kdc_func_t *) dr_callbacks; /* the registered callbacks themselves */
     KDC_VEC(const kdc_expr_t *) dr_sites;     /* ... and where each was registered */
     const kdc_func_t *building; /* function whose CFG is being built */
+    struct kdc_ckpt *ckpt;      /* per function index: what it checkpoints (checkpoint.c) */
 };
 
 int kdc__match_any(const char *const *pats, const char *s);
@@ -76,6 +77,14 @@ int kdc__strings_dlq(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_
 /* Does e (in f) name a dead-letter destination: a DLQ topic string, a topic
  * handle created with one, or a variable/field named like a DLQ? */
 int kdc__expr_names_dlq(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *e);
+
+/* Is the call one of the C library's or a common client's durable writes
+ * (file, database, network; not stdout, stderr or a log)? */
+int kdc__side_effect_api(const kdc_expr_t *call);
+
+/* checkpoint.c: per-function checkpoint summaries (after handle tracking). */
+void kdc__summarize_checkpoints(kdc_facts_t *fx);
+void kdc__free_checkpoints(kdc_facts_t *fx);
 
 /* clientconf.c: configurations, clients and topics (after handle tracking). */
 void kdc__describe_clients(kdc_facts_t *fx);
