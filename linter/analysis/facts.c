@@ -1024,6 +1024,7 @@ kdc_facts_t *kdc_facts_build(kdc_program_t *p, const kdc_options_t *opts) {
     summarize_all(fx, summarize_confirms);
     summarize_all(fx, summarize_pending);
     kdc__summarize_checkpoints(fx);
+    kdc__compute_input_flow(fx);
     return fx;
 }
 
@@ -1032,6 +1033,7 @@ void kdc_facts_free(kdc_facts_t *fx) {
         return;
     kdc__free_clients(fx);
     kdc__free_checkpoints(fx);
+    kdc__free_input_flow(fx);
     size_t nf = kdc_program_nfuncs(fx->p);
     for (size_t i = 0; fx->callers && i < nf; i++)
         free(fx->callers[i].v);

@@ -165,6 +165,31 @@ int kdc_facts_call_effect(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_
 int kdc_facts_call_checkpoints(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call);
 int kdc_facts_assign_checkpoints(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *e);
 
+/*
+ * Is e (evaluated in f) derived from a consumed message: a message a consume
+ * call returned or filled in, or a consume callback received, its fields,
+ * values computed from them (strdup(m->payload), enrich(m), msg->payload()),
+ * and storage they were copied or written into, through variables, fields,
+ * parameters, return values and out-parameters (input_flow.c)?
+ */
+int kdc_facts_derived_from_input(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *e);
+
+/*
+ * Is the output of `produce` (a produce call, or a call of a helper that
+ * leaves one pending) tied to the input that `commit` (a later call in the
+ * same function f) commits? Yes when the output is derived from a consumed
+ * message (an argument other than the producer handle, or the pending
+ * produce's in a helper that consumes), when both calls are in one loop of f
+ * that consumes or f handles one consumed message (a message parameter its
+ * callers pass a consumed message to), or when f's program does not consume
+ * from Kafka (the input
+ * is acknowledged upstream by a configured function). No for output of
+ * another origin: test data seeded before the consumer reads, another
+ * sub-test's producer.
+ */
+int kdc_facts_output_tied_to_input(const kdc_facts_t *fx, const kdc_func_t *f,
+                                   const kdc_expr_t *produce, const kdc_expr_t *commit);
+
 /* Does the call route a message to a dead-letter destination (directly or in a helper)? */
 int kdc_facts_call_routes_dlq(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call);
 
