@@ -15,9 +15,10 @@
  * expression with a derived operand; the result of a library call with a
  * derived argument (strdup(m->payload), msg->payload()); assignments;
  * arguments into parameters and parameters back out through pointers and
- * references; return values; and the buffers and objects a call outside the
+ * references; return values; the buffers and objects a call outside the
  * program fills from a derived argument (memcpy(buf, m->payload, n),
- * out.append(m->payload())).
+ * out.append(m->payload())), and the parameters of a function such a call is
+ * given along with one (pthread_create(&t, NULL, worker, m)).
  */
 #include "facts_int.h"
 #include "api.h"
@@ -121,6 +122,17 @@ static const char *handed_storage(const kdc_facts_t *fx, const kdc_expr_t *arg) 
     return NULL;
 }
 
+/* The program function an argument names (worker, &worker), or NULL. */
+static const kdc_func_t *function_value(const kdc_facts_t *fx, const kdc_func_t *f,
+                                        const kdc_expr_t *a) {
+    a = kdc_expr_strip(a);
+    if (a && a->kind == KDC_E_UNARY && a->op == KDC_OP_ADDR && a->nkids == 1)
+        a = kdc_expr_strip(a->kids[0]);
+    if (!a || a->kind != KDC_E_REF || a->ref != KDC_REF_FUNCTION || !a->usr)
+        return NULL;
+    return kdc_program_find_callee(fx->p, a->usr, f->tu);
+}
+
 typedef struct prop {
     kdc_facts_t *fx;
     const kdc_func_t *f;
@@ -188,9 +200,15 @@ static int prop_expr(const kdc_expr_t *e, void *arg) {
         return 0;
     if (e->recv)
         q->changed |= add(fx, handed_storage(fx, e->recv));
-    for (unsigned i = 0; i < e->nkids; i++)
-        if (!derived(fx, q->f, e->kids[i], 0))
-            q->changed |= add(fx, handed_storage(fx, e->kids[i]));
+    for (unsigned i = 0; i < e->nkids; i++) {
+        if (derived(fx, q->f, e->kids[i], 0))
+            continue;
+        q->changed |= add(fx, handed_storage(fx, e->kids[i]));
+        /* pthread_create(&t, NULL, worker, m): the function gets the value */
+        const kdc_func_t *g = function_value(fx, q->f, e->kids[i]);
+        for (unsigned k = 0; g && k < g->nparams; k++)
+            q->changed |= add(fx, g->param_usrs[k]);
+    }
     return 0;
 }
 
