@@ -5,7 +5,7 @@
  *
  *   - a commit or offset store, a configured commit or ack function;
  *   - a durable write: a file write, a database call, a network send (the
- *     side-effect APIs), a configured effect function; a produce is output,
+ *     side-effect APIs, C++ file streams), a configured effect function; a produce is output,
  *     not a checkpoint, and a write to stdout, stderr or a log is not one;
  *   - program state that outlives the function: a value that is not a
  *     constant written (`=`, or `+=` a non-constant amount; `++`/`--` are
@@ -159,6 +159,18 @@ static const kdc_expr_t *recording_target(const kdc_expr_t *e) {
     return e->kids[0];
 }
 
+/* A write to a C++ file stream (`state_ << lsn`, `out.write(..)`): the
+ * stream object (the receiver, or an operator's first operand) is an
+ * ofstream or fstream. */
+static int file_stream_write(const kdc_expr_t *call) {
+    const char *n = call->name;
+    if (!n || strncmp(n, "std::", 5) || (!strstr(n, "operator<<") && !strstr(n, "::write") &&
+                                         !strstr(n, "::put")))
+        return 0;
+    const kdc_expr_t *stream = kdc_expr_strip(call->recv ? call->recv : kdc_call_arg(call, 0));
+    return stream && stream->type && strstr(stream->type, "fstream");
+}
+
 /* A call that is a checkpoint by itself: commit, store, configured role,
  * durable write. */
 static int direct_checkpoint(const kdc_facts_t *fx, const kdc_expr_t *call) {
@@ -171,7 +183,7 @@ static int direct_checkpoint(const kdc_facts_t *fx, const kdc_expr_t *call) {
         return (api->roles & (KDC_API_COMMIT | KDC_API_STORE)) != 0;
     if (kdc_api_is_librdkafka(call) || kdc__callee_func(fx, NULL, call))
         return 0; /* the program's own function named send() is judged by its body */
-    return kdc__side_effect_api(call);
+    return kdc__side_effect_api(call) || file_stream_write(call);
 }
 
 /* The argument of `call` that parameter bit i of its callee stands for. */
