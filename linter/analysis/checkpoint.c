@@ -8,7 +8,7 @@
  *     side-effect APIs, C++ file streams), a configured effect function; a produce is output,
  *     not a checkpoint, and a write to stdout, stderr or a log is not one;
  *   - program state that outlives the function: a value that is not a
- *     constant written (`=`, or `+=` a non-constant amount; `++`/`--` are
+ *     constant nor a clock reading assigned (`=`; `++`, `--` and `+=` are
  *     counters) to a global or static variable, a member of `this`, or storage
  *     reached through a pointer or reference parameter. Not a local, and not a
  *     field of a librdkafka structure: a partition list entry's `offset` is an
@@ -137,6 +137,21 @@ static int is_constant(const kdc_expr_t *e) {
     return 0;
 }
 
+/* A reading of the clock (time(), clock_gettime(), std::chrono::..::now()):
+ * a timestamp is no position. */
+static int clock_call(const kdc_expr_t *e, void *arg) {
+    static const char *const names[] = {"time", "clock", "clock_gettime", "gettimeofday",
+                                        "rd_clock", "rd_uclock", "g_get_monotonic_time",
+                                        "g_get_real_time", NULL};
+    (void)arg;
+    if (e->kind != KDC_E_CALL || !e->name)
+        return 0;
+    for (size_t i = 0; names[i]; i++)
+        if (!strcmp(e->name, names[i]))
+            return 1;
+    return !strncmp(e->name, "std::chrono::", 13) && strstr(e->name, "::now");
+}
+
 static int handle_or_pointer(const kdc_expr_t *e) {
     return e && e->type &&
            (strchr(e->type, '*') || strstr(e->type, "rd_kafka_") || strstr(e->type, "RdKafka::"));
@@ -145,10 +160,10 @@ static int handle_or_pointer(const kdc_expr_t *e) {
 /* Is e an assignment that records a value (not a constant reset, not a ++/--
  * counter)? Returns its target, or NULL. */
 static const kdc_expr_t *recording_target(const kdc_expr_t *e) {
-    if (e->kind != KDC_E_BINARY || e->nkids != 2 ||
-        (e->op != KDC_OP_ASSIGN && e->op != KDC_OP_COMPOUND_ASSIGN))
+    /* `+=` sums (bytes sent, messages seen) are counters like `++` */
+    if (e->kind != KDC_E_BINARY || e->nkids != 2 || e->op != KDC_OP_ASSIGN)
         return NULL;
-    if (is_constant(e->kids[1]))
+    if (is_constant(e->kids[1]) || kdc_expr_walk(e->kids[1], clock_call, NULL))
         return NULL;
     /* a position is a number, a string, a struct; a pointer or a client handle
      * kept in a global (`fallback = rd_kafka_new(..)`) is no record of progress */

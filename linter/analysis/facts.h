@@ -150,8 +150,8 @@ int kdc_facts_call_effect(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_
  *   - a commit or offset store, a configured commit, ack or effect function;
  *   - a durable write: a file write, a database call, a network send (the APIs
  *     of kdc_facts_call_effect); not a produce, not stdout, stderr or a log;
- *   - program state that outlives the function: a non-constant value written
- *     (`=`, or `+=` a non-constant amount; not `++`, not a constant reset) to a
+ *   - program state that outlives the function: a value assigned (`=`; not
+ *     a `++`, `+=` counter, a constant reset or a clock reading) to a
  *     global or static variable, a member of `this`, or storage reached through
  *     a pointer or reference parameter; not a local, not a field of a
  *     librdkafka structure (a partition list entry's `offset` is an argument of
