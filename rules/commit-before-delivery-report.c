@@ -30,6 +30,10 @@ static void on_commit(void *arg, const kdc_func_t *f, const kdc_expr_t *commit) 
      * function, directly or in a helper. */
     if (!c->consumes && kdc_api_lookup(commit))
         return;
+    /* an output of another origin (test data seeded before the consumer reads,
+     * another sub-test's producer) says nothing about this input */
+    if (!kdc_facts_output_tied_to_input(c->ctx->facts, f, c->produce, commit))
+        return;
     kdc_notes_t notes = {0};
     kdc_notes_add(&notes, &c->produce->loc,
                   kdc_api_lookup(c->produce) ? "output produced here"

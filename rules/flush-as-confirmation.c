@@ -8,11 +8,11 @@
  *
  * Confidence: medium. From the flush's success edge (or the drain loop's
  * exit, or the "queue empty" edge of an outq_len() test) the path is followed
- * to a checkpoint: a commit or offset store, a configured commit/ack
- * function, a helper that commits, or a call or assignment whose name has a
- * checkpoint word (checkpoint, commit, confirm, ack, watermark, advance, lsn,
- * position, offset: confirm_position, saveCheckpoint, persist_offset). A
- * flush whose result is not even checked is followed from the call. Reading
+ * to a checkpoint as the facts define it (kdc_facts_call_checkpoints: a commit
+ * or offset store, a configured commit/ack/effect function, a durable write,
+ * program state that outlives the function, a helper that does one of these;
+ * never a name). A flush whose result is not even checked is followed from
+ * the call. Reading
  * delivery-report state on the way (a status, a tracker counter; in a loop
  * over per-message statuses, or in a helper such as batch_delivered()) or
  * waiting for reports ends the path.
@@ -26,41 +26,8 @@
 #include "results.h"
 #include "rule.h"
 
-#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Words that name a checkpoint, matched against the words of an identifier
- * (split at '_' and at lower-to-upper case changes): confirm_position,
- * saveCheckpoint, advance_lsn, persist_offset, but not kdc_tracker_destroy. */
-static const char *const checkpoint_words[] = {
-    "checkpoint", "checkpoints", "commit", "commits", "committed", "confirm", "confirmed",
-    "ack", "acks", "acknowledge", "watermark", "advance", "lsn", "position", "offset",
-    "offsets", NULL};
-
-static int checkpoint_name(const char *name) {
-    if (!name || !*name)
-        return 0;
-    const char *base = strrchr(name, ':');
-    base = base ? base + 1 : name;
-    char word[64];
-    size_t n = 0;
-    for (const char *c = base;; c++) {
-        int boundary = !*c || *c == '_' ||
-                       (n && isupper((unsigned char)*c) && islower((unsigned char)c[-1]));
-        if (boundary && n) {
-            word[n] = 0;
-            for (size_t i = 0; checkpoint_words[i]; i++)
-                if (!strcmp(word, checkpoint_words[i]))
-                    return 1;
-            n = 0;
-        }
-        if (!*c)
-            return 0;
-        if (*c != '_' && n + 1 < sizeof word)
-            word[n++] = (char)tolower((unsigned char)*c);
-    }
-}
 
 /* What kdc-lint knows about each function of the program. */
 enum {
@@ -146,48 +113,6 @@ static int func_consults(fac_t *x, const kdc_func_t *g, int depth) {
         q.hit = func_consults(x, callee_of(x, g, g->calls[c]), depth + 1);
     x->consults[g->index] = (signed char)q.hit;
     return q.hit;
-}
-
-/* ---------- a predicate is no checkpoint ---------- */
-
-typedef struct query_q {
-    fac_t *x;
-    const kdc_func_t *f;
-    int depth;
-    int writes;
-} query_q_t;
-
-static int func_is_query(fac_t *x, const kdc_func_t *g, int depth);
-
-static int atomic_read_name(const char *name) {
-    return name && (!strncmp(name, "atomic_load", 11) || !strncmp(name, "__c11_atomic_load", 17) ||
-                    !strncmp(name, "__atomic_load", 13));
-}
-
-static int query_visit(const kdc_expr_t *e, void *arg) {
-    query_q_t *q = arg;
-    const kdc_expr_t *target = kdc_expr_assigned(e);
-    if (!target && e->kind == KDC_E_CALL && !atomic_read_name(e->name) &&
-        !func_is_query(q->x, callee_of(q->x, q->f, e), q->depth + 1))
-        q->writes = 1;
-    if (target) {
-        target = kdc_expr_strip(target);
-        if (!target || target->kind != KDC_E_REF || target->ref != KDC_REF_LOCAL)
-            q->writes = 1;
-    }
-    return q->writes;
-}
-
-/* A function of the program that writes nothing but its own locals and
- * calls only atomic loads and such functions (two levels): a predicate
- * (`confirm_done(c)` reading what the delivery callback stored), which
- * cannot advance a checkpoint whatever its name says. */
-static int func_is_query(fac_t *x, const kdc_func_t *g, int depth) {
-    if (!g || !g->body || depth > 2)
-        return 0;
-    query_q_t q = {x, g, depth, 0};
-    kdc_func_walk_exprs(g, query_visit, &q);
-    return !q.writes;
 }
 
 /* ---------- the walk from a flush to a checkpoint ---------- */
@@ -279,19 +204,13 @@ static int fwalk_visit(void *arg, const kdc_cfg_t *g, int n, int st) {
             return -1;
         if (func_consults(w->x, callee_of(w->x, w->f, call), 0))
             return -1; /* a helper that checks the recorded outcomes */
-        const kdc_api_t *api = kdc_api_lookup(call);
-        int library = (api || kdc_api_is_librdkafka(call) || call->callee_system) &&
-                      !(api && (api->roles & (KDC_API_COMMIT | KDC_API_STORE)));
-        if (kdc_facts_call_commits(w->x->ctx->facts, w->f, call) ||
-            (!library && checkpoint_name(call->name) &&
-             !func_is_query(w->x, callee_of(w->x, w->f, call), 0)))
+        if (kdc_facts_call_produces(w->x->ctx->facts, w->f, call))
+            return -1; /* a new batch: what follows is gated by what follows it */
+        if (kdc_facts_call_checkpoints(w->x->ctx->facts, w->f, call))
             w->checkpoint = call;
-    } else if (nd->kind == KDC_N_ASSIGN && nd->expr->nkids) {
-        const kdc_expr_t *lhs = kdc_expr_strip(nd->expr->kids[0]);
-        int kept = lhs && (lhs->kind == KDC_E_MEMBER || (lhs->kind == KDC_E_REF &&
-                                                           lhs->ref == KDC_REF_GLOBAL));
-        if (kept && checkpoint_name(kdc_expr_root_name(lhs)))
-            w->checkpoint = nd->expr;
+    } else if (nd->kind == KDC_N_ASSIGN &&
+               kdc_facts_assign_checkpoints(w->x->ctx->facts, w->f, nd->expr)) {
+        w->checkpoint = nd->expr;
     }
     return w->checkpoint ? -1 : st;
 }

@@ -91,6 +91,17 @@ static const kdc_api_t table[] = {
 #undef N
 #undef R
 
+/* The client or topic handle a call operates on: its handle argument, else a
+ * leading topic handle (rd_kafka_produce(rkt, ..), rd_kafka_offset_store(rkt, ..),
+ * rd_kafka_consume(rkt, ..)); NULL when it has neither. */
+static const kdc_expr_t *object_arg(const kdc_api_t *a, const kdc_expr_t *call) {
+    if (a->handle != KDC_ARG_NONE)
+        return kdc_api_arg(call, a->handle);
+    if (a->topic == 0 && !strncmp(a->name, "rd_kafka_", 9))
+        return kdc_call_arg(call, 0);
+    return NULL;
+}
+
 /* The analysis looks up every call it meets, many times over: the table's names are also
  * kept in an open-addressing hash set (XXH3), built on first use, so a lookup costs one hash
  * and usually one strcmp instead of a binary search's eight. */
@@ -125,8 +136,12 @@ const kdc_api_t *kdc_api_lookup(const kdc_expr_t *call) {
         }
     if (!a)
         return NULL;
-    /* C++ producer.produce() etc. need the object; a C call with the same name
-     * resolved through a different declaration still has its arguments. */
+    /* A call on a NULL handle operates on no client: librdkafka returns an error
+     * (or crashes) and nothing is produced, committed or flushed. Such calls are
+     * written to reference a symbol (a link check in a block that never runs), not
+     * to do anything; they are no API event for any rule. */
+    if (kdc_expr_is_null(object_arg(a, call)))
+        return NULL;
     return a;
 }
 

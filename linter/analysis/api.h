@@ -52,7 +52,9 @@ typedef struct kdc_api {
 #define KDC_CLIENT_PRODUCER_FIXED (-2)
 #define KDC_CLIENT_CONSUMER_FIXED (-3)
 
-/* The table entry for a call, or NULL when the callee is not a known API. */
+/* The table entry for a call, or NULL when the callee is not a known API or the
+ * call operates on a NULL handle (`rd_kafka_flush(NULL, 0)`, `rd_kafka_produce(NULL,
+ * ..)`: a call on no client does nothing a rule counts). */
 const kdc_api_t *kdc_api_lookup(const kdc_expr_t *call);
 
 /* The argument at a table position (KDC_ARG_RECV → the C++ object), or NULL. */

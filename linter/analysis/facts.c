@@ -7,6 +7,7 @@
 
 #include <ctype.h>
 #include <fnmatch.h>
+#include <stdio.h>
 #include <string.h>
 
 const char *const kdc_default_dlq_topic_patterns[] = {"*dlq*", "*.DLT", "*dead*letter*",
@@ -83,7 +84,7 @@ typedef struct call_effects {
 } call_effects_t;
 
 /* Side-effect APIs of the C library and common clients (the list). */
-static int side_effect_api(const kdc_expr_t *call) {
+int kdc__side_effect_api(const kdc_expr_t *call) {
     static const char *const names[] = {
         "write", "writev", "pwrite", "pwritev", "send", "sendto", "sendmsg", "fwrite",
         "fsync", "fdatasync", "PQexec", "PQexecParams", "PQexecPrepared", "PQsendQuery",
@@ -130,7 +131,7 @@ static call_effects_t effects_of(const kdc_facts_t *fx, const kdc_func_t *f,
                            kdc_options_has_role(o, call, KDC_ROLE_ACK));
     e.confirms = (unsigned)kdc_options_has_role(o, call, KDC_ROLE_CONFIRM);
     e.effects = (unsigned)(e.produces || kdc_options_has_role(o, call, KDC_ROLE_EFFECT) ||
-                           side_effect_api(call));
+                           kdc__side_effect_api(call));
     if (e.produces || e.commits || e.confirms || e.effects)
         return e;
     const kdc_api_t *api = kdc_api_lookup(call);
@@ -264,17 +265,68 @@ static int collect_written(const kdc_expr_t *e, void *arg) {
 }
 
 static const char *opaque_key(const kdc_facts_t *fx, const kdc_expr_t *call);
+static const kdc_expr_t *produce_opaque(const kdc_expr_t *call, const kdc_api_t *api);
 
 /* A callback that writes through the message opaque writes whatever each
  * produce passed as its opaque: those places are delivery state too. */
+static const char *deref_key(const kdc_facts_t *fx, const char *k) {
+    char buf[4096];
+    snprintf(buf, sizeof buf, "D:%s", k);
+    return kdc_intern(fx->p, buf);
+}
+
 static void add_opaque_cells(kdc_facts_t *fx) {
     size_t nf = kdc_program_nfuncs(fx->p);
     for (size_t i = 0; i < nf; i++) {
         const kdc_func_t *f = kdc_program_func(fx->p, i);
         for (unsigned c = 0; c < f->ncalls; c++) {
             const char *k = opaque_key(fx, f->calls[c]);
-            if (k)
-                kdc_strmap_put(&fx->dr_state, k, (void *)1);
+            if (!k)
+                continue;
+            kdc_strmap_put(&fx->dr_state, k, (void *)1);
+            /* an opaque that is a pointer (not &cell): the cell is what it points to */
+            const kdc_api_t *api = kdc_api_lookup(f->calls[c]);
+            const kdc_expr_t *o = kdc_expr_strip(produce_opaque(f->calls[c], api));
+            if (!(o->kind == KDC_E_UNARY && o->op == KDC_OP_ADDR))
+                kdc_strmap_put(&fx->dr_state, deref_key(fx, k), (void *)1);
+        }
+    }
+}
+
+/* A delivery-state cell handed to a function by address is delivery state
+ * there too, and the other way round: `int remains = 0;
+ * produce_msgs(rk, &remains); wait_delivery(rk, &remains);` where
+ * produce_msgs passes its `int *counterp` as the opaque and wait_delivery
+ * loops on `*counterp > 0`. Pointer arguments pass the cell they point to. */
+static int share_cell(kdc_facts_t *fx, const char *a, const char *b) {
+    int ina = a && kdc_strmap_get(&fx->dr_state, a), inb = b && kdc_strmap_get(&fx->dr_state, b);
+    if (!a || !b || ina == inb)
+        return 0;
+    kdc_strmap_put(&fx->dr_state, ina ? b : a, (void *)1);
+    return 1;
+}
+
+static void follow_cells_through_calls(kdc_facts_t *fx) {
+    size_t nf = kdc_program_nfuncs(fx->p);
+    for (int round = 0, changed = 1; changed && round < 8; round++) {
+        changed = 0;
+        for (size_t i = 0; i < nf; i++) {
+            const kdc_func_t *f = kdc_program_func(fx->p, i);
+            for (unsigned c = 0; c < f->ncalls; c++) {
+                const kdc_expr_t *call = f->calls[c];
+                const kdc_func_t *g = kdc_api_lookup(call) ? NULL : kdc__callee_func(fx, f, call);
+                for (unsigned a = 0; g && a < call->nkids && a < g->nparams; a++) {
+                    const kdc_expr_t *arg = kdc_expr_strip(call->kids[a]);
+                    const char *param = g->param_usrs[a] ? deref_key(fx, g->param_usrs[a]) : NULL;
+                    const char *cell = NULL;
+                    if (arg && arg->kind == KDC_E_UNARY && arg->op == KDC_OP_ADDR && arg->nkids == 1)
+                        cell = kdc__lkey(fx, arg->kids[0]);
+                    else if (arg && (arg->kind == KDC_E_REF || arg->kind == KDC_E_MEMBER) &&
+                             kdc__lkey(fx, arg))
+                        cell = deref_key(fx, kdc__lkey(fx, arg));
+                    changed |= share_cell(fx, cell, param);
+                }
+            }
         }
     }
 }
@@ -328,6 +380,7 @@ static void compute_dr_state(kdc_facts_t *fx) {
     }
     if (fx->dr_reads_opaque)
         add_opaque_cells(fx);
+    follow_cells_through_calls(fx);
 }
 
 /* ---------- produces, commits, confirmations ---------- */
@@ -477,7 +530,8 @@ static int reads_visit(const kdc_expr_t *e, void *arg) {
             return 1;
         }
     }
-    if (e->kind != KDC_E_REF && e->kind != KDC_E_MEMBER)
+    if (e->kind != KDC_E_REF && e->kind != KDC_E_MEMBER &&
+        !(e->kind == KDC_E_UNARY && e->op == KDC_OP_DEREF))
         return 0;
     const char *k = kdc__lkey(r->fx, e);
     if (k && ((r->opaque && k == r->opaque) || kdc_strmap_get(&r->fx->dr_state, k))) {
@@ -514,6 +568,11 @@ int kdc_facts_call_confirms(const kdc_facts_t *fx, const kdc_func_t *f, const kd
 int kdc_facts_call_commits(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call) {
     kdc_summary_t m;
     return effects_of(fx, f, call, &m).commits;
+}
+
+int kdc_facts_call_produces(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call) {
+    kdc_summary_t m;
+    return effects_of(fx, f, call, &m).produces;
 }
 
 int kdc_facts_call_effect(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call) {
@@ -928,6 +987,8 @@ kdc_facts_t *kdc_facts_build(kdc_program_t *p, const kdc_options_t *opts) {
     summarize_all(fx, summarize_effects);
     summarize_all(fx, summarize_confirms);
     summarize_all(fx, summarize_pending);
+    kdc__summarize_checkpoints(fx);
+    kdc__compute_input_flow(fx);
     return fx;
 }
 
@@ -935,6 +996,8 @@ void kdc_facts_free(kdc_facts_t *fx) {
     if (!fx)
         return;
     kdc__free_clients(fx);
+    kdc__free_checkpoints(fx);
+    kdc__free_input_flow(fx);
     size_t nf = kdc_program_nfuncs(fx->p);
     for (size_t i = 0; fx->callers && i < nf; i++)
         free(fx->callers[i].v);

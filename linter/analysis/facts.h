@@ -132,12 +132,63 @@ int kdc_facts_reads_delivery_state(const kdc_facts_t *fx, const kdc_expr_t *e);
 int kdc_facts_call_confirms(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call);
 int kdc_facts_call_commits(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call);
 
+/* Does the call produce a message (API, configured produce function, a helper
+ * that returns with one unconfirmed)? */
+int kdc_facts_call_produces(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call);
+
 /* Does the call perform a side effect: a produce; write, send, fwrite, pwrite,
  * fprintf, fputs, dprintf (not to stdout/stderr or a stream named like a log),
  * fsync; a database client call (PQexec*, sqlite3_step, mysql_query,
  * redisCommand); curl_easy_perform; a configured effect function; a helper
  * that does one of these? */
 int kdc_facts_call_effect(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call);
+
+/*
+ * Checkpoints: where a service records how far it got, so that a restart
+ * resumes after it. One definition for every rule; a durable write, never a
+ * name (checkpoint.c):
+ *   - a commit or offset store, a configured commit, ack or effect function;
+ *   - a durable write: a file write, a database call, a network send (the APIs
+ *     of kdc_facts_call_effect); not a produce, not stdout, stderr or a log;
+ *   - program state that outlives the function: a value assigned (`=`; not
+ *     a `++`, `+=` counter, a constant reset or a clock reading) to a
+ *     global or static variable, a member of `this`, or storage reached through
+ *     a pointer or reference parameter; not a local, not a field of a
+ *     librdkafka structure (a partition list entry's `offset` is an argument of
+ *     the call the list goes to: an assign, a DeleteRecords bound, offsets sent
+ *     with a transaction);
+ *   - a call of a function of the program that does one of these, where what
+ *     it writes through its parameters (or its object) outlives the caller too.
+ * kdc_facts_call_checkpoints: is the call (in f) one? kdc_facts_assign_checkpoints:
+ * is the assignment or increment expression (in f) one?
+ */
+int kdc_facts_call_checkpoints(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call);
+int kdc_facts_assign_checkpoints(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *e);
+
+/*
+ * Is e (evaluated in f) derived from a consumed message: a message a consume
+ * call returned or filled in, or a consume callback received, its fields,
+ * values computed from them (strdup(m->payload), enrich(m), msg->payload()),
+ * and storage they were copied or written into, through variables, fields,
+ * parameters, return values and out-parameters (input_flow.c)?
+ */
+int kdc_facts_derived_from_input(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *e);
+
+/*
+ * Is the output of `produce` (a produce call, or a call of a helper that
+ * leaves one pending) tied to the input that `commit` (a later call in the
+ * same function f) commits? Yes when the output is derived from a consumed
+ * message (an argument other than the producer handle, or the pending
+ * produce's in a helper that consumes), when both calls are in one loop of f
+ * that consumes or f handles one consumed message (a message parameter its
+ * callers pass a consumed message to), or when f's program does not consume
+ * from Kafka (the input
+ * is acknowledged upstream by a configured function). No for output of
+ * another origin: test data seeded before the consumer reads, another
+ * sub-test's producer.
+ */
+int kdc_facts_output_tied_to_input(const kdc_facts_t *fx, const kdc_func_t *f,
+                                   const kdc_expr_t *produce, const kdc_expr_t *commit);
 
 /* Does the call route a message to a dead-letter destination (directly or in a helper)? */
 int kdc_facts_call_routes_dlq(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call);

@@ -52,6 +52,9 @@ struct kdc_facts {
     KDC_VEC(const kdc_func_t *) dr_callbacks; /* the registered callbacks themselves */
     KDC_VEC(const kdc_expr_t *) dr_sites;     /* ... and where each was registered */
     const kdc_func_t *building; /* function whose CFG is being built */
+    struct kdc_ckpt *ckpt;      /* per function index: what it checkpoints (checkpoint.c) */
+    kdc_strmap_t derived;       /* storage keys holding values derived from consumed
+                                   messages → (void*)1 (input_flow.c) */
 };
 
 int kdc__match_any(const char *const *pats, const char *s);
@@ -82,6 +85,18 @@ int kdc__expr_names_dlq(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_ex
  * whose exit is unreachable, per call site with the constant arguments
  * bound); sets summary.noreturn. */
 void kdc__build_cfgs(kdc_facts_t *fx);
+
+/* Is the call one of the C library's or a common client's durable writes
+ * (file, database, network; not stdout, stderr or a log)? */
+int kdc__side_effect_api(const kdc_expr_t *call);
+
+/* checkpoint.c: per-function checkpoint summaries (after handle tracking). */
+void kdc__summarize_checkpoints(kdc_facts_t *fx);
+void kdc__free_checkpoints(kdc_facts_t *fx);
+
+/* input_flow.c: values derived from consumed messages (after the summaries). */
+void kdc__compute_input_flow(kdc_facts_t *fx);
+void kdc__free_input_flow(kdc_facts_t *fx);
 
 /* clientconf.c: configurations, clients and topics (after handle tracking). */
 void kdc__describe_clients(kdc_facts_t *fx);

@@ -32,10 +32,33 @@ static void every_table_entry_is_found_by_its_name(void **state) {
     assert_null(kdc_api_lookup(&other));
 }
 
+static void a_call_on_a_null_handle_is_no_api_event(void **state) {
+    (void)state;
+    kdc_expr_t null_arg = {0}, rk = {0}, zero = {0}, *flush_null[] = {&null_arg, &zero},
+               *flush_rk[] = {&rk, &zero}, *produce_null[] = {&zero, &zero};
+    null_arg.kind = KDC_E_NULL;
+    rk.kind = KDC_E_REF;
+    rk.name = "rk";
+    zero.kind = KDC_E_INT;
+    zero.has_ival = 1;
+    kdc_expr_t call = {0};
+    call.kind = KDC_E_CALL;
+    call.name = "rd_kafka_flush";
+    call.kids = flush_null;
+    call.nkids = 2;
+    assert_null(kdc_api_lookup(&call)); /* rd_kafka_flush(NULL, 0) */
+    call.kids = flush_rk;
+    assert_non_null(kdc_api_lookup(&call)); /* rd_kafka_flush(rk, 0) */
+    call.name = "rd_kafka_produce"; /* rd_kafka_produce(0, 0): no topic handle */
+    call.kids = produce_null;
+    assert_null(kdc_api_lookup(&call));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_api_table_is_sorted_for_binary_search),
         cmocka_unit_test(every_table_entry_is_found_by_its_name),
+        cmocka_unit_test(a_call_on_a_null_handle_is_no_api_event),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
