@@ -31,6 +31,7 @@ typedef KDC_VEC(const kdc_expr_t *) site_vec_t;
 typedef struct txn_walk {
     kdc_rule_ctx_t *ctx;
     const kdc_func_t *f;
+    const kdc_func_t *origin_f; /* the function the origin is in */
     const kdc_expr_t *origin; /* the librdkafka transactional call */
     const kdc_expr_t *call;   /* the call followed in f: origin, or a wrapper of it */
     int check_outcome;        /* follow only the branches where `call` failed */
@@ -129,6 +130,47 @@ static int same_step(const txn_walk_t *w, const kdc_expr_t *c) {
                             (c->name == w->call->name || c->name == w->origin->name));
 }
 
+/* Is e one client handle, the same as h (in hf)? The same variable or field
+ * when both are in the function of the origin, else one object both may only
+ * denote. */
+static int same_handle(txn_walk_t *w, const kdc_func_t *hf, const kdc_expr_t *h,
+                       const kdc_expr_t *e) {
+    h = kdc_expr_strip(h);
+    e = kdc_expr_strip(e);
+    if (!h || !e)
+        return 0;
+    if (hf == w->f) {
+        const char *kh = kdc_pts_lvalue_key(w->ctx->program, h);
+        return kh && kh == kdc_pts_lvalue_key(w->ctx->program, e);
+    }
+    const kdc_pts_t *pts = kdc_facts_pts_of(w->ctx->facts);
+    kdc_bits_t a, b;
+    kdc_pts_expr(pts, hf, h, &a);
+    kdc_pts_expr(pts, w->f, e, &b);
+    size_t na = 0, nb = 0, oa = 0, ob = 0;
+    for (size_t i = 0; i < kdc_pts_nobjs(pts); i++) {
+        if (kdc_bits_get(&a, i) && na++ == 0)
+            oa = i;
+        if (kdc_bits_get(&b, i) && nb++ == 0)
+            ob = i;
+    }
+    kdc_bits_free(&a);
+    kdc_bits_free(&b);
+    return na == 1 && nb == 1 && oa == ob &&
+           kdc_pts_obj(pts, oa)->kind == KDC_OBJ_CLIENT;
+}
+
+/* Does the call destroy the producer the transactional call was made on?
+ * Then the transaction cannot go on: destroying the producer is how a fatal
+ * error is handled, and a later transactional step is on another producer. */
+static int destroys_producer(txn_walk_t *w, const kdc_expr_t *c, const kdc_api_t *api) {
+    const kdc_api_t *oapi = kdc_api_lookup(w->origin);
+    if (!api || !(api->roles & KDC_API_DESTROY) || !oapi)
+        return 0;
+    return same_handle(w, w->origin_f, kdc_api_arg(w->origin, oapi->handle),
+                       kdc_api_arg(c, api->handle));
+}
+
 static int txn_visit(void *arg, const kdc_cfg_t *g, int n, int st) {
     txn_walk_t *w = arg;
     const kdc_node_t *nd = &g->nodes[n];
@@ -166,6 +208,8 @@ static int txn_visit(void *arg, const kdc_cfg_t *g, int n, int st) {
         return -1; /* retried */
     const kdc_api_t *api = kdc_api_lookup(c);
     if (api && (api->roles & KDC_API_TXN_ABORT))
+        return -1;
+    if (destroys_producer(w, c, api))
         return -1;
     if ((api && (api->roles & (KDC_API_TXN | KDC_API_PRODUCE | KDC_API_COMMIT | KDC_API_STORE))) ||
         kdc_facts_call_commits(w->ctx->facts, w->f, c)) {
@@ -321,8 +365,8 @@ static int caller_tests(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr
 /* Follows the error of `call` (the origin, or a call of a function its error
  * path returns from) in f. Returns 1 when something was reported. */
 static int follow(kdc_rule_ctx_t *ctx, site_vec_t *seen, const kdc_func_t *f,
-                  const kdc_expr_t *call, const kdc_expr_t *origin, int check_outcome, int depth,
-                  const kdc_func_t **stack) {
+                  const kdc_expr_t *call, const kdc_func_t *origin_f, const kdc_expr_t *origin,
+                  int check_outcome, int depth, const kdc_func_t **stack) {
     const kdc_cfg_t *g = f->cfg;
     if (!g || call->call_id < 0 || g->call_node[call->call_id] < 0)
         return 0;
@@ -331,6 +375,7 @@ static int follow(kdc_rule_ctx_t *ctx, site_vec_t *seen, const kdc_func_t *f,
     txn_walk_t w = {0};
     w.ctx = ctx;
     w.f = f;
+    w.origin_f = origin_f;
     w.origin = origin;
     w.call = call;
     w.check_outcome = check_outcome;
@@ -375,7 +420,7 @@ static int follow(kdc_rule_ctx_t *ctx, site_vec_t *seen, const kdc_func_t *f,
                 continue;
             /* a wrapper returning nothing cannot tell its caller */
             int tells = cs->type && strcmp(cs->type, "void") != 0;
-            reported |= follow(ctx, seen, caller, cs, origin, tells, depth + 1, stack);
+            reported |= follow(ctx, seen, caller, cs, origin_f, origin, tells, depth + 1, stack);
         }
     }
     return reported;
@@ -394,7 +439,7 @@ static void check(kdc_rule_ctx_t *ctx) {
                  !strstr(call->name, "commit_transaction")))
                 continue;
             const kdc_func_t *stack[MAX_DEPTH + 1];
-            follow(ctx, &seen, f, call, call, 1, 0, stack);
+            follow(ctx, &seen, f, call, f, call, 1, 0, stack);
         }
     }
     free(seen.v);

@@ -162,7 +162,7 @@ const kdc_expr_t *kdc_api_producev_arg(const kdc_expr_t *call, long long vtype) 
 
 int kdc_api_is_noreturn_name(const char *name) {
     static const char *const names[] = {
-        "exit", "_exit", "_Exit", "abort", "quick_exit", "pthread_exit", "longjmp",
+        "exit", "_exit", "_Exit", "abort", "quick_exit", "pthread_exit", "thrd_exit", "longjmp",
         "siglongjmp", "_longjmp", "__assert_fail", "__assert_rtn", "err", "errx", "verr",
         "verrx", "__builtin_unreachable", "__builtin_trap", "std::terminate", "std::abort",
         "std::exit", "std::quick_exit", "std::_Exit"};

@@ -1204,42 +1204,6 @@ static void summarize_all(kdc_facts_t *fx, int (*pass)(kdc_facts_t *, const kdc_
     }
 }
 
-/* ---------- noreturn and CFGs ---------- */
-
-static int noreturn_cb(const kdc_expr_t *call, void *arg) {
-    kdc_facts_t *fx = arg;
-    if (kdc_api_is_noreturn_name(call->name))
-        return 1;
-    const kdc_func_t *g = kdc_program_find_callee(fx->p, call->usr, fx->building ? fx->building->tu : -1);
-    return g && fx->sum[g->index].noreturn;
-}
-
-static void build_cfgs(kdc_facts_t *fx) {
-    size_t nf = kdc_program_nfuncs(fx->p);
-    for (size_t i = 0; i < nf; i++) {
-        fx->building = kdc_program_func(fx->p, i);
-        kdc_cfg_build(fx->p, kdc_program_func(fx->p, i), noreturn_cb, fx);
-    }
-    for (int round = 0; round < 8; round++) {
-        int changed = 0;
-        for (size_t i = 0; i < nf; i++) {
-            kdc_func_t *f = kdc_program_func(fx->p, i);
-            int nr = !kdc_cfg_exit_reachable(f->cfg);
-            if (nr != (int)fx->sum[i].noreturn) {
-                fx->sum[i].noreturn = (unsigned)nr;
-                changed = 1;
-            }
-        }
-        if (!changed)
-            break;
-        for (size_t i = 0; i < nf; i++) {
-            fx->building = kdc_program_func(fx->p, i);
-            kdc_cfg_build(fx->p, kdc_program_func(fx->p, i), noreturn_cb, fx);
-        }
-    }
-    fx->building = NULL;
-}
-
 /* Who calls whom (direct calls and function pointers), and whether anything consumes. */
 static void index_callers(kdc_facts_t *fx) {
     size_t nf = kdc_program_nfuncs(fx->p);
@@ -1343,7 +1307,7 @@ kdc_facts_t *kdc_facts_build(kdc_program_t *p, const kdc_options_t *opts) {
     if (!fx->sum)
         kdc_oom();
 
-    build_cfgs(fx);
+    kdc__build_cfgs(fx);
     fx->pts = kdc_pts_build(p);
     index_callers(fx);
     index_programs(fx);

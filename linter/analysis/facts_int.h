@@ -77,6 +77,12 @@ int kdc__strings_dlq(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_
  * handle created with one, or a variable/field named like a DLQ? */
 int kdc__expr_names_dlq(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *e);
 
+/* noreturn.c: every function's CFG, with calls that never return ending their
+ * paths (declared so, known C library functions, functions of the program
+ * whose exit is unreachable, per call site with the constant arguments
+ * bound); sets summary.noreturn. */
+void kdc__build_cfgs(kdc_facts_t *fx);
+
 /* clientconf.c: configurations, clients and topics (after handle tracking). */
 void kdc__describe_clients(kdc_facts_t *fx);
 void kdc__free_clients(kdc_facts_t *fx);

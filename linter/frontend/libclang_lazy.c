@@ -76,6 +76,8 @@
     F(CXDiagnostic, clang_getDiagnostic, (CXTranslationUnit a, unsigned b), (a, b))             \
     F(enum CXDiagnosticSeverity, clang_getDiagnosticSeverity, (CXDiagnostic a), (a))            \
     F(long long, clang_getEnumConstantDeclValue, (CXCursor a), (a))                             \
+    F(const char *, clang_getFileContents, (CXTranslationUnit a, CXFile b, size_t *c),         \
+      (a, b, c))                                                                                \
     V(clang_getExpansionLocation,                                                               \
       (CXSourceLocation a, CXFile *b, unsigned *c, unsigned *d, unsigned *e), (a, b, c, d, e))  \
     F(CXString, clang_getFileName, (CXFile a), (a))                                             \
@@ -95,6 +97,7 @@
     F(CXString, clang_getTokenSpelling, (CXTranslationUnit a, CXToken b), (a, b))               \
     F(CXCursor, clang_getTranslationUnitCursor, (CXTranslationUnit a), (a))                     \
     F(CXString, clang_getTypeSpelling, (CXType a), (a))                                         \
+    F(unsigned, clang_isAttribute, (enum CXCursorKind a), (a))                                  \
     F(unsigned, clang_isCursorDefinition, (CXCursor a), (a))                                    \
     F(unsigned, clang_isExpression, (enum CXCursorKind a), (a))                                 \
     F(enum CXErrorCode, clang_parseTranslationUnit2,                                            \

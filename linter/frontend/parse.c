@@ -41,6 +41,7 @@ typedef struct pctx {
     const char *too_deep;    /* where the model first stopped at KDC_MAX_NESTING */
     unsigned ndeep;          /* how many times it stopped there */
     int omit;                /* leave out definitions converted for an earlier unit */
+    kdc_strmap_t noreturn;   /* callee USR → (void *)1 never returns, (void *)2 returns */
 } pctx_t;
 
 /* Deepest expression/statement nesting the model keeps. Every later pass
@@ -334,6 +335,142 @@ static kdc_op_t binary_op(pctx_t *c, CXCursor lhs, CXCursor rhs) {
                             spelling(clang_getRangeStart(clang_getCursorExtent(rhs))), 0);
 }
 
+/* ---------- operators inside macro expansions ----------
+ *
+ * libclang 14's spelling locations are file locations: every token of a macro
+ * body is placed at the invocation, so the tokens between two operands cannot
+ * be read there. clang_tokenize, though, reads a range at its real spelling:
+ * from an expression's own start, the macro body's text. There the operand
+ * before the operator is skipped (a primary expression with its postfix parts,
+ * after prefix operators) and the next token is the operator. */
+
+typedef struct spelled {
+    CXToken *v;
+    unsigned n;
+} spelled_t;
+
+/* Tokens where `at` is spelled, up to 512 bytes on (in one file). */
+static spelled_t tokens_spelled_at(pctx_t *c, CXSourceLocation at) {
+    spelled_t t = {NULL, 0};
+    CXToken *one = NULL;
+    unsigned n = 0;
+    clang_tokenize(c->tu, clang_getRange(at, at), &one, &n);
+    if (!n)
+        return t;
+    CXSourceLocation from = clang_getTokenLocation(c->tu, one[0]);
+    clang_disposeTokens(c->tu, one, n);
+    CXFile f = NULL;
+    unsigned off = 0;
+    size_t size = 0;
+    clang_getSpellingLocation(from, &f, NULL, NULL, &off);
+    if (!f || !clang_getFileContents(c->tu, f, &size) || off >= size)
+        return t;
+    unsigned end = size - off > 512 ? off + 512 : (unsigned)size;
+    clang_tokenize(c->tu, clang_getRange(from, clang_getLocationForOffset(c->tu, f, end)), &t.v,
+                   &t.n);
+    return t;
+}
+
+static int spelled_is(pctx_t *c, const spelled_t *t, unsigned i, const char *s) {
+    return i < t->n && tok_is(c, t->v[i], s);
+}
+
+/* The index after the balanced bracket that opens at i, or t->n. */
+static unsigned skip_balanced(pctx_t *c, const spelled_t *t, unsigned i) {
+    int depth = 0;
+    for (; i < t->n; i++) {
+        if (spelled_is(c, t, i, "(") || spelled_is(c, t, i, "["))
+            depth++;
+        else if ((spelled_is(c, t, i, ")") || spelled_is(c, t, i, "]")) && --depth == 0)
+            return i + 1;
+    }
+    return t->n;
+}
+
+/* The index after the operand that starts at i: prefix operators, an
+ * identifier, literal or parenthesised expression, then `.f`, `->f`, `[i]`
+ * and `(args)`; t->n when it cannot tell. */
+static unsigned skip_operand(pctx_t *c, const spelled_t *t, unsigned i) {
+    static const char *const prefix[] = {"*", "&", "!", "-", "+", "~", "++", "--"};
+    for (int again = 1; again && i < t->n;) {
+        again = 0;
+        for (size_t k = 0; k < sizeof prefix / sizeof prefix[0]; k++)
+            if (spelled_is(c, t, i, prefix[k])) {
+                i++;
+                again = 1;
+                break;
+            }
+    }
+    if (i >= t->n)
+        return t->n;
+    CXTokenKind k = clang_getTokenKind(t->v[i]);
+    if (spelled_is(c, t, i, "("))
+        i = skip_balanced(c, t, i);
+    else if (k == CXToken_Identifier || k == CXToken_Literal || k == CXToken_Keyword)
+        i++;
+    else
+        return t->n;
+    while (i < t->n) {
+        if (spelled_is(c, t, i, ".") || spelled_is(c, t, i, "->"))
+            i += 2;
+        else if (spelled_is(c, t, i, "[") || spelled_is(c, t, i, "("))
+            i = skip_balanced(c, t, i);
+        else
+            break;
+    }
+    return i < t->n ? i : t->n;
+}
+
+/* Can skip_operand step over this operand? Not over one with operators of
+ * its own at its top (a + b in a + b == c, also under an implicit
+ * conversion), nor over a cast's type. */
+static int simple_operand(CXCursor operand) {
+    cursor_vec_t kv = children(operand);
+    int under = clang_getCursorKind(operand) == CXCursor_UnexposedExpr && kv.n == 1;
+    CXCursor inner = under ? kv.v[0] : operand;
+    free(kv.v);
+    if (under)
+        return simple_operand(inner);
+    switch (clang_getCursorKind(operand)) {
+    case CXCursor_BinaryOperator:
+    case CXCursor_CompoundAssignOperator:
+    case CXCursor_ConditionalOperator:
+    case CXCursor_CStyleCastExpr:
+        return 0;
+    default:
+        return 1;
+    }
+}
+
+/* The operator of a binary (unary: 1) expression inside a macro expansion,
+ * read from the macro body; *postfix is set for x++ / x--. */
+static kdc_op_t spelled_op(pctx_t *c, CXCursor cur, CXCursor first, int unary, int *postfix) {
+    spelled_t t = tokens_spelled_at(c, clang_getRangeStart(clang_getCursorExtent(cur)));
+    kdc_op_t op = KDC_OP_UNKNOWN;
+    if (t.n) {
+        CXString sp = clang_getTokenSpelling(c->tu, t.v[0]);
+        kdc_op_t pre = unary ? op_from(clang_getCString(sp), 1) : KDC_OP_UNKNOWN;
+        clang_disposeString(sp);
+        if (pre != KDC_OP_UNKNOWN) {
+            op = pre;
+        } else if (simple_operand(first)) {
+            unsigned i = skip_operand(c, &t, 0);
+            if (i < t.n) {
+                sp = clang_getTokenSpelling(c->tu, t.v[i]);
+                op = op_from(clang_getCString(sp), unary);
+                clang_disposeString(sp);
+                if (unary && postfix)
+                    *postfix = 1;
+            }
+        }
+    }
+    if (t.n)
+        clang_disposeTokens(c->tu, t.v, t.n);
+    /* an operand that is a macro argument is read at the invocation, where a
+     * comma separates it from the next argument */
+    return op == KDC_OP_COMMA ? KDC_OP_UNKNOWN : op;
+}
+
 static kdc_op_t unary_op(pctx_t *c, CXCursor un, CXCursor operand) {
     CXSourceRange ur = clang_getCursorExtent(un), orr = clang_getCursorExtent(operand);
     spell_t us = spelling(clang_getRangeStart(ur)), os = spelling(clang_getRangeStart(orr));
@@ -341,6 +478,11 @@ static kdc_op_t unary_op(pctx_t *c, CXCursor un, CXCursor operand) {
     kdc_op_t op = prefix ? operator_between(c, us, os, 1)
                          : operator_between(c, spelling(clang_getRangeEnd(orr)),
                                             spelling(clang_getRangeEnd(ur)), 1);
+    if (op == KDC_OP_UNKNOWN) {
+        int postfix = 0;
+        op = spelled_op(c, un, operand, 1, &postfix);
+        prefix = !postfix;
+    }
     if (!prefix && op == KDC_OP_PREINC)
         op = KDC_OP_POSTINC;
     if (!prefix && op == KDC_OP_PREDEC)
@@ -444,6 +586,50 @@ static kdc_expr_t *conv_ref(pctx_t *c, CXCursor cur) {
     return e;
 }
 
+/* Is an attribute cursor C11 `_Noreturn`, C++ `[[noreturn]]` or MSVC's
+ * `__declspec(noreturn)`? libclang 14 exposes them as unexposed attributes,
+ * told apart by their first token (read where it is spelled: inside a macro
+ * such as `#define NORETURN _Noreturn`, the macro's text; an attribute's
+ * extent from a macro ends at the invocation, so only its start is read). */
+static enum CXChildVisitResult noreturn_attr_visit(CXCursor cur, CXCursor parent,
+                                                   CXClientData arg) {
+    (void)parent;
+    struct { pctx_t *c; int found; } *nv = arg;
+    if (!clang_isAttribute(clang_getCursorKind(cur)))
+        return CXChildVisit_Continue;
+    CXSourceLocation at = clang_getRangeStart(clang_getCursorExtent(cur));
+    CXToken *toks = NULL;
+    unsigned n = 0;
+    clang_tokenize(nv->c->tu, clang_getRange(at, at), &toks, &n);
+    if (n) {
+        CXString sp = clang_getTokenSpelling(nv->c->tu, toks[0]);
+        const char *t = clang_getCString(sp);
+        nv->found = t && (!strcmp(t, "_Noreturn") || !strcmp(t, "noreturn") ||
+                          !strcmp(t, "__noreturn__"));
+        clang_disposeString(sp);
+        clang_disposeTokens(nv->c->tu, toks, n);
+    }
+    return nv->found ? CXChildVisit_Break : CXChildVisit_Continue;
+}
+
+/* Does the function declaration `d` (of type spelling `type`) say it never
+ * returns? GNU `__attribute__((noreturn))` (glibc's exit, abort,
+ * __assert_fail, thrd_exit, pthread_exit, longjmp) is part of the function's
+ * type, which libclang spells with it; C11 `_Noreturn` and C++ `[[noreturn]]`
+ * are attributes of the declaration (inherited by its redeclarations). */
+static int decl_noreturn(pctx_t *c, CXCursor d, const char *usr, const char *type) {
+    if (type && strstr(type, "__attribute__((noreturn))"))
+        return 1;
+    void *known = usr && *usr ? kdc_strmap_get(&c->noreturn, usr) : NULL;
+    if (known)
+        return known == (void *)1;
+    struct { pctx_t *c; int found; } nv = {c, 0};
+    clang_visitChildren(d, noreturn_attr_visit, &nv);
+    if (usr && *usr)
+        kdc_strmap_put(&c->noreturn, usr, nv.found ? (void *)1 : (void *)2);
+    return nv.found;
+}
+
 static kdc_expr_t *conv_call(pctx_t *c, CXCursor cur) {
     kdc_expr_t *e = new_expr(c, KDC_E_CALL, cur);
     CXCursor d = clang_getCursorReferenced(cur);
@@ -457,6 +643,7 @@ static kdc_expr_t *conv_call(pctx_t *c, CXCursor cur) {
                        dk == CXCursor_ConversionFunction;
         e->is_ctor = dk == CXCursor_Constructor;
         e->callee_system = (unsigned)clang_Location_isInSystemHeader(clang_getCursorLocation(d));
+        e->callee_noreturn = (unsigned)decl_noreturn(c, d, e->usr, e->str);
         if (e->is_method && kv.n && clang_getCursorKind(kv.v[0]) == CXCursor_MemberRefExpr) {
             cursor_vec_t mk = children(kv.v[0]);
             for (size_t i = 0; i < mk.n; i++)
@@ -503,14 +690,72 @@ static void flatten_stmt(const kdc_stmt_t *s, void *arg) {
         KDC_VEC_PUSH(fc->exprs, s->inc);
 }
 
+/* exprs[0..n) as the comma chain e1, e2, .., value (value NULL: the last
+ * of exprs is the value); NULL when there is nothing. */
+static kdc_expr_t *comma_chain(pctx_t *c, CXCursor cur, kdc_expr_t **exprs, size_t n,
+                               kdc_expr_t *value) {
+    kdc_expr_t *chain = value;
+    for (size_t i = n; i-- > 0;) {
+        if (!chain) {
+            chain = exprs[i];
+            continue;
+        }
+        kdc_expr_t *comma = new_expr(c, KDC_E_BINARY, cur);
+        comma->op = KDC_OP_COMMA;
+        kdc_expr_t *kids[2] = {exprs[i], chain};
+        set_kids(c, comma, kids, 2);
+        comma->has_ival = chain->has_ival;
+        comma->ival = chain->ival;
+        chain = comma;
+    }
+    return chain;
+}
+
+/* A statement of a GNU statement expression as an expression that evaluates
+ * what it does, or NULL when it does nothing: `if (c) a; else b;` becomes
+ * `c ? a : b`, so a branch stays a branch (glibc's assert(x) is
+ * `({ if (x) ; else __assert_fail(..); })`, and __assert_fail never returns);
+ * other control flow inside (rare in such macros) is flattened. */
+static kdc_expr_t *stmt_as_expr(pctx_t *c, CXCursor cur, const kdc_stmt_t *st) {
+    if (!st)
+        return NULL;
+    if (st->kind == KDC_S_IF && st->expr && !st->init) {
+        kdc_expr_t *a = stmt_as_expr(c, cur, st->body), *b = stmt_as_expr(c, cur, st->els);
+        if (!a && !b)
+            return st->expr;
+        kdc_expr_t *kids[3] = {st->expr, a ? a : new_expr(c, KDC_E_OTHER, cur),
+                               b ? b : new_expr(c, KDC_E_OTHER, cur)};
+        kdc_expr_t *e = new_expr(c, KDC_E_COND, cur);
+        set_kids(c, e, kids, 3);
+        return e;
+    }
+    if (st->kind == KDC_S_COMPOUND) {
+        kdc_expr_t **tmp = st->nkids ? calloc(st->nkids, sizeof *tmp) : NULL;
+        size_t n = 0;
+        for (unsigned i = 0; i < st->nkids; i++) {
+            kdc_expr_t *x = stmt_as_expr(c, cur, st->kids[i]);
+            if (x)
+                tmp[n++] = x;
+        }
+        kdc_expr_t *chain = comma_chain(c, cur, tmp, n, NULL);
+        free(tmp);
+        return chain;
+    }
+    flat_ctx_t fc = {{0}};
+    kdc_stmt_walk(st, flatten_stmt, &fc);
+    kdc_expr_t *chain = comma_chain(c, cur, fc.exprs.v, fc.exprs.n, NULL);
+    free(fc.exprs.v);
+    return chain;
+}
+
 /* A GNU statement expression ({ s1; s2; value; }) as the comma chain
- * s1, s2, value: every call in it is seen, in order; control flow inside it
- * (rare in such macros) is flattened. librdkafka's RD_KAFKA_V_* type-check
- * macros expand to these. */
+ * s1, s2, value: every call in it is seen, in order; an if statement stays a
+ * branch (stmt_as_expr), other control flow inside is flattened. librdkafka's
+ * RD_KAFKA_V_* type-check macros expand to these. */
 static kdc_expr_t *conv_stmt_expr(pctx_t *c, CXCursor cur) {
     cursor_vec_t kv = children(cur);
     kdc_expr_t *value = NULL;
-    flat_ctx_t fc = {{0}};
+    KDC_VEC(kdc_expr_t *) exprs = {0};
     if (kv.n && clang_getCursorKind(kv.v[kv.n - 1]) == CXCursor_CompoundStmt) {
         cursor_vec_t sv = children(kv.v[kv.n - 1]);
         for (size_t i = 0; i < sv.n; i++) {
@@ -522,22 +767,16 @@ static kdc_expr_t *conv_stmt_expr(pctx_t *c, CXCursor cur) {
             if (st->kind == KDC_S_IF && st->expr && st->expr->has_ival && !st->expr->ival &&
                 !st->els)
                 continue; /* if (0) { type check } of librdkafka's _LRK_TYPECHECK */
-            kdc_stmt_walk(st, flatten_stmt, &fc);
+            kdc_expr_t *x = stmt_as_expr(c, cur, st);
+            if (x)
+                KDC_VEC_PUSH(exprs, x);
         }
         free(sv.v);
     }
     free(kv.v);
-    kdc_expr_t *chain = value ? value : new_expr(c, KDC_E_OTHER, cur);
-    for (size_t i = fc.exprs.n; i-- > 0;) {
-        kdc_expr_t *comma = new_expr(c, KDC_E_BINARY, cur);
-        comma->op = KDC_OP_COMMA;
-        kdc_expr_t *kids[2] = {fc.exprs.v[i], chain};
-        set_kids(c, comma, kids, 2);
-        comma->has_ival = chain->has_ival;
-        comma->ival = chain->ival;
-        chain = comma;
-    }
-    free(fc.exprs.v);
+    kdc_expr_t *chain =
+        comma_chain(c, cur, exprs.v, exprs.n, value ? value : new_expr(c, KDC_E_OTHER, cur));
+    free(exprs.v);
     return chain;
 }
 
@@ -759,6 +998,8 @@ static kdc_expr_t *conv_expr_at(pctx_t *c, CXCursor cur) {
         kdc_expr_t *e = new_expr(c, KDC_E_BINARY, cur);
         e->op = k == CXCursor_CompoundAssignOperator ? KDC_OP_COMPOUND_ASSIGN
                                                      : binary_op(c, kv.v[0], kv.v[1]);
+        if (e->op == KDC_OP_UNKNOWN)
+            e->op = spelled_op(c, cur, kv.v[0], 0, NULL);
         kdc_expr_t *kids[2] = {conv_expr(c, kv.v[0]), conv_expr(c, kv.v[1])};
         set_kids(c, e, kids, 2);
         fold_binary(e);
@@ -911,9 +1152,14 @@ static kdc_stmt_t *conv_child_stmt(pctx_t *c, CXCursor cur) {
     return conv_stmt(c, cur);
 }
 
+/* Is the token `what` between cursors a and b? -1 when the source between
+ * them cannot be read: inside a macro expansion a statement's extent is the
+ * whole invocation, so b may start before a ends. */
 static int has_token_between(pctx_t *c, CXCursor a, CXCursor b, const char *what) {
     spell_t s = spelling(clang_getRangeEnd(clang_getCursorExtent(a)));
     spell_t e = spelling(clang_getRangeStart(clang_getCursorExtent(b)));
+    if (!s.file || s.file != e.file || s.off > e.off)
+        return -1;
     CXToken *toks;
     unsigned n = tokens_between(c, s, e, &toks);
     int found = 0;
@@ -927,6 +1173,23 @@ static int has_token_between(pctx_t *c, CXCursor a, CXCursor b, const char *what
     return found;
 }
 
+/* Does an if statement with children kv have an else branch? Its children
+ * are the condition, the then branch and the else branch, after a C++ init
+ * statement or condition variable: the `else` token between the last two
+ * children tells, or, inside a macro expansion, where that source cannot be
+ * read (glibc's assert(x) is `if (x) ; else __assert_fail(..)`), a third
+ * child that follows no declaration. */
+static int if_has_else(pctx_t *c, const cursor_vec_t *kv) {
+    size_t n = kv->n;
+    if (n < 3)
+        return 0;
+    int t = has_token_between(c, kv->v[n - 2], kv->v[n - 1], "else");
+    if (t >= 0)
+        return t;
+    enum CXCursorKind k0 = clang_getCursorKind(kv->v[0]);
+    return n >= 4 || (k0 != CXCursor_DeclStmt && k0 != CXCursor_VarDecl);
+}
+
 static kdc_stmt_t *conv_if(pctx_t *c, CXCursor cur) {
     cursor_vec_t kv = children(cur);
     kdc_stmt_t *s = new_stmt(c, KDC_S_IF, cur);
@@ -936,7 +1199,7 @@ static kdc_stmt_t *conv_if(pctx_t *c, CXCursor cur) {
         s->kind = KDC_S_NULL;
         return s;
     }
-    int has_else = n >= 3 && has_token_between(c, kv.v[n - 2], kv.v[n - 1], "else");
+    int has_else = if_has_else(c, &kv);
     size_t then_i = has_else ? n - 2 : n - 1;
     size_t cond_i = then_i - 1;
     if (has_else)
@@ -1379,6 +1642,7 @@ int kdc_parse_tu_files(kdc_parser_t *ps, kdc_program_t *p, const char *file,
     c.p = p;
     c.ps = ps;
     kdc_strmap_init(&c.file_names);
+    kdc_strmap_init(&c.noreturn);
     /* libclang applies -working-directory= to the whole process: restore ours. */
     int cwd_fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     enum CXErrorCode ec = clang_parseTranslationUnit2(
@@ -1393,6 +1657,7 @@ int kdc_parse_tu_files(kdc_parser_t *ps, kdc_program_t *p, const char *file,
     if (ec != CXError_Success || !c.tu) {
         *err = kdc_xasprintf("libclang could not parse this file (error %d)", (int)ec);
         kdc_strmap_free(&c.file_names);
+        kdc_strmap_free(&c.noreturn);
         return -1;
     }
     kdc_tu_info_t info = {0};
@@ -1415,6 +1680,7 @@ int kdc_parse_tu_files(kdc_parser_t *ps, kdc_program_t *p, const char *file,
     }
     free(c.calls.v);
     kdc_strmap_free(&c.file_names);
+    kdc_strmap_free(&c.noreturn);
     clang_disposeTranslationUnit(c.tu);
     return 0;
 }

@@ -25,6 +25,8 @@ static void dump_expr(FILE *o, const kdc_expr_t *e, int d) {
         fprintf(o, " ival=%lld", e->ival);
     if (e->kind == KDC_E_REF)
         fprintf(o, " ref=%d", e->ref);
+    if (e->callee_noreturn)
+        fprintf(o, " noreturn");
     fprintf(o, " @%u:%u\n", e->loc.line, e->loc.col);
     if (e->recv) {
         fprintf(o, "%*srecv:\n", d * 2 + 2, "");

@@ -81,6 +81,8 @@ struct kdc_expr {              /* fields ordered by size: hundreds of thousands 
     unsigned is_ctor : 1;     /* CALL: callee is a C++ constructor */
     unsigned arrow : 1;       /* MEMBER: a->f */
     unsigned callee_system : 1; /* CALL: callee declared in a system header */
+    unsigned callee_noreturn : 1; /* CALL: callee declared never to return (GNU noreturn,
+                                     C11 _Noreturn, C++ [[noreturn]]) */
 };
 
 typedef enum {

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #define UNIT_MAGIC "KDCU"
-#define UNIT_FORMAT 2u
+#define UNIT_FORMAT 3u /* 3: callee_noreturn */
 
 /* ---------- encoding ---------- */
 
@@ -102,7 +102,8 @@ static void put_exprs_and_stmts(enc_t *e) {
         put_u8(e, x->op);
         put_u8(e, x->ref);
         put_u8(e, x->has_ival | x->is_method << 1 | x->is_ctor << 2 | x->arrow << 3 |
-                      x->callee_system << 4 | (x->fields != NULL) << 5);
+                      x->callee_system << 4 | (x->fields != NULL) << 5 |
+                      x->callee_noreturn << 6);
         put_i32(e, x->param_index);
         put_i64(e, x->ival);
         put_str(e, x->name);
@@ -373,12 +374,13 @@ static void decode_exprs(dec_t *d) {
         x->kind = get_u8(d, KDC_E_INIT, "an unknown expression kind");
         x->op = get_u8(d, KDC_OP_SHR, "an unknown operator");
         x->ref = get_u8(d, KDC_REF_ENUMERATOR, "an unknown reference kind");
-        unsigned flags = get_u8(d, 63, "unknown expression flags");
+        unsigned flags = get_u8(d, 127, "unknown expression flags");
         x->has_ival = flags & 1;
         x->is_method = flags >> 1 & 1;
         x->is_ctor = flags >> 2 & 1;
         x->arrow = flags >> 3 & 1;
         x->callee_system = flags >> 4 & 1;
+        x->callee_noreturn = flags >> 6 & 1;
         x->param_index = get_i32(d);
         x->ival = get_i64(d);
         x->name = get_str(d);

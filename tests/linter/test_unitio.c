@@ -132,6 +132,7 @@ static void same_expr(const kdc_expr_t *a, const kdc_expr_t *b) {
     SAME_INT(a->is_ctor, b->is_ctor, "expr.is_ctor");
     SAME_INT(a->arrow, b->arrow, "expr.arrow");
     SAME_INT(a->callee_system, b->callee_system, "expr.callee_system");
+    SAME_INT(a->callee_noreturn, b->callee_noreturn, "expr.callee_noreturn");
     SAME_INT(a->param_index, b->param_index, "expr.param_index");
     SAME_INT(a->ival, b->ival, "expr.ival");
     SAME_STR(a->name, b->name, "expr.name");
