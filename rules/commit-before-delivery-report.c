@@ -26,8 +26,10 @@ typedef struct cbd_ctx {
 static void on_commit(void *arg, const kdc_func_t *f, const kdc_expr_t *commit) {
     cbd_ctx_t *c = arg;
     /* A program that does not consume from Kafka has no input offsets; its
-     * input is acknowledged upstream by a configured ack (or commit)
-     * function, directly or in a helper. */
+     * input is acknowledged upstream: by a configured ack (or commit) function,
+     * directly or in a helper, or by what a framework's callback returns or
+     * calls (a log shipper's output plugin: acknowledge in the configuration,
+     * and the rsyslog, syslog-ng and fluent-bit presets). */
     if (!c->consumes && kdc_api_lookup(commit))
         return;
     /* an output of another origin (test data seeded before the consumer reads,
@@ -38,7 +40,8 @@ static void on_commit(void *arg, const kdc_func_t *f, const kdc_expr_t *commit) 
     kdc_notes_add(&notes, &c->produce->loc,
                   kdc_api_lookup(c->produce) ? "output produced here"
                                              : "output produced through this call");
-    int ack = kdc_options_has_role(c->ctx->opts, commit, KDC_ROLE_ACK);
+    int ack = commit->kind != KDC_E_CALL || kdc_options_has_role(c->ctx->opts, commit, KDC_ROLE_ACK) ||
+              kdc_facts_call_acks(c->ctx->facts, commit);
     kdc_rule_report(c->ctx, f, &commit->loc, notes.v, notes.n,
                     "input %s after producing its output without waiting for that "
                     "output's delivery report; if the delivery fails the event is lost on both "
@@ -49,7 +52,8 @@ static void on_commit(void *arg, const kdc_func_t *f, const kdc_expr_t *commit) 
 
 static void check(kdc_rule_ctx_t *ctx) {
     int consumes = kdc_facts_program_consumes(ctx->facts);
-    if (!consumes && !ctx->opts->functions[KDC_ROLE_ACK] && !ctx->opts->functions[KDC_ROLE_COMMIT])
+    if (!consumes && !ctx->opts->functions[KDC_ROLE_ACK] && !ctx->opts->functions[KDC_ROLE_COMMIT] &&
+        !ctx->opts->ack_returns && !ctx->opts->ack_calls)
         return;
     size_t nf = kdc_program_nfuncs(ctx->program);
     for (size_t i = 0; i < nf; i++) {

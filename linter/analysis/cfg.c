@@ -287,9 +287,16 @@ static int emit_stmt(bld_t *b, const kdc_stmt_t *s, int cur) {
     case KDC_S_CONTINUE:
         edge(b, cur, b->cont);
         return -1;
-    case KDC_S_RETURN:
-        edge(b, emit_expr(b, s->expr, cur), b->exit);
+    case KDC_S_RETURN: {
+        int v = emit_expr(b, s->expr, cur);
+        if (s->expr && v >= 0) { /* what is returned: a framework's acknowledgement (facts.h) */
+            int n = node(b, KDC_N_RETURN, s->expr);
+            edge(b, v, n);
+            v = n;
+        }
+        edge(b, v, b->exit);
         return -1;
+    }
     case KDC_S_GOTO:
         if (s->label)
             edge(b, cur, label_node(b, s->label));
@@ -363,6 +370,11 @@ kdc_cfg_t *kdc_cfg_build(kdc_program_t *p, kdc_func_t *f, kdc_noreturn_fn noretu
 }
 
 void kdc_cfg_search(const kdc_cfg_t *g, int start, int start_state, const kdc_search_t *s) {
+    kdc_cfg_search_edges(g, start, start_state, s, NULL);
+}
+
+void kdc_cfg_search_edges(const kdc_cfg_t *g, int start, int start_state, const kdc_search_t *s,
+                          kdc_edge_state_fn edge_state) {
     int ns = s->nstates > 0 ? s->nstates : 1;
     size_t total = (size_t)g->n * (size_t)ns;
     unsigned char *seen = calloc(total, 1);
@@ -372,15 +384,21 @@ void kdc_cfg_search(const kdc_cfg_t *g, int start, int start_state, const kdc_se
     size_t head = 0, tail = 0;
 #define KDC_PUSH_SUCCS(n, st)                                                                   \
     for (unsigned i_ = 0; i_ < g->nodes[n].nsucc; i_++) {                                      \
-        int m_ = g->nodes[n].succ[i_];                                                         \
-        if (s->edge && !s->edge(s->ctx, g, n, i_, st))                                         \
+        int m_ = g->nodes[n].succ[i_], st_ = (st);                                             \
+        if (edge_state) {                                                                      \
+            if ((st_ = edge_state(s->ctx, g, n, i_, st_)) < 0)                                 \
+                continue;                                                                      \
+            if (st_ >= ns)                                                                     \
+                st_ = ns - 1;                                                                  \
+        } else if (s->edge && !s->edge(s->ctx, g, n, i_, st_)) {                               \
             continue;                                                                          \
-        size_t k_ = (size_t)m_ * (size_t)ns + (size_t)(st);                                    \
+        }                                                                                      \
+        size_t k_ = (size_t)m_ * (size_t)ns + (size_t)st_;                                     \
         if (seen[k_])                                                                          \
             continue;                                                                          \
         seen[k_] = 1;                                                                          \
         queue[tail++] = m_;                                                                    \
-        queue[tail++] = st;                                                                    \
+        queue[tail++] = st_;                                                                   \
     }
     KDC_PUSH_SUCCS(start, start_state)
     while (head < tail) {

@@ -17,6 +17,7 @@ typedef enum {
     KDC_N_CALL,   /* expr: the call */
     KDC_N_COND,   /* expr: the atomic condition; succ[0] true, succ[1] false */
     KDC_N_ASSIGN, /* expr: the assignment / increment */
+    KDC_N_RETURN, /* expr: the value a return statement returns (after its evaluation) */
     KDC_N_NOP
 } kdc_node_kind_t;
 
@@ -74,5 +75,12 @@ typedef struct kdc_search {
 } kdc_search_t;
 
 void kdc_cfg_search(const kdc_cfg_t *g, int start, int start_state, const kdc_search_t *s);
+
+/* The same with `edge` replaced by edge_state: the state to carry on with after
+ * taking successor i of node n (what a condition's outcome says), or -1 to
+ * prune that successor. */
+typedef int (*kdc_edge_state_fn)(void *ctx, const kdc_cfg_t *g, int n, unsigned i, int state);
+void kdc_cfg_search_edges(const kdc_cfg_t *g, int start, int start_state, const kdc_search_t *s,
+                          kdc_edge_state_fn edge_state);
 
 #endif

@@ -8,11 +8,26 @@
 #include <ctype.h>
 #include <fnmatch.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 const char *const kdc_default_dlq_topic_patterns[] = {"*dlq*", "*.DLT", "*dead*letter*",
                                                       "*.deadletter", NULL};
 const char *const kdc_default_dlq_name_patterns[] = {"*dlq*", "*dead*letter*", NULL};
+
+/* Log shippers' output plugins, which tell their framework a message is done by a
+ * return value or a call (docs/configuration.md):
+ *   rsyslog output modules: doAction, commitTransaction, endTransaction returning
+ *     RS_RET_OK; doAction also RS_RET_DEFER_COMMIT / RS_RET_PREVIOUS_COMMITTED
+ *     (accepted into the batch being committed)
+ *   syslog-ng threaded destinations: an insert or flush callback returning LTR_SUCCESS
+ *   fluent-bit output plugins: FLB_OUTPUT_RETURN(FLB_OK), a call of
+ *     flb_output_return_do(1) (FLB_OK is 1; FLB_ERROR 0, FLB_RETRY 2) */
+const char *const kdc_ack_presets_returns[] = {
+    "doAction=RS_RET_OK", "doAction=RS_RET_DEFER_COMMIT", "doAction=RS_RET_PREVIOUS_COMMITTED",
+    "commitTransaction=RS_RET_OK", "endTransaction=RS_RET_OK", "*=LTR_SUCCESS", NULL};
+const char *const kdc_ack_presets_calls[] = {"flb_output_return_do(1)", "flb_output_return(1)",
+                                             NULL};
 
 /* ---------- small helpers ---------- */
 
@@ -27,6 +42,158 @@ int kdc__match_any(const char *const *pats, const char *s) {
 
 int kdc_options_has_role(const kdc_options_t *o, const kdc_expr_t *call, kdc_role_t role) {
     return call->kind == KDC_E_CALL && kdc__match_any(o->functions[role], call->name);
+}
+
+/* ---------- acknowledgements by value ---------- */
+
+/* An acknowledgement spec split: "FUNCTION=VALUE" (returns) or "FUNCTION(VALUE)"
+ * (calls) into its function pattern and value, in buf; 0 when malformed. */
+static int ack_spec_split(const char *s, int call, char *buf, size_t len, const char **fn,
+                          const char **value) {
+    size_t n = strlen(s);
+    if (!n || n >= len)
+        return 0;
+    memcpy(buf, s, n + 1);
+    char *sep = call ? strchr(buf, '(') : strrchr(buf, '=');
+    if (!sep || sep == buf || (call && buf[n - 1] != ')'))
+        return 0;
+    *sep = 0;
+    if (call)
+        buf[n - 1] = 0;
+    *fn = buf;
+    *value = sep + 1;
+    if (!**value)
+        return 0;
+    for (const char *p = *value; *p; p++) /* an identifier or an integer */
+        if (!(*p == '_' || *p == '-' || (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') ||
+              (*p >= 'A' && *p <= 'Z')))
+            return 0;
+    return 1;
+}
+
+int kdc_ack_spec_valid(const char *s, int call) {
+    char buf[512];
+    const char *fn, *value;
+    return ack_spec_split(s, call, buf, sizeof buf, &fn, &value);
+}
+
+/* Is e the value: an enumerator of that name, or a constant equal to it? */
+static int ack_value_is(const kdc_expr_t *e, const char *value) {
+    e = kdc_expr_strip(e);
+    if (!e)
+        return 0;
+    char *end = NULL;
+    long long v = strtoll(value, &end, 0);
+    if (end && !*end)
+        return e->has_ival && e->ival == v;
+    return e->kind == KDC_E_REF && e->ref == KDC_REF_ENUMERATOR && e->name &&
+           !strcmp(e->name, value);
+}
+
+typedef struct ack_var {
+    const char *usr, *value;
+    int may;
+} ack_var_t;
+
+static int ack_var_assigned(const kdc_expr_t *e, void *arg) {
+    ack_var_t *a = arg;
+    const kdc_expr_t *lv = kdc_expr_strip(kdc_expr_assigned(e));
+    if (!lv || lv->kind != KDC_E_REF || lv->usr != a->usr)
+        return 0;
+    const kdc_expr_t *r = e->kind == KDC_E_BINARY && e->op == KDC_OP_ASSIGN && e->nkids == 2
+                              ? kdc_expr_strip(e->kids[1])
+                              : NULL;
+    if (r && ack_value_is(r, a->value))
+        a->may = 1;
+    return a->may;
+}
+
+/* May `value`, returned from f, be `want`: the value itself, or a local variable
+ * that f sets to it somewhere (rsyslog's `rsRetVal iRet = RS_RET_OK; .. return
+ * iRet;`)? A call's result or a parameter says nothing. */
+static int ack_value_may_be(const kdc_func_t *f, const kdc_expr_t *value, const char *want) {
+    const kdc_expr_t *e = kdc_expr_strip(value);
+    if (!e)
+        return 0;
+    if (e->has_ival || (e->kind == KDC_E_REF && e->ref == KDC_REF_ENUMERATOR))
+        return ack_value_is(e, want);
+    if (e->kind != KDC_E_REF || !e->usr || e->ref != KDC_REF_LOCAL)
+        return 0;
+    ack_var_t a = {e->usr, want, 0};
+    kdc_func_walk_exprs(f, ack_var_assigned, &a);
+    return a.may;
+}
+
+int kdc_facts_return_acks(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *value) {
+    for (const char *const *s = fx->opts.ack_returns; s && *s; s++) {
+        char buf[512];
+        const char *fn, *want;
+        if (ack_spec_split(*s, 0, buf, sizeof buf, &fn, &want) && f->name &&
+            fnmatch(fn, f->name, 0) == 0 && ack_value_may_be(f, value, want))
+            return 1;
+    }
+    return 0;
+}
+
+static int call_acks(const kdc_options_t *o, const kdc_expr_t *call);
+
+int kdc_facts_call_acks(const kdc_facts_t *fx, const kdc_expr_t *call) {
+    return call->kind == KDC_E_CALL && call_acks(&fx->opts, call);
+}
+
+/* A constant returned from f: 1 when a spec for f acknowledges with it, 0 when it is
+ * another constant, -1 when e is not a constant. */
+static int ack_constant(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *e) {
+    e = kdc_expr_strip(e);
+    if (!e || !(e->has_ival || (e->kind == KDC_E_REF && e->ref == KDC_REF_ENUMERATOR)))
+        return -1;
+    for (const char *const *s = fx->opts.ack_returns; s && *s; s++) {
+        char buf[512];
+        const char *fn, *want;
+        if (ack_spec_split(*s, 0, buf, sizeof buf, &fn, &want) && f->name &&
+            fnmatch(fn, f->name, 0) == 0 && ack_value_is(e, want))
+            return 1;
+    }
+    return 0;
+}
+
+typedef struct ret_find {
+    const char *usr;
+} ret_find_t;
+
+static void find_returned_var(const kdc_stmt_t *st, void *arg) {
+    ret_find_t *r = arg;
+    const kdc_expr_t *e = st->kind == KDC_S_RETURN ? kdc_expr_strip(st->expr) : NULL;
+    if (!r->usr && e && e->kind == KDC_E_REF && e->ref == KDC_REF_LOCAL)
+        r->usr = e->usr;
+}
+
+/* The local variable f returns when a framework takes what f returns as its
+ * acknowledgement (a spec of kdc_options_t.ack_returns names f), or NULL. */
+static const char *ack_returned_var(const kdc_facts_t *fx, const kdc_func_t *f) {
+    int named = 0;
+    for (const char *const *s = fx->opts.ack_returns; s && *s && !named; s++) {
+        char buf[512];
+        const char *fn, *want;
+        named = ack_spec_split(*s, 0, buf, sizeof buf, &fn, &want) && f->name &&
+                fnmatch(fn, f->name, 0) == 0;
+    }
+    ret_find_t r = {NULL};
+    if (named && f->body)
+        kdc_stmt_walk(f->body, find_returned_var, &r);
+    return r.usr;
+}
+
+/* Does the call acknowledge upstream by its argument (kdc_options_t.ack_calls)? */
+static int call_acks(const kdc_options_t *o, const kdc_expr_t *call) {
+    for (const char *const *s = o->ack_calls; s && *s; s++) {
+        char buf[512];
+        const char *fn, *want;
+        if (ack_spec_split(*s, 1, buf, sizeof buf, &fn, &want) && call->name &&
+            fnmatch(fn, call->name, 0) == 0 && ack_value_is(kdc_call_arg(call, 0), want))
+            return 1;
+    }
+    return 0;
 }
 
 const kdc_func_t *kdc__callee_func(const kdc_facts_t *fx, const kdc_func_t *caller,
@@ -128,7 +295,7 @@ static call_effects_t effects_of(const kdc_facts_t *fx, const kdc_func_t *f,
     e.produces = (unsigned)kdc_options_has_role(o, call, KDC_ROLE_PRODUCE);
     /* acknowledging upstream is a checkpoint: it counts as a commit */
     e.commits = (unsigned)(kdc_options_has_role(o, call, KDC_ROLE_COMMIT) ||
-                           kdc_options_has_role(o, call, KDC_ROLE_ACK));
+                           kdc_options_has_role(o, call, KDC_ROLE_ACK) || call_acks(o, call));
     e.confirms = (unsigned)kdc_options_has_role(o, call, KDC_ROLE_CONFIRM);
     e.effects = (unsigned)(e.produces || kdc_options_has_role(o, call, KDC_ROLE_EFFECT) ||
                            kdc__side_effect_api(call));
@@ -243,8 +410,74 @@ const kdc_obj_t *kdc_facts_obj(const kdc_facts_t *fx, size_t i) { return kdc_pts
 
 /* ---------- delivery-report callbacks and the state they write ---------- */
 
+/* Does the lvalue live in the function's own frame (a local or a parameter, a field
+ * of one held by value, an element of a local array)? A callback's writes there end
+ * with it: they are not state anyone reads after a poll. */
+static int in_own_frame(const kdc_expr_t *lv) {
+    for (const kdc_expr_t *e = kdc_expr_strip(lv); e;) {
+        if (e->kind == KDC_E_REF)
+            return e->ref == KDC_REF_LOCAL || e->ref == KDC_REF_PARAM;
+        if (e->kind == KDC_E_MEMBER && !e->arrow && e->nkids)
+            e = kdc_expr_strip(e->kids[0]);
+        else if (e->kind == KDC_E_INDEX && e->nkids && e->kids[0]->type &&
+                 strchr(e->kids[0]->type, '[') && !strchr(e->kids[0]->type, '*'))
+            e = kdc_expr_strip(e->kids[0]);
+        else
+            return 0;
+    }
+    return 0;
+}
+
+typedef struct dr_writes {
+    kdc_facts_t *fx;
+    KDC_VEC(const char *) fresh; /* locals (USRs) holding an object the function allocates */
+} dr_writes_t;
+
+static int is_allocation(const kdc_expr_t *e) {
+    static const char *const alloc[] = {"malloc", "calloc", "realloc", "strdup", "strndup",
+                                        "aligned_alloc", "reallocarray", NULL};
+    e = kdc_expr_strip(e);
+    if (!e || e->kind != KDC_E_CALL || !e->name)
+        return 0;
+    for (size_t i = 0; alloc[i]; i++)
+        if (!strcmp(e->name, alloc[i]))
+            return 1;
+    return !strncmp(e->name, "operator new", 12);
+}
+
+static int find_fresh(const kdc_expr_t *e, void *arg) {
+    dr_writes_t *d = arg;
+    const kdc_expr_t *lv = kdc_expr_strip(kdc_expr_assigned(e));
+    if (lv && lv->kind == KDC_E_REF && lv->ref == KDC_REF_LOCAL && lv->usr &&
+        e->kind == KDC_E_BINARY && e->op == KDC_OP_ASSIGN && e->nkids == 2 &&
+        is_allocation(e->kids[1]))
+        KDC_VEC_PUSH(d->fresh, lv->usr);
+    return 0;
+}
+
+/* Is the lvalue part of an object the function allocated itself (etry =
+ * calloc(..); etry->key = ..)? Filling in a new record is its initialization;
+ * where the record is then put (a list head, a queue) is what others read. */
+static int in_fresh_object(const dr_writes_t *d, const kdc_expr_t *lv) {
+    for (const kdc_expr_t *e = kdc_expr_strip(lv); e;) {
+        if (e->kind == KDC_E_REF) {
+            for (size_t i = 0; e->usr && i < d->fresh.n; i++)
+                if (d->fresh.v[i] == e->usr)
+                    return 1;
+            return 0;
+        }
+        if ((e->kind == KDC_E_MEMBER || e->kind == KDC_E_INDEX ||
+             (e->kind == KDC_E_UNARY && e->op == KDC_OP_DEREF)) && e->nkids)
+            e = kdc_expr_strip(e->kids[0]);
+        else
+            return 0;
+    }
+    return 0;
+}
+
 static int collect_written(const kdc_expr_t *e, void *arg) {
-    kdc_facts_t *fx = arg;
+    dr_writes_t *d = arg;
+    kdc_facts_t *fx = d->fx;
     const kdc_expr_t *target = kdc_expr_assigned(e);
     if (!target && e->kind == KDC_E_CALL && e->name &&
         (strstr(e->name, "atomic") || strstr(e->name, "__sync_") || strstr(e->name, "fetch_")) &&
@@ -254,7 +487,9 @@ static int collect_written(const kdc_expr_t *e, void *arg) {
         if (a && a->kind == KDC_E_UNARY && a->op == KDC_OP_ADDR)
             target = a->kids[0];
     }
-    const char *k = target ? kdc__lkey(fx, target) : NULL;
+    const char *k = target && !in_own_frame(target) && !in_fresh_object(d, target)
+                        ? kdc__lkey(fx, target)
+                        : NULL;
     if (k)
         kdc_strmap_put(&fx->dr_state, k, (void *)1);
     /* m->_private (C) / message.msg_opaque() (C++): the per-message opaque */
@@ -375,8 +610,12 @@ static void compute_dr_state(kdc_facts_t *fx) {
     }
     for (size_t i = 0; i < nf; i++) {
         const kdc_func_t *f = kdc_program_func(fx->p, i);
-        if (kdc_strmap_get(&fx->dr_funcs, f->id))
-            kdc_func_walk_exprs(f, collect_written, fx);
+        if (kdc_strmap_get(&fx->dr_funcs, f->id)) {
+            dr_writes_t d = {fx, {0}};
+            kdc_func_walk_exprs(f, find_fresh, &d);
+            kdc_func_walk_exprs(f, collect_written, &d);
+            free(d.fresh.v);
+        }
     }
     if (fx->dr_reads_opaque)
         add_opaque_cells(fx);
@@ -608,8 +847,15 @@ typedef struct walk {
     int ntxn;
     const char *flags[8];       /* variables of f assigned from delivery state (delivered = d.err == 0) */
     int nflags;
+    const kdc_expr_t *flag_sets[16]; /* ... those assignments (path state bit 1 + j: flag j was
+                                        overwritten since the walk started by a value that is
+                                        not delivery state, and not set from it again) */
+    int nflag_sets;
     const kdc_expr_t *status_loops[32]; /* conditions of loops over per-message statuses */
     int nstatus_loops;
+    const char *ret_var;        /* what f returns to a framework that takes a value as its
+                                   acknowledgement (iRet); path state bit 1 + nflags: it is
+                                   known not to hold an acknowledging value */
 } walk_t;
 
 typedef struct walk_prep {
@@ -627,13 +873,43 @@ static int find_dr_flags(const kdc_expr_t *e, void *arg) {
     /* a read of the state, not a call that is given it (e = producev(.., OPAQUE(st), ..));
      * also counted up: pending += !d[i].done */
     if (e->kind == KDC_E_BINARY && (e->op == KDC_OP_ASSIGN || e->op == KDC_OP_COMPOUND_ASSIGN) &&
-        e->nkids == 2 && w->nflags < 8 &&
+        e->nkids == 2 && w->nflag_sets < 16 &&
         !kdc_expr_walk(e->kids[1], is_api_call, NULL) &&
         reads_dr_state_in(w->fx, w->f, e->kids[1], w->opaque)) {
         const char *k = kdc__lkey(w->fx, e->kids[0]);
-        if (k)
+        int j = 0;
+        while (k && j < w->nflags && w->flags[j] != k)
+            j++;
+        if (k && j == w->nflags && w->nflags < 8)
             w->flags[w->nflags++] = k;
+        if (k && j < w->nflags)
+            w->flag_sets[w->nflag_sets++] = e;
     }
+    return 0;
+}
+
+static int mentions_key(const kdc_facts_t *fx, const kdc_expr_t *e, const char *const *keys, int n);
+
+/* The index of the flag an assignment writes, or -1. */
+static int flag_written(const walk_t *w, const kdc_expr_t *assign) {
+    const kdc_expr_t *lv = kdc_expr_assigned(assign);
+    const char *k = lv ? kdc__lkey(w->fx, lv) : NULL;
+    for (int j = 0; k && j < w->nflags; j++)
+        if (w->flags[j] == k)
+            return j;
+    return -1;
+}
+
+/* Does the condition read a flag that holds delivery state on this path? Not once
+ * it was overwritten since the walk started by another value that is not a
+ * constant (state bit 1 + j: iRet = checkFailedMessages(); .. iRet = writeKafka();
+ * the status read before the produce says nothing about its message); a constant
+ * only resets a counter the delivery state is added to (pending = 0; pending +=
+ * !cells[i].done). */
+static int mentions_live_flag(const walk_t *w, const kdc_expr_t *cond, int state) {
+    for (int j = 0; j < w->nflags; j++)
+        if (!(state & (2 << j)) && mentions_key(w->fx, cond, &w->flags[j], 1))
+            return 1;
     return 0;
 }
 
@@ -663,10 +939,9 @@ static void find_status_loops(const kdc_stmt_t *st, void *arg) {
         kdc_expr_walk(st->expr, add_loop_cond, w);
 }
 
-static int mentions_key(const kdc_facts_t *fx, const kdc_expr_t *e, const char *const *keys, int n);
-
 static void walk_prepare(walk_t *w) {
     kdc_func_walk_exprs(w->f, find_dr_flags, w);
+    w->ret_var = ack_returned_var(w->fx, w->f);
     if (w->f->body)
         kdc_stmt_walk(w->f->body, find_status_loops, w);
 }
@@ -706,6 +981,48 @@ static void walk_find_txn_commits(walk_t *w) {
     }
 }
 
+static int ret_bit(const walk_t *w) { return 2 << w->nflags; }
+
+static int is_ret_var(const walk_t *w, const kdc_expr_t *e) {
+    e = kdc_expr_strip(e);
+    return w->ret_var && e && e->kind == KDC_E_REF && e->usr == w->ret_var;
+}
+
+static int returns_ret_var(const walk_t *w, const kdc_expr_t *value) { return is_ret_var(w, value); }
+
+static int assigns_ret_var(const walk_t *w, const kdc_expr_t *assign) {
+    return is_ret_var(w, kdc_expr_assigned(assign));
+}
+
+/* What a condition's outcome says of the returned variable: `iRet != RS_RET_OK`
+ * (also `(iRet = call()) != RS_RET_OK`) taken true means it does not hold the
+ * acknowledging value. */
+static int ret_var_edge(const walk_t *w, const kdc_expr_t *cond, unsigned i, int state) {
+    const kdc_expr_t *c = kdc_expr_strip(cond);
+    int neg = 0;
+    while (c && c->kind == KDC_E_UNARY && c->op == KDC_OP_NOT && c->nkids == 1) {
+        neg ^= 1;
+        c = kdc_expr_strip(c->kids[0]);
+    }
+    if (!c || c->kind != KDC_E_BINARY || (c->op != KDC_OP_EQ && c->op != KDC_OP_NE) || c->nkids != 2)
+        return state;
+    for (unsigned side = 0; side < 2; side++) {
+        const kdc_expr_t *v = kdc_expr_strip(c->kids[side]);
+        if (v && v->kind == KDC_E_BINARY && v->op == KDC_OP_ASSIGN && v->nkids == 2)
+            v = kdc_expr_strip(v->kids[0]); /* (iRet = code) != RS_RET_OK */
+        if (!is_ret_var(w, v))
+            continue;
+        int cls = ack_constant(w->fx, w->f, c->kids[1 - side]);
+        if (cls < 0)
+            return state;
+        unsigned eq_edge = ((c->op == KDC_OP_EQ) ^ neg) ? 0 : 1; /* the edge where v == C */
+        if (i == eq_edge)
+            return cls ? state & ~ret_bit(w) : state | ret_bit(w);
+        return cls ? state | ret_bit(w) : state;
+    }
+    return state;
+}
+
 /* Path state bit 0: delivery reports were served since the walk started. */
 static int walk_visit(void *ctx, const kdc_cfg_t *g, int n, int state) {
     walk_t *w = ctx;
@@ -728,6 +1045,13 @@ static int walk_visit(void *ctx, const kdc_cfg_t *g, int n, int state) {
         }
         if (e.serves_dr)
             state |= 1;
+    } else if (nd->kind == KDC_N_RETURN && w->stop_at_commit &&
+               kdc_facts_return_acks(w->fx, w->f, nd->expr) &&
+               !(returns_ret_var(w, nd->expr) && (state & ret_bit(w)))) {
+        /* the framework is told the input is done: a checkpoint, as a commit is */
+        if (w->reached)
+            w->reached(w->ctx, w->f, nd->expr);
+        return -1;
     } else if (nd->kind == KDC_N_COND) {
         /* a wait loop on the delivery's state, or a check of it once reports were served
          * (directly, in a helper, or through a loop over per-message statuses) */
@@ -737,26 +1061,47 @@ static int walk_visit(void *ctx, const kdc_cfg_t *g, int n, int state) {
             if (w->status_loops[i] == nd->expr)
                 return -1;
         /* a flag set from the delivery's state (delivered = d.err == 0) gates what follows */
-        if (w->nflags && mentions_key(w->fx, nd->expr, w->flags, w->nflags))
+        if (w->nflags && mentions_live_flag(w, nd->expr, state))
             return -1;
+    } else if (nd->kind == KDC_N_ASSIGN && w->ret_var && assigns_ret_var(w, nd->expr)) {
+        const kdc_expr_t *e = nd->expr;
+        int c = e->kind == KDC_E_BINARY && e->op == KDC_OP_ASSIGN && e->nkids == 2
+                    ? ack_constant(w->fx, w->f, e->kids[1])
+                    : -1;
+        state = c == 0 ? state | ret_bit(w) : state & ~ret_bit(w);
+    }
+    if (nd->kind == KDC_N_ASSIGN && w->nflags) {
+        int j = flag_written(w, nd->expr);
+        if (j >= 0) {
+            int set = 0;
+            for (int i = 0; i < w->nflag_sets && !set; i++)
+                set = w->flag_sets[i] == nd->expr;
+            const kdc_expr_t *e = nd->expr;
+            const kdc_expr_t *r = e->kind == KDC_E_BINARY && e->op == KDC_OP_ASSIGN && e->nkids == 2
+                                      ? kdc_expr_strip(e->kids[1])
+                                      : NULL;
+            if (set)
+                state &= ~(2 << j);
+            else if (r && !r->has_ival && !(r->kind == KDC_E_REF && r->ref == KDC_REF_ENUMERATOR))
+                state |= 2 << j;
+        }
     }
     return state;
 }
 
 static int walk_edge(void *ctx, const kdc_cfg_t *g, int n, unsigned i, int state) {
-    (void)state;
     walk_t *w = ctx;
     const kdc_node_t *nd = &g->nodes[n];
     if (nd->kind != KDC_N_COND)
-        return 1;
+        return state;
     for (int t = 0; t < w->ntxn; t++) {
         int fail = kdc_outcome_failure_edge(&w->txn[t], nd->expr);
         if (fail >= 0 && fail != (int)i)
-            return 0; /* the transaction committed: its outputs are confirmed */
+            return -1; /* the transaction committed: its outputs are confirmed */
     }
-    if (!w->prune_failure)
-        return 1;
-    return kdc_outcome_failure_edge(&w->outcome, nd->expr) != (int)i;
+    if (w->prune_failure && kdc_outcome_failure_edge(&w->outcome, nd->expr) == (int)i)
+        return -1;
+    return w->ret_var ? ret_var_edge(w, nd->expr, i, state) : state;
 }
 
 static int walk_from(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *produce,
@@ -770,8 +1115,8 @@ static int walk_from(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_
         kdc_outcome_init(&w.outcome, fx->p, f, produce);
     walk_find_txn_commits(&w);
     walk_prepare(&w);
-    kdc_search_t s = {walk_visit, walk_edge, &w, 2};
-    kdc_cfg_search(g, g->call_node[produce->call_id], 0, &s);
+    kdc_search_t s = {walk_visit, NULL, &w, 4 << w.nflags};
+    kdc_cfg_search_edges(g, g->call_node[produce->call_id], 0, &s, walk_edge);
     return w.exit_reached;
 }
 
@@ -782,13 +1127,42 @@ int kdc_facts_walk_unconfirmed(const kdc_facts_t *fx, const kdc_func_t *f,
 
 /* ---------- summaries ---------- */
 
+/* Does e update a counter in place: x++, x += n, an atomic read-modify-write
+ * (__sync_fetch_and_add(&x, 1), atomic_fetch_add(&x, 1))? It reads the
+ * counter only to write it back: a statistic kept by the delivery-report
+ * callback and the main code alike (rsyslog's STATSCOUNTER_INC) is updated
+ * there, not read to decide anything. */
+static int updates_in_place(const kdc_expr_t *e) {
+    if (e->kind == KDC_E_UNARY && (e->op == KDC_OP_PREINC || e->op == KDC_OP_PREDEC ||
+                                   e->op == KDC_OP_POSTINC || e->op == KDC_OP_POSTDEC))
+        return 1;
+    if (e->kind != KDC_E_CALL || !e->name || !e->nkids)
+        return 0;
+    static const char *const rmw[] = {"fetch_and_add", "fetch_and_sub", "add_and_fetch",
+                                      "sub_and_fetch", "fetch_add", "fetch_sub", NULL};
+    for (size_t i = 0; rmw[i]; i++)
+        if (strstr(e->name, rmw[i]) && (strstr(e->name, "atomic") || strstr(e->name, "__sync_")))
+            return 1;
+    return 0;
+}
+
 /* Reads of delivery-report state outside the arguments of librdkafka calls (a
- * produce given the status cell as its opaque does not read it). */
+ * produce given the status cell as its opaque does not read it), and other
+ * than a counter's update in place. */
 static void reads_outside_api(const kdc_expr_t *e, reads_ctx_t *r) {
     if (!e || r->hit)
         return;
     if (e->kind == KDC_E_CALL && kdc_api_lookup(e))
         return;
+    if (updates_in_place(e)) {
+        for (unsigned i = 1; i < e->nkids && !r->hit; i++) /* the amount added */
+            reads_outside_api(e->kids[i], r);
+        return;
+    }
+    if (e->kind == KDC_E_BINARY && e->op == KDC_OP_COMPOUND_ASSIGN && e->nkids == 2) {
+        reads_outside_api(e->kids[1], r);
+        return;
+    }
     if (reads_visit(e, r))
         return;
     for (unsigned i = 0; i < e->nkids && !r->hit; i++)
@@ -797,10 +1171,20 @@ static void reads_outside_api(const kdc_expr_t *e, reads_ctx_t *r) {
         reads_outside_api(e->recv, r);
 }
 
+/* A function reads delivery-report state when what it decides does: a condition
+ * (if, loops, switch) or the value it returns. A copy of the state into other
+ * storage, or an update next to the callback's own (a shared list it appends to,
+ * a statistic), does not make its result a delivery outcome. */
 static void summary_reads_stmt(const kdc_stmt_t *st, void *arg) {
     reads_ctx_t *r = arg;
-    reads_outside_api(st->expr, r);
-    reads_outside_api(st->inc, r);
+    switch (st->kind) {
+    case KDC_S_IF: case KDC_S_WHILE: case KDC_S_DO: case KDC_S_FOR: case KDC_S_SWITCH:
+    case KDC_S_RETURN:
+        reads_outside_api(st->expr, r);
+        break;
+    default:
+        break;
+    }
 }
 
 /* Pass 1: may commit, may serve delivery reports (monotone in callees). */
@@ -837,8 +1221,8 @@ static int summarize_confirms(kdc_facts_t *fx, const kdc_func_t *f) {
     walk_t w = {.fx = fx, .f = f};
     walk_find_txn_commits(&w);
     walk_prepare(&w);
-    kdc_search_t srch = {walk_visit, walk_edge, &w, 2};
-    kdc_cfg_search(f->cfg, ((const kdc_cfg_t *)f->cfg)->entry, 0, &srch);
+    kdc_search_t srch = {walk_visit, NULL, &w, 4 << w.nflags};
+    kdc_cfg_search_edges(f->cfg, ((const kdc_cfg_t *)f->cfg)->entry, 0, &srch, walk_edge);
     s->confirms = !w.exit_reached;
     return s->confirms;
 }
@@ -971,6 +1355,10 @@ kdc_facts_t *kdc_facts_build(kdc_program_t *p, const kdc_options_t *opts) {
         fx->opts.dlq_topic_patterns = kdc_default_dlq_topic_patterns;
     if (!fx->opts.dlq_name_patterns)
         fx->opts.dlq_name_patterns = kdc_default_dlq_name_patterns;
+    if (!fx->opts.ack_returns)
+        fx->opts.ack_returns = kdc_ack_presets_returns;
+    if (!fx->opts.ack_calls)
+        fx->opts.ack_calls = kdc_ack_presets_calls;
     kdc_strmap_init(&fx->dr_state);
     kdc_strmap_init(&fx->dr_funcs);
     size_t nf = kdc_program_nfuncs(p);

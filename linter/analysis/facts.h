@@ -31,6 +31,14 @@ typedef struct kdc_options {
     /* Per role, fnmatch patterns on a callee's qualified name ("svc_commit",
      * "app::Sink::write*"); NULL-terminated; NULL for none. */
     const char *const *functions[KDC_NROLES];
+    /* Upstream acknowledgements a callee's name alone does not say (a framework's
+     * output callback telling it a message is done), NULL-terminated, NULL for none:
+     * "FUNCTION=VALUE", a return of VALUE from a function whose qualified name
+     * matches FUNCTION (fnmatch); "FUNCTION(VALUE)", a call of a function matching
+     * FUNCTION whose first argument is VALUE. VALUE is an enumerator's name or an
+     * integer (a macro's value). kdc_ack_presets_*: rsyslog, syslog-ng, fluent-bit. */
+    const char *const *ack_returns;
+    const char *const *ack_calls;
 } kdc_options_t;
 
 /* Does the call's callee have `role` in the configuration? */
@@ -38,6 +46,12 @@ int kdc_options_has_role(const kdc_options_t *o, const kdc_expr_t *call, kdc_rol
 
 extern const char *const kdc_default_dlq_topic_patterns[];
 extern const char *const kdc_default_dlq_name_patterns[];
+extern const char *const kdc_ack_presets_returns[];
+extern const char *const kdc_ack_presets_calls[];
+
+/* Is s a well-formed acknowledgement: "FUNCTION=VALUE" (returns) or
+ * "FUNCTION(VALUE)" (calls)? */
+int kdc_ack_spec_valid(const char *s, int call);
 
 typedef struct kdc_summary {
     unsigned noreturn : 1;        /* exit unreachable */
@@ -189,6 +203,12 @@ int kdc_facts_derived_from_input(const kdc_facts_t *fx, const kdc_func_t *f, con
  */
 int kdc_facts_output_tied_to_input(const kdc_facts_t *fx, const kdc_func_t *f,
                                    const kdc_expr_t *produce, const kdc_expr_t *commit);
+/* Does returning `value` (a return statement's expression) from f acknowledge f's
+ * input to its framework (kdc_options_t.ack_returns)? A local variable returned
+ * counts when f sets it to the value somewhere. */
+int kdc_facts_return_acks(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *value);
+/* Does the call acknowledge upstream by its first argument (kdc_options_t.ack_calls)? */
+int kdc_facts_call_acks(const kdc_facts_t *fx, const kdc_expr_t *call);
 
 /* Does the call route a message to a dead-letter destination (directly or in a helper)? */
 int kdc_facts_call_routes_dlq(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call);

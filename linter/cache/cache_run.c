@@ -55,6 +55,8 @@ void kdc_cache_analysis_key(const kdc_cache_t *c, const unsigned char program[16
     hash_list(st, opts->dlq_name_patterns);
     for (int r = 0; r < KDC_NROLES; r++)
         hash_list(st, opts->functions[r]);
+    hash_list(st, opts->ack_returns);
+    hash_list(st, opts->ack_calls);
     uint64_t n = nrules;
     XXH3_128bits_update(st, &n, sizeof n);
     XXH3_128bits_update(st, need[0], nrules);

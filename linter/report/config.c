@@ -340,6 +340,38 @@ static void dlq_key(loader_t *L, const yaml_node_t *k, const yaml_node_t *v, voi
     free(what);
 }
 
+static const char *check_ack_return(const char *s) {
+    return kdc_ack_spec_valid(s, 0) ? NULL
+                                    : "is not FUNCTION=VALUE (a function name pattern, '=', an "
+                                      "enumerator's name or an integer)";
+}
+
+static const char *check_ack_call(const char *s) {
+    return kdc_ack_spec_valid(s, 1) ? NULL
+                                    : "is not FUNCTION(VALUE) (a function name pattern and, in "
+                                      "parentheses, an enumerator's name or an integer)";
+}
+
+static void acknowledge_key(loader_t *L, const yaml_node_t *k, const yaml_node_t *v, void *arg) {
+    (void)arg;
+    const char *key = scalar(k);
+    char *what = kdc_xasprintf("acknowledge: %s", key);
+    if (!strcmp(key, "presets")) {
+        int b;
+        if (!get_bool(L, v, what, &b))
+            L->c->ack_presets = b;
+    } else {
+        int calls = !strcmp(key, "calls");
+        char ***dst = calls ? &L->c->ack_calls : &L->c->ack_returns;
+        char **list = get_strings(L, v, what, calls ? check_ack_call : check_ack_return);
+        if (list) {
+            strv_free(*dst);
+            *dst = list;
+        }
+    }
+    free(what);
+}
+
 static void functions_key(loader_t *L, const yaml_node_t *k, const yaml_node_t *v, void *arg) {
     (void)arg;
     for (int r = 0; r < KDC_NROLES; r++)
@@ -382,11 +414,14 @@ static void top_key(loader_t *L, const yaml_node_t *k, const yaml_node_t *v, voi
         each_pair(L, v, "dlq", keys, dlq_key, NULL);
     } else if (!strcmp(key, "functions")) {
         each_pair(L, v, "functions", kdc_role_names, functions_key, NULL);
+    } else if (!strcmp(key, "acknowledge")) {
+        static const char *const keys[] = {"returns", "calls", "presets", NULL};
+        each_pair(L, v, "acknowledge", keys, acknowledge_key, NULL);
     }
 }
 
 static const char *const top_keys[] = {"profile", "rules", "exclude", "dlq", "functions",
-                                       "report-unused-suppressions", NULL};
+                                       "acknowledge", "report-unused-suppressions", NULL};
 
 /* Reads a regular file of at most CONFIG_MAX_BYTES; never blocks on a FIFO. */
 static char *read_file(kdc_configs_t *cs, kdc_config_t *c, size_t *len) {
@@ -453,6 +488,7 @@ static kdc_config_t *config_new(const char *path) {
         slash[slash == c->dir] = 0; /* "/x.yaml" → "/" */
     c->profile = c->report_unused = -1;
     c->dlq_defaults = 1;
+    c->ack_presets = 1;
     c->rule_enabled = kdc_xrealloc(NULL, (kdc_nrules ? kdc_nrules : 1) * sizeof(int));
     c->rule_severity = kdc_xrealloc(NULL, (kdc_nrules ? kdc_nrules : 1) * sizeof(int));
     for (size_t i = 0; i < kdc_nrules; i++)
@@ -470,6 +506,8 @@ static void config_free(kdc_config_t *c) {
     strv_free(c->exclude);
     strv_free(c->dlq_topics);
     strv_free(c->dlq_names);
+    strv_free(c->ack_returns);
+    strv_free(c->ack_calls);
     for (int r = 0; r < KDC_NROLES; r++)
         strv_free(c->functions[r]);
     free(c);
@@ -500,7 +538,7 @@ static kdc_config_t *config_load(kdc_configs_t *cs, const char *path) {
             else
                 node_error(&L, root,
                            "a configuration is a mapping of keys (profile, rules, exclude, dlq, "
-                           "functions, report-unused-suppressions), not %s",
+                           "functions, acknowledge, report-unused-suppressions), not %s",
                            kind(root));
         }
         /* A second document would be ignored silently: say so instead. */
@@ -739,6 +777,10 @@ static const char **union_list(const kdc_config_t *const *cfgs, size_t n, size_t
             src = (const char *const *)cfgs[pass]->dlq_topics;
         else if (which == 1)
             src = (const char *const *)cfgs[pass]->dlq_names;
+        else if (which == 2 + KDC_NROLES)
+            src = (const char *const *)cfgs[pass]->ack_returns;
+        else if (which == 3 + KDC_NROLES)
+            src = (const char *const *)cfgs[pass]->ack_calls;
         else
             src = (const char *const *)cfgs[pass]->functions[which - 2];
         for (size_t i = 0; src && src[i]; i++) {
@@ -767,6 +809,16 @@ void kdc_options_union(const kdc_config_t *const *cfgs, size_t n, int unconfigur
         u->lists[2 + r] = union_list(cfgs, n, 2 + (size_t)r, NULL);
         opts->functions[r] = u->lists[2 + r][0] ? u->lists[2 + r] : NULL;
     }
+    /* the acknowledgement presets, unless every file's configuration turns them off */
+    int presets = unconfigured;
+    for (size_t i = 0; i < n; i++)
+        presets |= cfgs[i]->broken || cfgs[i]->ack_presets;
+    u->lists[2 + KDC_NROLES] =
+        union_list(cfgs, n, 2 + KDC_NROLES, presets ? kdc_ack_presets_returns : NULL);
+    u->lists[3 + KDC_NROLES] =
+        union_list(cfgs, n, 3 + KDC_NROLES, presets ? kdc_ack_presets_calls : NULL);
+    opts->ack_returns = u->lists[2 + KDC_NROLES];
+    opts->ack_calls = u->lists[3 + KDC_NROLES];
 }
 
 void kdc_options_union_free(kdc_options_union_t *u) {
@@ -820,6 +872,9 @@ int kdc_config_dump(FILE *out, const char *path, const kdc_config_t *c, const kd
     for (int r = 0; r < KDC_NROLES; r++)
         json_object_set_new(fns, kdc_role_names[r], strings(opts.functions[r]));
     json_object_set_new(root, "functions", fns);
+    json_object_set_new(root, "acknowledge",
+                        json_pack("{s:o, s:o, s:b}", "returns", strings(opts.ack_returns), "calls",
+                                  strings(opts.ack_calls), "presets", !c || c->ack_presets));
     kdc_options_union_free(&u);
     free(abs);
     int rc = json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);

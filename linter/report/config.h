@@ -36,6 +36,9 @@ typedef struct kdc_config {
     char **dlq_names;   /* fnmatch patterns, NULL-terminated */
     int dlq_defaults;   /* keep the built-in DLQ patterns (default 1) */
     char **functions[KDC_NROLES]; /* fnmatch patterns per role, NULL-terminated */
+    char **ack_returns; /* acknowledge: returns ("FUNCTION=VALUE"), NULL-terminated */
+    char **ack_calls;   /* acknowledge: calls ("FUNCTION(VALUE)"), NULL-terminated */
+    int ack_presets;    /* keep the built-in acknowledgements (default 1) */
 } kdc_config_t;
 
 /* What the command line says; it overrides every configuration file. */
@@ -91,7 +94,7 @@ int kdc_config_excludes(const kdc_config_t *c, const char *file);
  * (strict is left alone); the arrays live in `u` until kdc_options_union_free.
  */
 typedef struct kdc_options_union {
-    const char **lists[2 + KDC_NROLES];
+    const char **lists[4 + KDC_NROLES];
 } kdc_options_union_t;
 void kdc_options_union(const kdc_config_t *const *cfgs, size_t n, int unconfigured,
                        kdc_options_t *opts, kdc_options_union_t *u);

@@ -537,7 +537,8 @@ static void unknown_keys_are_named_with_their_position_and_the_accepted_keys(voi
     (void)s;
     expect_config_error("unknown-top", "profile: strict\nprofil: default\n",
                         "kdc-lint: error: .kdc-lint.yaml:2:1: unknown key 'profil' (expected one "
-                        "of: profile, rules, exclude, dlq, functions, report-unused-suppressions)");
+                        "of: profile, rules, exclude, dlq, functions, acknowledge, "
+                        "report-unused-suppressions)");
     expect_config_error("unknown-rule", "rules:\n  bare-comit: false\n",
                         "kdc-lint: error: .kdc-lint.yaml:2:3: rules: unknown rule 'bare-comit' "
                         "(see kdc-lint --list-rules)");
@@ -678,6 +679,70 @@ static void the_example_configuration_of_the_docs_is_valid(void **s) {
     free(text);
 }
 
+/* A relay whose framework takes a return value as "done" (a plugin API of its own). */
+static const char *const plugin_c =
+    "#include <librdkafka/rdkafka.h>\n"
+    "enum relay_result { RELAY_DONE, RELAY_RETRY };\n"
+    "enum relay_result relay_send(rd_kafka_t *p, const char *line, int len) {\n"
+    "    if (rd_kafka_producev(p, RD_KAFKA_V_TOPIC(\"logs\"), RD_KAFKA_V_VALUE((void *)line, len),\n"
+    "                          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END))\n"
+    "        return RELAY_RETRY;\n"
+    "    return RELAY_DONE;\n"
+    "}\n"
+    "void relay_ack(int status);\n"
+    "void relay_send_cb(rd_kafka_t *p, const char *line, int len) {\n"
+    "    if (rd_kafka_producev(p, RD_KAFKA_V_TOPIC(\"logs\"), RD_KAFKA_V_VALUE((void *)line, len),\n"
+    "                          RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY), RD_KAFKA_V_END)) {\n"
+    "        relay_ack(1);\n"
+    "        return;\n"
+    "    }\n"
+    "    relay_ack(0);\n"
+    "}\n";
+
+static void configured_acknowledgements_by_return_value_and_by_argument(void **s) {
+    (void)s;
+    char *d = lc_dir("acknowledge");
+    lc_write(d, "plugin.c", plugin_c);
+    lc_res_t r;
+    LC(&r, d, "--format=json", "plugin.c");
+    lc_expect_exit(&r, 0); /* nothing says what acknowledges */
+    lc_free(&r);
+    lc_write(d, ".kdc-lint.yaml",
+             "acknowledge:\n  returns: [\"relay_send=RELAY_DONE\"]\n  calls: [\"relay_ack(0)\"]\n");
+    LC(&r, d, "--format=json", "plugin.c");
+    lc_expect_exit(&r, 1);
+    lc_need_finding(&r, "commit-before-delivery-report", "plugin.c", 7);  /* return RELAY_DONE */
+    lc_need_finding(&r, "commit-before-delivery-report", "plugin.c", 16); /* relay_ack(0) */
+    assert_int_equal(lc_nfindings(&r, "commit-before-delivery-report"), 2); /* not RETRY, not (1) */
+    lc_free(&r);
+    LC(&r, d, "--dump-config", "plugin.c");
+    lc_expect_exit(&r, 0);
+    lc_expect_out(&r, "\"relay_send=RELAY_DONE\"");
+    lc_expect_out(&r, "\"relay_ack(0)\"");
+    lc_expect_out(&r, "\"*=LTR_SUCCESS\""); /* the presets stay */
+    lc_expect_out(&r, "\"presets\": true");
+    lc_free(&r);
+    lc_write(d, ".kdc-lint.yaml", "acknowledge:\n  presets: false\n");
+    LC(&r, d, "--dump-config", "plugin.c");
+    lc_expect_exit(&r, 0);
+    lc_expect_out(&r, "\"returns\": []");
+    lc_expect_out(&r, "\"presets\": false");
+    lc_free(&r);
+    free(d);
+}
+
+static void malformed_acknowledgements_are_errors(void **s) {
+    (void)s;
+    expect_config_error("ack-return", "acknowledge:\n  returns: [doAction]\n",
+                        "kdc-lint: error: .kdc-lint.yaml:2:13: acknowledge: returns item 1 is "
+                        "not FUNCTION=VALUE");
+    expect_config_error("ack-call", "acknowledge:\n  calls: [\"done(a b)\"]\n",
+                        "kdc-lint: error: .kdc-lint.yaml:2:11: acknowledge: calls item 1 is not "
+                        "FUNCTION(VALUE)");
+    expect_config_error("ack-key", "acknowledge:\n  return: [\"f=1\"]\n",
+                        "kdc-lint: error: .kdc-lint.yaml:2:3: acknowledge: unknown key 'return'");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_configuration_next_to_the_file_applies_to_it),
@@ -708,6 +773,8 @@ int main(void) {
         cmocka_unit_test(binary_and_non_file_configurations_are_errors_not_crashes),
         cmocka_unit_test(a_broken_configuration_stops_only_the_files_it_governs),
         cmocka_unit_test(the_example_configuration_of_the_docs_is_valid),
+        cmocka_unit_test(configured_acknowledgements_by_return_value_and_by_argument),
+        cmocka_unit_test(malformed_acknowledgements_are_errors),
     };
     return cmocka_run_group_tests_name("kdc-lint configuration (.kdc-lint.yaml)", tests,
                                        lc_setup, lc_teardown);
