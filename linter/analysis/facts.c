@@ -24,8 +24,11 @@ const char *const kdc_default_dlq_name_patterns[] = {"*dlq*", "*dead*letter*", N
  *   fluent-bit output plugins: FLB_OUTPUT_RETURN(FLB_OK), a call of
  *     flb_output_return_do(1) (FLB_OK is 1; FLB_ERROR 0, FLB_RETRY 2) */
 const char *const kdc_ack_presets_returns[] = {
-    "doAction=RS_RET_OK", "doAction=RS_RET_DEFER_COMMIT", "doAction=RS_RET_PREVIOUS_COMMITTED",
-    "commitTransaction=RS_RET_OK", "endTransaction=RS_RET_OK", "*=LTR_SUCCESS", NULL};
+    /* rsyslog's values (runtime/rsyslog.h), as numbers: an enumerator and a module's own
+     * #define of it compare alike. RS_RET_OK 0, RS_RET_DEFER_COMMIT -2121,
+     * RS_RET_PREVIOUS_COMMITTED -2122. */
+    "doAction=0", "doAction=-2121", "doAction=-2122", "commitTransaction=0", "endTransaction=0",
+    "*=LTR_SUCCESS", NULL};
 const char *const kdc_ack_presets_calls[] = {"flb_output_return_do(1)", "flb_output_return(1)",
                                              NULL};
 
