@@ -9,9 +9,13 @@
  * fields, parameters, return values and files to the rd_kafka_new() calls
  * that create it; any of the four registration forms on any configuration it
  * may be created with (may-registration, flow-insensitive) is enough. A
- * handle or configuration that cannot be followed is not reported.
+ * handle or configuration that cannot be followed is not reported, nor, in
+ * the default profile, a transactional producer: every produce of one is in a
+ * transaction, and rd_kafka_commit_transaction() fails the transaction when a
+ * delivery failed (what becomes of that error is txn-error-not-aborted's).
  */
 #include "api.h"
+#include "common/config_common.h"
 #include "rule.h"
 
 static void check_produce(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,
@@ -26,7 +30,8 @@ static void check_produce(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_ex
     for (size_t k = 0; report && k < clients.nwords * 64; k++) {
         if (!kdc_bits_get(&clients, k))
             continue;
-        if (kdc_facts_client_has_dr(ctx->facts, k) != KDC_TRI_NO)
+        if (kdc_facts_client_has_dr(ctx->facts, k) != KDC_TRI_NO ||
+            (!ctx->opts->strict && kdc_config_is_transactional(ctx, k)))
             report = 0;
         else
             kdc_notes_add(&notes, kdc_facts_client_loc(ctx->facts, k),

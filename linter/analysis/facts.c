@@ -11,9 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Dead-letter destinations, and the retry topics failed events are parked in until
+ * they are tried again (Spring's "orders-retry-0", "payments.retry"): routing an event
+ * there is the same hand-over, to be confirmed before the input is committed, and the
+ * same identity question for its retries. */
 const char *const kdc_default_dlq_topic_patterns[] = {"*dlq*", "*.DLT", "*dead*letter*",
-                                                      "*.deadletter", NULL};
-const char *const kdc_default_dlq_name_patterns[] = {"*dlq*", "*dead*letter*", NULL};
+                                                      "*.deadletter", "*retry*", NULL};
+const char *const kdc_default_dlq_name_patterns[] = {"*dlq*", "*dead*letter*", "*retry_topic*",
+                                                     "*retry_rkt*", NULL};
 
 /* Log shippers' output plugins, which tell their framework a message is done by a
  * return value or a call (docs/configuration.md):
