@@ -397,6 +397,100 @@ void kdc_cfg_search(const kdc_cfg_t *g, int start, int start_state, const kdc_se
     free(queue);
 }
 
+int kdc_cfg_node_of_call(const kdc_cfg_t *g, const kdc_expr_t *call) {
+    if (!g || !call || call->kind != KDC_E_CALL || call->call_id < 0)
+        return -1;
+    int n = g->call_node[call->call_id];
+    return n >= 0 && (unsigned)n < g->n && g->nodes[n].expr == call ? n : -1;
+}
+
+typedef struct avoid_walk {
+    int to, found;
+    int (*avoid)(void *arg, int node);
+    void *arg;
+} avoid_walk_t;
+
+static int avoid_visit(void *ctx, const kdc_cfg_t *g, int n, int st) {
+    (void)g;
+    avoid_walk_t *w = ctx;
+    if (w->found)
+        return -1;
+    if (n == w->to) {
+        w->found = 1;
+        return -1;
+    }
+    return w->avoid && w->avoid(w->arg, n) ? -1 : st;
+}
+
+int kdc_cfg_reaches_avoiding(const kdc_cfg_t *g, int from, int to,
+                             int (*avoid)(void *arg, int node), void *arg) {
+    if (!g || from < 0 || to < 0)
+        return 0;
+    avoid_walk_t w = {to, 0, avoid, arg};
+    kdc_search_t s = {avoid_visit, NULL, &w, 1};
+    kdc_cfg_search(g, from, 0, &s);
+    return w.found;
+}
+
+typedef struct var_scan {
+    const char *usr;
+    int other; /* &var, var += .., ++var */
+} var_scan_t;
+
+static int is_var(const kdc_expr_t *e, const char *usr) {
+    e = kdc_expr_strip(e);
+    return e && e->kind == KDC_E_REF && e->usr == usr;
+}
+
+static int scan_var_writes(const kdc_expr_t *e, void *arg) {
+    var_scan_t *v = arg;
+    if (e->kind == KDC_E_UNARY && e->nkids == 1 && is_var(e->kids[0], v->usr) &&
+        e->op != KDC_OP_DEREF && e->op != KDC_OP_NOT && e->op != KDC_OP_NEG &&
+        e->op != KDC_OP_PLUS && e->op != KDC_OP_BITNOT)
+        v->other = 1; /* &var, ++var, var-- */
+    else if (e->kind == KDC_E_BINARY && e->op == KDC_OP_COMPOUND_ASSIGN && e->nkids == 2 &&
+             is_var(e->kids[0], v->usr))
+        v->other = 1;
+    return v->other;
+}
+
+static int is_assignment_of(const kdc_node_t *nd, const char *usr) {
+    const kdc_expr_t *e = nd->expr;
+    return nd->kind == KDC_N_ASSIGN && e && e->kind == KDC_E_BINARY && e->op == KDC_OP_ASSIGN &&
+           e->nkids == 2 && is_var(e->kids[0], usr);
+}
+
+typedef struct other_def {
+    const kdc_cfg_t *g;
+    const char *usr;
+} other_def_t;
+
+static int avoid_assignment(void *arg, int n) {
+    other_def_t *o = arg;
+    return is_assignment_of(&o->g->nodes[n], o->usr);
+}
+
+int kdc_cfg_reaching_assignments(const kdc_func_t *f, const char *usr, int at,
+                                 const kdc_expr_t **out, int max) {
+    const kdc_cfg_t *g = f->cfg;
+    if (!g || !usr || at < 0)
+        return -1;
+    var_scan_t v = {usr, 0};
+    kdc_func_walk_exprs(f, scan_var_writes, &v);
+    if (v.other)
+        return -1;
+    int n = 0;
+    other_def_t o = {g, usr};
+    for (unsigned d = 0; d < g->n; d++) {
+        if (!is_assignment_of(&g->nodes[d], usr) || !kdc_cfg_reaches_avoiding(g, (int)d, at, avoid_assignment, &o))
+            continue;
+        if (n == max)
+            return -1;
+        out[n++] = g->nodes[d].expr->kids[1];
+    }
+    return n;
+}
+
 static int reach_visit(void *ctx, const kdc_cfg_t *g, int n, int st) {
     if (n == g->exit)
         *(int *)ctx = 1;

@@ -176,8 +176,14 @@ void kdc__for_each_obj(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_exp
 void kdc__for_each_obj_ctx(const kdc_facts_t *fx, const kdc_func_t *f, const char *ctx,
                            const kdc_expr_t *e, kdc_obj_kind_t kind,
                            void (*fn)(kdc_facts_t *, size_t, void *), void *arg, int *unknown) {
+    kdc__for_each_obj_at(fx, f, ctx, NULL, e, kind, fn, arg, unknown);
+}
+
+void kdc__for_each_obj_at(const kdc_facts_t *fx, const kdc_func_t *f, const char *ctx,
+                          const kdc_expr_t *call, const kdc_expr_t *e, kdc_obj_kind_t kind,
+                          void (*fn)(kdc_facts_t *, size_t, void *), void *arg, int *unknown) {
     kdc_bits_t b;
-    kdc_pts_expr_ctx(fx->pts, f, ctx, e, &b);
+    kdc_pts_expr_at(fx->pts, f, ctx, call, e, &b);
     size_t n = kdc_pts_nobjs(fx->pts), hits = 0;
     for (size_t i = 0; i < n; i++) {
         if (!kdc_bits_get(&b, i))
@@ -207,30 +213,6 @@ const kdc_expr_t *kdc__literal(const kdc_expr_t *e) {
             return NULL;
     }
     return NULL;
-}
-
-const char *kdc__single_string(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *e) {
-    const kdc_expr_t *s = kdc__literal(e);
-    if (s)
-        return s->str;
-    if (!e)
-        return NULL;
-    kdc_bits_t b;
-    kdc_pts_expr(fx->pts, f, e, &b);
-    const char *r = NULL;
-    size_t n = kdc_pts_nobjs(fx->pts);
-    for (size_t i = 0; i < n; i++) {
-        if (!kdc_bits_get(&b, i))
-            continue;
-        const kdc_obj_t *o = kdc_pts_obj(fx->pts, i);
-        if (o->kind != KDC_OBJ_STRING || (r && r != o->str)) {
-            r = NULL;
-            break;
-        }
-        r = o->str;
-    }
-    kdc_bits_free(&b);
-    return r;
 }
 
 void kdc__add_dr_func(kdc_facts_t *fx, const kdc_func_t *f) {
@@ -950,6 +932,7 @@ kdc_facts_t *kdc_facts_build(kdc_program_t *p, const kdc_options_t *opts) {
         fx->opts.dlq_name_patterns = kdc_default_dlq_name_patterns;
     kdc_strmap_init(&fx->dr_state);
     kdc_strmap_init(&fx->dr_funcs);
+    kdc_strmap_init(&fx->params_written);
     size_t nf = kdc_program_nfuncs(p);
     fx->sum = calloc(nf ? nf : 1, sizeof *fx->sum);
     if (!fx->sum)
@@ -980,6 +963,7 @@ void kdc_facts_free(kdc_facts_t *fx) {
     kdc_pts_free(fx->pts);
     kdc_strmap_free(&fx->dr_state);
     kdc_strmap_free(&fx->dr_funcs);
+    kdc_strmap_free(&fx->params_written);
     free(fx->dr_callbacks.v);
     free(fx->dr_sites.v);
     free(fx);
