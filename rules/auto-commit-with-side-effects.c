@@ -12,6 +12,10 @@
  * write, send, produce, call a database client, a configured effect function,
  * or commit/store offsets themselves (at-least-once intent). Print-only
  * consumers are not reported; neither is enable.auto.offset.store=false.
+ * Settings that may come from outside the program (a config file, argv, a
+ * user's key=value list; docs/kdc-lint.md, "Settings the program does not
+ * determine") keep the value the program gives them, librdkafka's default
+ * (on) when it gives none: reported, with a note where they enter.
  */
 #include "common/consumer_common.h"
 
@@ -69,10 +73,15 @@ static void check_subscribe(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_
     for (size_t k = 0; k < clients.nwords * 64; k++) {
         if (!kdc_bits_get(&clients, k))
             continue;
-        /* kdc_facts_client_bool reads the global configurations' values: a
-         * default topic configuration cannot turn them off */
-        if (kdc_facts_client_bool(ctx->facts, k, "enable.auto.commit", 1) != KDC_TRI_YES ||
-            kdc_facts_client_bool(ctx->facts, k, "enable.auto.offset.store", 1) != KDC_TRI_YES)
+        /* the global configurations' values: a default topic configuration
+         * cannot turn them off */
+        kdc_value_t commit, store;
+        kdc_facts_client_value(ctx->facts, k, "enable.auto.commit", "true",
+                               KDC_VALUE_BOOL | KDC_VALUE_GLOBAL, &commit);
+        kdc_facts_client_value(ctx->facts, k, "enable.auto.offset.store", "true",
+                               KDC_VALUE_BOOL | KDC_VALUE_GLOBAL, &store);
+        if (!commit.value || strcmp(commit.value, "true") || !store.value ||
+            strcmp(store.value, "true"))
             continue;
         const kdc_expr_t *effect = side_effect(ctx, k);
         if (!effect)
@@ -82,6 +91,15 @@ static void check_subscribe(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_
                       "consumer created here with enable.auto.commit and enable.auto.offset.store "
                       "on (a topic-level setting does not turn them off)");
         kdc_notes_add(&notes, &effect->loc, "side effect (or manual commit) in its consume loop");
+        const kdc_value_t *outside = commit.outside ? &commit : store.outside ? &store : NULL;
+        char note[256];
+        if (outside && outside->outside)
+            kdc_notes_add(&notes, outside->outside,
+                          kdc_intern(ctx->program,
+                                     kdc_value_note(outside, outside == &commit
+                                                                 ? "enable.auto.commit"
+                                                                 : "enable.auto.offset.store",
+                                                    note, sizeof note)));
         kdc_rule_report(ctx, f, &call->loc, notes.v, notes.n,
                         "group consumer with automatic commits and offset stores on while its loop "
                         "performs side effects: offsets are committed in the background whatever "

@@ -442,8 +442,25 @@ static int is_var(const kdc_expr_t *e, const char *usr) {
     return e && e->kind == KDC_E_REF && e->usr == usr;
 }
 
+/* The variable an lvalue writes part of: v in v[i], v.f, v[i].f. */
+static const kdc_expr_t *part_of(const kdc_expr_t *e) {
+    e = kdc_expr_strip(e);
+    if (!e || (e->kind != KDC_E_INDEX && !(e->kind == KDC_E_MEMBER && !e->arrow)))
+        return NULL;
+    while (e && (e->kind == KDC_E_INDEX || (e->kind == KDC_E_MEMBER && !e->arrow)) && e->nkids)
+        e = kdc_expr_strip(e->kids[0]);
+    return e;
+}
+
 static int scan_var_writes(const kdc_expr_t *e, void *arg) {
     var_scan_t *v = arg;
+    if (e->kind == KDC_E_BINARY && (e->op == KDC_OP_ASSIGN || e->op == KDC_OP_COMPOUND_ASSIGN) &&
+        e->nkids == 2 && is_var(part_of(e->kids[0]), v->usr))
+        v->other = 1; /* an element or a field of it: out[5] = producer(c) */
+    if (e->kind == KDC_E_CALL && e->str && (strstr(e->str, "*&") || strstr(e->str, "* &")))
+        for (unsigned i = 0; i < e->nkids; i++)
+            if (is_var(e->kids[i], v->usr))
+                v->other = 1; /* given to a C++ reference-to-pointer parameter: it may set it */
     if (e->kind == KDC_E_UNARY && e->nkids == 1 && is_var(e->kids[0], v->usr) &&
         e->op != KDC_OP_DEREF && e->op != KDC_OP_NOT && e->op != KDC_OP_NEG &&
         e->op != KDC_OP_PLUS && e->op != KDC_OP_BITNOT)

@@ -221,12 +221,108 @@ static int level_used(kdc_facts_t *fx, const set_call_t *sc, const frame_t *chai
 /* Is a longer chain needed: something still depends on the caller, or it was
  * followed into callers and the function at the top is a factory (whose
  * instance the next call out selects)? */
+/* ---------- conditions on parameters ---------- */
+
+/* The `if (c)` statements a call is under in its function, and which branch
+ * (then: 1); kept per call. */
+typedef struct guard {
+    const kdc_expr_t *cond;
+    int branch;
+} guard_t;
+typedef KDC_VEC(guard_t) guard_vec_t;
+
+typedef struct guard_find {
+    const kdc_expr_t *call;
+    guard_vec_t stack, found;
+    int done;
+} guard_find_t;
+
+static int is_the_call(const kdc_expr_t *e, void *arg) { return e == arg; }
+
+static void find_guards(guard_find_t *g, const kdc_stmt_t *s) {
+    if (!s || g->done)
+        return;
+    if (kdc_expr_walk(s->expr, is_the_call, (void *)g->call) ||
+        kdc_expr_walk(s->inc, is_the_call, (void *)g->call)) {
+        for (size_t i = 0; i < g->stack.n; i++)
+            KDC_VEC_PUSH(g->found, g->stack.v[i]);
+        g->done = 1;
+        return;
+    }
+    find_guards(g, s->init);
+    if (s->kind == KDC_S_IF && s->expr) {
+        guard_t gd = {s->expr, 1};
+        KDC_VEC_PUSH(g->stack, gd);
+        find_guards(g, s->body);
+        g->stack.v[g->stack.n - 1].branch = 0;
+        find_guards(g, s->els);
+        g->stack.n--;
+    } else {
+        find_guards(g, s->body);
+        find_guards(g, s->els);
+    }
+    for (unsigned i = 0; i < s->nkids && !g->done; i++)
+        find_guards(g, s->kids[i]);
+}
+
+/* The conditions on a parameter of f a call is under (`if (cb)`, `if (!conf)`). */
+static const guard_vec_t *param_guards(kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call) {
+    guard_vec_t *v = kdc_strmap_get(&fx->call_guards, (const char *)call);
+    if (v)
+        return v;
+    guard_find_t g = {call, {0}, {0}, 0};
+    find_guards(&g, f->body);
+    free(g.stack.v);
+    v = calloc(1, sizeof *v);
+    if (!v)
+        kdc_oom();
+    for (size_t i = 0; i < g.found.n; i++) {
+        int neg;
+        if (cond_param(g.found.v[i].cond, &neg))
+            KDC_VEC_PUSH(*v, g.found.v[i]);
+    }
+    free(g.found.v);
+    kdc_strmap_put(&fx->call_guards, (const char *)call, v);
+    return v;
+}
+
+/* Over the levels of the chain: is the configuration call ruled out by a
+ * condition on a parameter its callers pass as a constant (1), still open
+ * at the top of the chain (*open), and how far out were they followed? */
+static int ruled_out_by_guards(kdc_facts_t *fx, const set_call_t *sc, const frame_t *chain, int n,
+                               int *open, int *used) {
+    for (int l = 0; l <= n; l++) {
+        const kdc_func_t *f = func_at(sc, chain, l);
+        const guard_vec_t *gv = param_guards(fx, f, call_at(sc, chain, l));
+        for (size_t i = 0; i < gv->n; i++) {
+            int neg;
+            const kdc_expr_t *p = cond_param(gv->v[i].cond, &neg);
+            resolved_t r = {f, p, l, l, 0};
+            r = resolve_from(fx, chain, n, r);
+            if (r.used > *used)
+                *used = r.used;
+            if (r.open) {
+                *open = 1;
+                continue;
+            }
+            int t = literal_truth(r.e);
+            if (t >= 0 && ((t ^ neg) != 0) != (gv->v[i].branch != 0))
+                return 1;
+        }
+    }
+    return 0;
+}
+
 static int needs_caller(kdc_facts_t *fx, const set_call_t *sc, const frame_t *chain, int n) {
     const kdc_expr_t *const es[3] = {sc->conf, sc->key, sc->value};
     int open = 0, used = 0;
     for (int i = 0; i < 3; i++)
         if (es[i] && level_used(fx, sc, chain, n, es[i], &open) > 0)
             used = 1;
+    int gused = 0;
+    if (ruled_out_by_guards(fx, sc, chain, n, &open, &gused))
+        return 0; /* nothing to apply in this chain */
+    used |= gused > 0;
     return open || (used && kdc_pts_is_factory(fx->pts, func_at(sc, chain, n)));
 }
 
@@ -334,6 +430,65 @@ static int on_every_path(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_e
     kdc_search_t s = {must_visit, must_edge, &m, 1};
     kdc_cfg_search(g, conf_start(fx, f, conf), 0, &s);
     return !m.found;
+}
+
+/* The loop conditions of the loops the node is in (on a cycle with it). */
+typedef KDC_VEC(int) int_vec_t;
+
+static int in_vec(const int_vec_t *v, int n) {
+    for (size_t i = 0; i < v->n; i++)
+        if (v->v[i] == n)
+            return 1;
+    return 0;
+}
+
+static int avoid_in_vec(void *arg, int n) { return in_vec(arg, n); }
+
+typedef struct avoid2 {
+    const int_vec_t *set;
+    int node;
+} avoid2_t;
+
+static int avoid_node_or_set(void *arg, int n) {
+    const avoid2_t *a = arg;
+    return n == a->node || in_vec(a->set, n);
+}
+
+static int avoid_node(void *arg, int n) { return n == *(const int *)arg; }
+
+/* Is a call in a loop over rows (a table, a list, variadic arguments) made
+ * for every row: the loop is on every path of f from the configuration's
+ * start, and no iteration skips the call (`continue`, `break`, `return`
+ * before it)? Outside a loop: on_every_path(). */
+static int every_pass(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call,
+                      const kdc_expr_t *conf) {
+    const kdc_cfg_t *g = f->cfg;
+    int c = g ? kdc_cfg_node_of_call(g, call) : -1;
+    if (c < 0)
+        return 0;
+    int_vec_t loop = {0};
+    for (unsigned n = 0; n < g->n; n++)
+        if (g->nodes[n].kind == KDC_N_COND && g->nodes[n].loop_cond &&
+            kdc_cfg_reaches_avoiding(g, (int)n, c, NULL, NULL) &&
+            kdc_cfg_reaches_avoiding(g, c, (int)n, NULL, NULL))
+            KDC_VEC_PUSH(loop, (int)n);
+    if (!loop.n)
+        return on_every_path(fx, f, call, conf);
+    int every = !kdc_cfg_reaches_avoiding(g, conf_start(fx, f, conf), g->exit, avoid_in_vec, &loop);
+    for (size_t i = 0; every && i < loop.n; i++) {
+        const kdc_node_t *nd = &g->nodes[loop.v[i]];
+        for (unsigned k = 0; every && k < nd->nsucc; k++) {
+            int s = nd->succ[k];
+            if (s == c || in_vec(&loop, s) || !kdc_cfg_reaches_avoiding(g, s, c, NULL, NULL))
+                continue; /* the call, the rest of the condition, or the way out */
+            avoid2_t a = {&loop, c};
+            if (kdc_cfg_reaches_avoiding(g, s, loop.v[i], avoid_node, &c) ||
+                kdc_cfg_reaches_avoiding(g, s, g->exit, avoid_node_or_set, &a))
+                every = 0;
+        }
+    }
+    free(loop.v);
+    return every;
 }
 
 /* ---------- tables of key/value pairs ---------- */
@@ -617,8 +772,8 @@ static const char *string_value(const kdc_facts_t *fx, const kdc_func_t *f, cons
 }
 
 /* The name/value pairs the call sets in this context. Returns 1 when they
- * come from a table or variadic arguments (a loop: rows may be skipped), or
- * are one of several literals (each holds on some paths only). */
+ * come from a table or variadic arguments (a loop over them), 2 when they are
+ * one of several literals (each holds on some paths only). */
 static int pairs_of(kdc_facts_t *fx, const set_call_t *sc, const frame_t *chain, int n,
                     resolved_t key, resolved_t value, pair_vec_t *pairs) {
     if (table_pairs(fx, chain, n, key, value, pairs))
@@ -651,7 +806,7 @@ static int pairs_of(kdc_facts_t *fx, const set_call_t *sc, const frame_t *chain,
             p.value = vals[i];
             KDC_VEC_PUSH(*pairs, p);
         }
-        return 1;
+        return 2;
     }
     if (nv == 1)
         *(outside ? &p.fallback : &p.value) = vals[0];
@@ -662,6 +817,9 @@ static int pairs_of(kdc_facts_t *fx, const set_call_t *sc, const frame_t *chain,
 /* One configuration call in one context of call sites. */
 static void apply_in_context(kdc_facts_t *fx, const frame_t *chain, int n, void *arg) {
     const set_call_t *sc = arg;
+    int gopen = 0, gused = 0;
+    if (ruled_out_by_guards(fx, sc, chain, n, &gopen, &gused))
+        return; /* `if (cb) set_cb(conf, cb)` for a caller passing NULL */
     resolved_t conf = resolve(fx, sc, chain, n, sc->conf);
     resolved_t key = resolve(fx, sc, chain, n, sc->key);
     resolved_t value = resolve(fx, sc, chain, n, sc->value);
@@ -676,12 +834,7 @@ static void apply_in_context(kdc_facts_t *fx, const frame_t *chain, int n, void 
     a.setting.func = used ? chain[used - 1].f : sc->f;
     a.setting.loc = used ? chain[used - 1].call->loc : sc->call->loc;
     a.setting.escape = sc->kind == CALL_ESCAPE;
-    a.setting.conditional =
-        !on_every_path(fx, sc->f, sc->call, conf.level ? NULL : sc->conf);
     a.setting.from_outside = is_param(value.e) && !fx->callers[value.f->index].n;
-    for (int i = 0; i < used; i++)
-        a.setting.conditional |=
-            !on_every_path(fx, chain[i].f, chain[i].call, i + 1 == conf.level ? conf.e : NULL);
     a.setting.npath = 0;
     for (int i = 0; i <= n && i < KDC_SETTING_PATH; i++) {
         a.setting.path[i] = call_at(sc, chain, i);
@@ -727,8 +880,18 @@ static void apply_in_context(kdc_facts_t *fx, const frame_t *chain, int n, void 
     if (sc->kind == CALL_SET && value.e && kdc_expr_is_null(value.e))
         return; /* a property reset, or set by a caller passing NULL (`if (v) set(conf, k, v)`) */
     pair_vec_t pairs = {0};
-    if (sc->kind == CALL_SET && pairs_of(fx, sc, chain, n, key, value, &pairs))
-        a.setting.conditional = 1; /* a loop over the pairs: some may be skipped */
+    int from = sc->kind == CALL_SET ? pairs_of(fx, sc, chain, n, key, value, &pairs) : 0;
+    /* made on every path: at each level out to the one deciding the value; the
+     * loop over a table's rows (or a helper's variadic pairs) on every row */
+    for (int l = 0; l <= used; l++) {
+        const kdc_expr_t *cf = l == conf.level ? (l ? conf.e : sc->conf) : NULL;
+        if (from == 1 && l == key.level)
+            a.setting.conditional |= !every_pass(fx, func_at(sc, chain, l), call_at(sc, chain, l), cf);
+        else
+            a.setting.conditional |= !on_every_path(fx, func_at(sc, chain, l), call_at(sc, chain, l), cf);
+    }
+    if (from == 2)
+        a.setting.conditional = 1; /* one of several values */
     if (sc->kind == CALL_ESCAPE) {
         pair_t none = {NULL, NULL, NULL};
         KDC_VEC_PUSH(pairs, none);
@@ -1054,6 +1217,7 @@ void kdc__describe_clients(kdc_facts_t *fx) {
     fx->info = calloc(nobjs ? nobjs : 1, sizeof *fx->info);
     if (!fx->info)
         kdc_oom();
+    kdc_strmap_init(&fx->call_guards);
     describe_objects(fx);
     scan_config_calls(fx);
     inherit_copies(fx);
@@ -1062,6 +1226,13 @@ void kdc__describe_clients(kdc_facts_t *fx) {
 }
 
 void kdc__free_clients(kdc_facts_t *fx) {
+    for (size_t i = 0; fx->call_guards.keys && i < fx->call_guards.cap; i++)
+        if (fx->call_guards.keys[i]) {
+            guard_vec_t *v = fx->call_guards.vals[i];
+            free(v->v);
+            free(v);
+        }
+    kdc_strmap_free(&fx->call_guards);
     size_t n = fx->pts ? kdc_pts_nobjs(fx->pts) : 0;
     for (size_t i = 0; fx->info && i < n; i++) {
         free(fx->info[i].settings.v);

@@ -44,6 +44,9 @@ typedef struct kdc_summary {
     unsigned commits : 1;         /* may commit or store offsets */
     unsigned serves_dr : 1;       /* may serve delivery reports (poll/flush) */
     unsigned effects : 1;         /* may perform a side effect (write, send, database, produce) */
+    uint32_t stream_params;       /* writes to the streams it is given (bit per parameter): a
+                                     side effect where a caller passes something other than
+                                     stdout, stderr or a log */
     unsigned routes_dlq : 1;      /* may produce to a dead-letter destination */
     unsigned consumes : 1;        /* may consume messages */
     unsigned confirms : 1;        /* every path to its exit passes a delivery confirmation */
@@ -141,8 +144,8 @@ typedef enum {
 typedef struct kdc_value {
     kdc_value_source_t source;
     const char *value;  /* the value assumed (booleans as "true"/"false"); NULL: VARIES */
-    /* the program's own settings of the property still in effect (a literal, or
-     * an outside value with a literal fallback), at most 16 */
+    /* the settings of the property still in effect (value: a literal; NULL: from
+     * outside, with or without a literal fallback), at most 16 */
     const kdc_setting_t *set[16];
     size_t nset;
     /* OUTSIDE: where the outside settings enter (a setting, or the creation of a
@@ -151,7 +154,8 @@ typedef struct kdc_value {
     const char *outside_what; /* "the name is not a literal", ... (for notes) */
 } kdc_value_t;
 
-/* The property `key` of the client's configurations, librdkafka's default
+/* The property `key` (or its alias: acks and request.required.acks, retries
+ * and message.send.max.retries) of the client's configurations, librdkafka's default
  * being dflt (NULL: unset). flags: KDC_VALUE_BOOL compares values as booleans
  * ("1", "t", "true"); KDC_VALUE_GLOBAL reads only the global configurations (a
  * default topic configuration's setting of the property does not count, as

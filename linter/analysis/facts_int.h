@@ -60,6 +60,7 @@ struct kdc_facts {
     KDC_VEC(const kdc_expr_t *) dr_sites;     /* ... and where each was registered */
     const kdc_func_t *building; /* function whose CFG is being built */
     kdc_strmap_t params_written; /* parameter USR → 2 when its function assigns it, else 1 */
+    kdc_strmap_t call_guards;   /* configuration call → conditions on parameters it is under */
 };
 
 int kdc__match_any(const char *const *pats, const char *s);

@@ -905,52 +905,122 @@ static int gen_expr(const kdc_expr_t *e, void *arg) {
 
 static truth_t param_truth(kdc_pts_t *t, const char *ctx, int idx, int depth);
 
-typedef struct null_scan {
-    const char *usr;
-    const kdc_expr_t *vals[16];
-    int n, other;
-} null_scan_t;
+static truth_t arg_truth(kdc_pts_t *t, const kdc_func_t *f, const char *ctx,
+                         const kdc_expr_t *call, const kdc_expr_t *a, int depth);
 
-static int scan_assigned(const kdc_expr_t *e, void *arg) {
-    null_scan_t *s = arg;
-    if (e->kind == KDC_E_BINARY && e->op == KDC_OP_ASSIGN && e->nkids == 2) {
-        const kdc_expr_t *l = kdc_expr_strip(e->kids[0]);
-        if (l && l->kind == KDC_E_REF && l->usr == s->usr) {
-            if (s->n < 16)
-                s->vals[s->n++] = e->kids[1];
-            else
-                s->other = 1;
-        }
+static int is_var_ref(const kdc_expr_t *e, const char *usr) {
+    e = kdc_expr_strip(e);
+    return e && e->kind == KDC_E_REF && e->usr == usr;
+}
+
+/* Does the atomic condition test the variable (`v`, `v == NULL`, `v != NULL`)?
+ * *true_nonnull: its true edge means v is not null. */
+static int tests_var(const kdc_expr_t *c, const char *usr, int *true_nonnull) {
+    c = kdc_expr_strip(c);
+    if (is_var_ref(c, usr)) {
+        *true_nonnull = 1;
+        return 1;
+    }
+    if (c && c->kind == KDC_E_BINARY && (c->op == KDC_OP_EQ || c->op == KDC_OP_NE) && c->nkids == 2 &&
+        ((is_var_ref(c->kids[0], usr) && kdc_expr_is_null(c->kids[1])) ||
+         (is_var_ref(c->kids[1], usr) && kdc_expr_is_null(c->kids[0])))) {
+        *true_nonnull = c->op == KDC_OP_NE;
+        return 1;
     }
     return 0;
 }
 
-typedef struct addr_scan {
-    const char *usr;
-    int found;
-} addr_scan_t;
-
-static int scan_addr(const kdc_expr_t *e, void *arg) {
-    addr_scan_t *a = arg;
-    if (e->kind == KDC_E_UNARY && e->op == KDC_OP_ADDR && e->nkids == 1) {
-        const kdc_expr_t *k = kdc_expr_strip(e->kids[0]);
-        a->found |= k && k->kind == KDC_E_REF && k->usr == a->usr;
+/* A write of the variable at node n: 1 an assignment (*value its value), 2 its
+ * address passed to a call (an out-parameter: taken as a non-null object). */
+static int writes_var(const kdc_node_t *nd, const char *usr, const kdc_expr_t **value) {
+    const kdc_expr_t *e = nd->expr;
+    if (nd->kind == KDC_N_ASSIGN && e && e->kind == KDC_E_BINARY && e->nkids == 2 &&
+        is_var_ref(e->kids[0], usr)) {
+        *value = e->op == KDC_OP_ASSIGN ? e->kids[1] : NULL;
+        return 1;
     }
-    return a->found;
+    if (nd->kind == KDC_N_CALL && e)
+        for (unsigned i = 0; i < e->nkids; i++) {
+            const kdc_expr_t *a = kdc_expr_strip(e->kids[i]);
+            if (a && a->kind == KDC_E_UNARY && a->op == KDC_OP_ADDR && a->nkids == 1 &&
+                is_var_ref(a->kids[0], usr))
+                return 2;
+            if (is_var_ref(a, usr) && e->str && (strstr(e->str, "*&") || strstr(e->str, "* &")))
+                return 2; /* a C++ reference-to-pointer parameter */
+        }
+    return 0;
 }
 
-static int address_taken(const kdc_func_t *f, const char *usr) {
-    addr_scan_t a = {usr, 0};
-    kdc_func_walk_exprs(f, scan_addr, &a);
-    return a.found;
+/* Is variable v (a local or parameter of f, in instance ctx) null or false
+ * when `call` runs: over the paths to it, the value of the last write of it
+ * (an out-parameter call gives an object), or what the caller passed for a
+ * parameter no write precedes, a test of it on the way (`if (!conf)
+ * conf_init(&conf);`) saying which? */
+static truth_t var_truth_at(kdc_pts_t *t, const kdc_func_t *f, const char *ctx,
+                            const kdc_expr_t *call, const kdc_expr_t *v, int depth) {
+    const kdc_cfg_t *g = f->cfg;
+    int at = g ? kdc_cfg_node_of_call(g, call) : -1;
+    if (at < 0)
+        return TRUTH_UNKNOWN;
+    /* (node, state): 0 as on entry, 1 known non-null, 2 known null */
+    unsigned char *seen = calloc((size_t)g->n * 3, 1);
+    int *queue = malloc((size_t)g->n * 3 * 2 * sizeof *queue);
+    if (!seen || !queue)
+        kdc_oom();
+    size_t head = 0, tail = 0;
+    int got_true = 0, got_false = 0, got_unknown = 0;
+    queue[tail++] = g->entry;
+    queue[tail++] = 0;
+    seen[(size_t)g->entry * 3] = 1;
+    while (head < tail && !got_unknown) {
+        int n = queue[head++], st = queue[head++];
+        const kdc_node_t *nd = &g->nodes[n];
+        if (n == at) {
+            truth_t r = st == 1 ? TRUTH_TRUE
+                        : st == 2 ? TRUTH_FALSE
+                        : v->ref == KDC_REF_PARAM && v->param_index >= 0
+                            ? param_truth(t, ctx, v->param_index, depth + 1)
+                            : TRUTH_UNKNOWN;
+            got_true |= r == TRUTH_TRUE;
+            got_false |= r == TRUTH_FALSE;
+            got_unknown |= r == TRUTH_UNKNOWN;
+            continue;
+        }
+        const kdc_expr_t *value = NULL;
+        int w = n == g->entry ? 0 : writes_var(nd, v->usr, &value);
+        if (w == 2)
+            st = 1;
+        else if (w == 1) {
+            truth_t r = value ? arg_truth(t, f, ctx, NULL, value, depth + 1) : TRUTH_UNKNOWN;
+            st = r == TRUTH_TRUE ? 1 : r == TRUTH_FALSE ? 2 : 3;
+        }
+        int nonnull_true = 0, test = nd->kind == KDC_N_COND && tests_var(nd->expr, v->usr, &nonnull_true);
+        for (unsigned i = 0; i < nd->nsucc; i++) {
+            int m = nd->succ[i], ns = st;
+            if (ns == 3) { /* a value that cannot be told: any path through it */
+                got_unknown |= kdc_cfg_reaches_avoiding(g, n, at, NULL, NULL) || n == at;
+                break;
+            }
+            if (test)
+                ns = ((i == 0) == nonnull_true) ? 1 : 2;
+            if (seen[(size_t)m * 3 + (size_t)ns])
+                continue;
+            seen[(size_t)m * 3 + (size_t)ns] = 1;
+            queue[tail++] = m;
+            queue[tail++] = ns;
+        }
+    }
+    free(seen);
+    free(queue);
+    if (got_unknown || (got_true && got_false) || (!got_true && !got_false))
+        return TRUTH_UNKNOWN;
+    return got_true ? TRUTH_TRUE : TRUTH_FALSE;
 }
 
-/* Is the argument a (in f, instance ctx) null or false, non-null or true, or
- * cannot that be told? A local variable counts as non-null unless it is
- * assigned something null (or a parameter that may be) somewhere in f: the
- * conf of `test_conf_init(&conf); create(conf)` is. */
-static truth_t arg_truth(kdc_pts_t *t, const kdc_func_t *f, const char *ctx, const kdc_expr_t *a,
-                         int depth) {
+/* Is the argument a (in f, instance ctx; evaluated at `call` when known) null
+ * or false, non-null or true, or cannot that be told? */
+static truth_t arg_truth(kdc_pts_t *t, const kdc_func_t *f, const char *ctx,
+                         const kdc_expr_t *call, const kdc_expr_t *a, int depth) {
     a = kdc_expr_strip(a);
     if (!a || depth > KDC_MAX_CHAIN)
         return TRUTH_UNKNOWN;
@@ -965,35 +1035,17 @@ static truth_t arg_truth(kdc_pts_t *t, const kdc_func_t *f, const char *ctx, con
         return api && (api->roles & (KDC_API_CONF_NEW | KDC_API_CONF_DUP)) ? TRUTH_TRUE
                                                                           : TRUTH_UNKNOWN;
     }
-    if (a->kind != KDC_E_REF || !a->usr)
+    if (a->kind != KDC_E_REF || !a->usr || !call ||
+        (a->ref != KDC_REF_PARAM && a->ref != KDC_REF_LOCAL))
         return TRUTH_UNKNOWN;
-    null_scan_t s = {.usr = a->usr};
-    if (a->ref == KDC_REF_PARAM) { /* as the caller passes it, unless f changes it */
-        kdc_func_walk_exprs(f, scan_assigned, &s);
-        return a->param_index >= 0 && !s.n && !s.other && !address_taken(f, a->usr)
-                   ? param_truth(t, ctx, a->param_index, depth + 1)
-                   : TRUTH_UNKNOWN;
-    }
-    if (a->ref != KDC_REF_LOCAL || !a->type || !strchr(a->type, '*'))
-        return TRUTH_UNKNOWN;
-    kdc_func_walk_exprs(f, scan_assigned, &s);
-    if (s.other)
-        return TRUTH_UNKNOWN;
-    for (int i = 0; i < s.n; i++) {
-        const kdc_expr_t *v = kdc_expr_strip(s.vals[i]);
-        if (kdc_expr_is_null(v) ||
-            (v && v->kind == KDC_E_REF && v->ref == KDC_REF_PARAM &&
-             arg_truth(t, f, ctx, v, depth + 1) != TRUTH_TRUE))
-            return TRUTH_UNKNOWN;
-    }
-    return TRUTH_TRUE;
+    return var_truth_at(t, f, ctx, call, a, depth);
 }
 
 /* The parameter idx of the factory instance ctx, as the call selecting it passes it. */
 static truth_t param_truth(kdc_pts_t *t, const char *ctx, int idx, int depth) {
     const instance_t *in = instance_of(t, ctx);
     const kdc_expr_t *a = in ? kdc_call_arg(in->call, (unsigned)idx) : NULL;
-    return a ? arg_truth(t, in->caller, in->caller_ctx, a, depth) : TRUTH_UNKNOWN;
+    return a ? arg_truth(t, in->caller, in->caller_ctx, in->call, a, depth) : TRUTH_UNKNOWN;
 }
 
 /* What a condition testing one parameter (`p`, `!p`, `p == NULL`, `p != NULL`)

@@ -4,7 +4,7 @@
  * (facts.h, kdc_facts_client_value; docs/kdc-lint.md, "Settings the program
  * does not determine").
  *
- * Order matters: a literal setting made after another setting of the property
+ * Order matters: a setting of the property made after another setting of it
  * (or after settings from outside the program: a name that is not a literal,
  * a configuration handed to code outside the analysis) on every path
  * overrides it. Two settings are ordered in the innermost function both are
@@ -41,6 +41,21 @@ static const char *canonical(const char *v, int flags) {
 
 static int same(const char *a, const char *b) { return a == b || (a && b && !strcmp(a, b)); }
 
+/* Is a setting's name the property `key` (or its alias in librdkafka)? */
+static int names_key(const char *name, const char *key) {
+    static const char *const aliases[][2] = {{"acks", "request.required.acks"},
+                                             {"retries", "message.send.max.retries"}};
+    if (!name)
+        return 0;
+    if (!strcmp(name, key))
+        return 1;
+    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+        if ((!strcmp(name, aliases[i][0]) && !strcmp(key, aliases[i][1])) ||
+            (!strcmp(name, aliases[i][1]) && !strcmp(key, aliases[i][0])))
+            return 1;
+    return 0;
+}
+
 /* ---------- order ---------- */
 
 static int is_node(void *arg, int n) { return n == *(const int *)arg; }
@@ -66,13 +81,12 @@ static int after(const kdc_setting_t *later, const kdc_setting_t *earlier) {
     return 0;
 }
 
-/* Is the setting followed on every path by a literal setting of key that is
- * made on every path of its own (so the earlier one never holds)? */
+/* Is the setting followed on every path by a setting of key that is made on
+ * every path of its own (so the earlier one never holds)? */
 static int overridden(const setting_vec_t *all, const kdc_setting_t *s, const char *key) {
     for (size_t i = 0; i < all->n; i++) {
         const kdc_setting_t *l = &all->v[i];
-        if (l != s && l->key && !strcmp(l->key, key) && l->value && !l->conditional &&
-            !l->escape && after(l, s))
+        if (l != s && names_key(l->key, key) && !l->conditional && after(l, s))
             return 1;
     }
     return 0;
@@ -101,7 +115,7 @@ static void eval_settings(const setting_vec_t *all, int own, const char *key, co
                           int flags, conf_value_t *cv, kdc_value_t *out) {
     for (size_t i = 0; i < all->n; i++) {
         const kdc_setting_t *s = &all->v[i];
-        int of_key = s->key && !strcmp(s->key, key);
+        int of_key = names_key(s->key, key);
         if ((!of_key && (s->key || !own)) || overridden(all, s, key))
             continue;
         const char *lit = of_key ? (s->value ? s->value : s->fallback) : NULL;
@@ -111,9 +125,10 @@ static void eval_settings(const setting_vec_t *all, int own, const char *key, co
             if (!cv->outside)
                 cv->outside = s;
         }
+        if (of_key)
+            add_set(out, s);
         if (!lit)
             continue;
-        add_set(out, s);
         const char *v = canonical(lit, flags);
         if (!v || (s->conditional && !same(v, canonical(dflt, flags))) ||
             (cv->value && !same(cv->value, v))) {
@@ -154,10 +169,10 @@ void kdc_facts_client_value(const kdc_facts_t *fx, size_t client, const char *ke
             out->outside = &cv.outside->loc;
             out->outside_what = cv.outside->escape ? "the configuration is handed to code outside "
                                                      "the analysis, which may set anything"
-                                : cv.outside->key ? "its value is not a literal (getenv, a file, "
-                                                    "an argument)"
-                                                  : "a property whose name is not a literal (a "
-                                                    "file, argv, a user's key=value list)";
+                                : cv.outside->key ? "a value that is not a literal: getenv, a file, "
+                                                    "an argument"
+                                                  : "a property name that is not a literal: a "
+                                                    "file, argv, a user's key=value list";
         }
         const char *v = cv.value ? cv.value : canonical(dflt, flags);
         if (cv.source == KDC_VALUE_VARIES || (n && !same(agg, v)))
@@ -178,12 +193,16 @@ void kdc_facts_client_value(const kdc_facts_t *fx, size_t client, const char *ke
 }
 
 const char *kdc_value_note(const kdc_value_t *v, const char *key, char *buf, size_t size) {
+    int own = 0; /* a literal of the program's own */
+    for (size_t i = 0; i < v->nset; i++)
+        own |= v->set[i]->value || v->set[i]->fallback;
+    const char *what = v->outside_what ? v->outside_what : "settings from outside the program";
     if (v->source == KDC_VALUE_OUTSIDE)
-        snprintf(buf, size,
-                 "%s may be set from outside the program here (%s); assumed %s, %s", key,
-                 v->outside_what ? v->outside_what : "outside settings",
-                 v->value ? v->value : "unset",
-                 v->nset ? "as the program sets it before" : "librdkafka's default");
+        snprintf(buf, size, "%s may be set from outside the program here (%s); assumed %s, %s",
+                 key, what, v->value ? v->value : "unset",
+                 own ? "as the program sets it" : "librdkafka's default");
+    else if (v->source == KDC_VALUE_VARIES && v->outside)
+        snprintf(buf, size, "%s may also be set from outside the program here (%s)", key, what);
     else if (v->source == KDC_VALUE_VARIES)
         snprintf(buf, size, "%s is set differently on different paths", key);
     else
@@ -200,3 +219,4 @@ kdc_tri_t kdc_facts_client_bool(const kdc_facts_t *fx, size_t client, const char
         return KDC_TRI_UNKNOWN;
     return !strcmp(v.value, "true") ? KDC_TRI_YES : KDC_TRI_NO;
 }
+
