@@ -1251,6 +1251,11 @@ void kdc__free_clients(kdc_facts_t *fx) {
 
 void kdc_facts_clients_of(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *e,
                           kdc_bits_t *clients, int *unknown) {
+    kdc_facts_clients_at(fx, f, NULL, e, clients, unknown);
+}
+
+void kdc_facts_clients_at(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call,
+                          const kdc_expr_t *e, kdc_bits_t *clients, int *unknown) {
     size_t n = kdc_pts_nobjs(fx->pts);
     kdc_bits_init(clients, n);
     *unknown = 0;
@@ -1259,7 +1264,7 @@ void kdc_facts_clients_of(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_
         return;
     }
     kdc_bits_t b;
-    kdc_pts_expr(fx->pts, f, e, &b);
+    kdc_pts_expr_at(fx->pts, f, NULL, call, e, &b);
     size_t hits = 0;
     for (size_t i = 0; i < n; i++) {
         if (!kdc_bits_get(&b, i))

@@ -105,6 +105,11 @@ const kdc_summary_t *kdc_facts_summary(const kdc_facts_t *fx, const kdc_func_t *
 void kdc_facts_clients_of(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *e,
                           kdc_bits_t *clients, int *unknown);
 
+/* The same for e as it is at `call` (a call of f holding e; NULL: anywhere): a
+ * local variable denotes what the assignments of it that reach the call give. */
+void kdc_facts_clients_at(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call,
+                          const kdc_expr_t *e, kdc_bits_t *clients, int *unknown);
+
 /* 0 producer, 1 consumer, -1 unknown. */
 int kdc_facts_client_type(const kdc_facts_t *fx, size_t client);
 

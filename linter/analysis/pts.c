@@ -1168,14 +1168,15 @@ static void eval(const kdc_pts_t *t, const kdc_func_t *f, const kdc_expr_t *e, k
 static void eval_ctx(const kdc_pts_t *t, const kdc_func_t *f, const char *ctx, const kdc_expr_t *e,
                      kdc_bits_t *out);
 
-static void bind_callback_registration(kdc_pts_t *t, const kdc_expr_t *call) {
-    if (!is_callback_registration(call))
-        return;
+/* One registration in one instance of its function (ctx; NULL: the only
+ * one): a helper registering the callback its caller passes binds each
+ * caller's callback to that caller's clients only. */
+static void bind_callback_registration_in(kdc_pts_t *t, const kdc_expr_t *call, const char *ctx) {
     kdc_bits_t confs, cbs;
     kdc_bits_init(&confs, t->objs.n);
     kdc_bits_init(&cbs, t->objs.n);
-    eval(t, t->cur, call->kids[0], &confs);
-    eval(t, t->cur, call->kids[1], &cbs);
+    eval_ctx(t, t->cur, ctx, call->kids[0], &confs);
+    eval_ctx(t, t->cur, ctx, call->kids[1], &cbs);
     size_t nobjs = t->objs.n;
     for (size_t k = 0; k < nobjs; k++) {
         if (!kdc_bits_get(&cbs, k) || t->objs.v[k].kind != KDC_OBJ_FUNC)
@@ -1210,6 +1211,14 @@ static void bind_callback_registration(kdc_pts_t *t, const kdc_expr_t *call) {
     }
     kdc_bits_free(&confs);
     kdc_bits_free(&cbs);
+}
+
+static void bind_callback_registration(kdc_pts_t *t, const kdc_expr_t *call) {
+    if (!is_callback_registration(call))
+        return;
+    const instance_vec_t *inst = factory_instances(t, t->cur);
+    for (size_t i = 0; i < (inst ? inst->n : 1); i++)
+        bind_callback_registration_in(t, call, inst ? inst->v[i].ctx : NULL);
 }
 
 kdc_pts_t *kdc_pts_build(kdc_program_t *p) {
