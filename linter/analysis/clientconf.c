@@ -1199,7 +1199,8 @@ static void mark_producers(kdc_facts_t *fx) {
             kdc_bits_t clients;
             int unknown = 0;
             kdc_facts_clients_of(fx, f, handle, &clients, &unknown);
-            if (unknown && kdc_bits_empty(&clients) && !from_outside(fx, f, handle))
+            if (unknown && kdc_bits_empty(&clients) && !from_outside(fx, f, handle) &&
+                !(handle && kdc_expr_is_null(handle)))
                 fx->unknown_produce = 1; /* a handle that cannot be followed: any client */
             int dlq = kdc_facts_is_dlq_produce(fx, f, call);
             for (size_t k = 0; k < clients.nwords * 64; k++)
