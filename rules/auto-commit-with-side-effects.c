@@ -10,8 +10,14 @@
  * Confidence: medium. Reported on the rd_kafka_subscribe() call. Side
  * effects: the functions that consume from this consumer (or that they call)
  * write, send, produce, call a database client, a configured effect function,
- * or commit/store offsets themselves (at-least-once intent). Print-only
+ * or commit/store offsets themselves (at-least-once intent), after they
+ * consume (set-up before the first message, such as seeding test data, does
+ * not count). Print-only
  * consumers are not reported; neither is enable.auto.offset.store=false.
+ * Settings that may come from outside the program (a config file, argv, a
+ * user's key=value list; docs/kdc-lint.md, "Settings the program does not
+ * determine") keep the value the program gives them, librdkafka's default
+ * (on) when it gives none: reported, with a note where they enter.
  */
 #include "common/consumer_common.h"
 
@@ -34,8 +40,65 @@ static int consumes_from(kdc_rule_ctx_t *ctx, const kdc_func_t *f, size_t client
     return 0;
 }
 
-/* A side effect in a consuming function (or its callees), or a commit or
- * store on this consumer (the author expects at-least-once). */
+/* Is the call reached from a call of f that consumes from the client (an API
+ * consume on it, or a helper that consumes)? Effects before the first message
+ * is consumed (seeding test data, set-up) are not the loop's. */
+static int after_consume(kdc_rule_ctx_t *ctx, const kdc_func_t *f, size_t client,
+                         const kdc_expr_t *call) {
+    const kdc_cfg_t *g = f->cfg;
+    int to = g ? kdc_cfg_node_of_call(g, call) : -1;
+    if (to < 0)
+        return 1;
+    for (unsigned c = 0; c < f->ncalls; c++) {
+        const kdc_expr_t *k = f->calls[c];
+        const kdc_api_t *api = kdc_api_lookup(k);
+        int consumes = 0;
+        if (api && (api->roles & KDC_API_CONSUME)) {
+            kdc_bits_t clients;
+            int unknown = 0;
+            kdc_call_clients(ctx, f, k, api, 1, &clients, &unknown);
+            consumes = kdc_bits_get(&clients, client) || unknown;
+            kdc_bits_free(&clients);
+        } else if (!api) {
+            consumes = kdc_facts_call_consumes(ctx->facts, f, k);
+        }
+        int from = consumes ? kdc_cfg_node_of_call(g, k) : -1;
+        if (from >= 0 && (from == to || kdc_cfg_reaches_avoiding(g, from, to, NULL, NULL)))
+            return 1;
+    }
+    return 0;
+}
+
+/* Does the call hand `var` (a message, in f) to processing code outside the
+ * analysed program, directly or through helpers of the program it passes it
+ * to (three calls deep): `enqMsg(inst, rkmessage)` calling
+ * `MsgSetRawMsg(pMsg, rkmessage->payload, ..)`? */
+static int hands_out(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,
+                     const char *var, int depth) {
+    int mentions = 0;
+    for (unsigned a = 0; a < call->nkids && !mentions; a++)
+        mentions = kdc_mentions(call->kids[a], var);
+    if (!mentions)
+        return 0;
+    if (kdc_call_outside_processing(ctx, f, call))
+        return 1;
+    const kdc_func_t *g = call->usr && !kdc_api_lookup(call) && !kdc_api_is_librdkafka(call)
+                              ? kdc_program_find_callee(ctx->program, call->usr, f->tu)
+                              : NULL;
+    if (!g || g == f || depth >= 3 || kdc_is_logging_name(g->name))
+        return 0;
+    for (unsigned a = 0; a < call->nkids && a < g->nparams; a++) {
+        if (!kdc_mentions(call->kids[a], var) || !g->param_usrs || !g->param_usrs[a])
+            continue;
+        for (unsigned c = 0; c < g->ncalls; c++)
+            if (hands_out(ctx, g, g->calls[c], g->param_usrs[a], depth + 1))
+                return 1;
+    }
+    return 0;
+}
+
+/* A side effect in a consuming function (or its callees) after it consumes,
+ * or a commit or store on this consumer (the author expects at-least-once). */
 static const kdc_expr_t *side_effect(kdc_rule_ctx_t *ctx, size_t client) {
     size_t nf = kdc_program_nfuncs(ctx->program);
     int manual = kdc_consumer_commits_manually(ctx, client);
@@ -47,15 +110,15 @@ static const kdc_expr_t *side_effect(kdc_rule_ctx_t *ctx, size_t client) {
         size_t nmsgs = kdc_consumed_vars(ctx, f, client, msgs, 8);
         for (unsigned c = 0; c < f->ncalls; c++) {
             const kdc_expr_t *call = f->calls[c];
-            if (kdc_facts_call_effect(ctx->facts, f, call) ||
-                (manual && kdc_facts_call_commits(ctx->facts, f, call)))
+            if ((kdc_facts_call_effect(ctx->facts, f, call) ||
+                 (manual && kdc_facts_call_commits(ctx->facts, f, call))) &&
+                after_consume(ctx, f, client, call))
                 return call;
-            /* the message handed to processing code outside the analysed program */
-            if (kdc_call_outside_processing(ctx, f, call))
-                for (unsigned a = 0; a < call->nkids; a++)
-                    for (size_t k = 0; k < nmsgs; k++)
-                        if (kdc_mentions(call->kids[a], msgs[k]))
-                            return call;
+            /* the message handed to processing code outside the analysed program,
+             * directly or through a helper */
+            for (size_t k = 0; k < nmsgs; k++)
+                if (hands_out(ctx, f, call, msgs[k], 0))
+                    return call;
         }
     }
     return NULL;
@@ -69,10 +132,15 @@ static void check_subscribe(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_
     for (size_t k = 0; k < clients.nwords * 64; k++) {
         if (!kdc_bits_get(&clients, k))
             continue;
-        /* kdc_facts_client_bool reads the global configurations' values: a
-         * default topic configuration cannot turn them off */
-        if (kdc_facts_client_bool(ctx->facts, k, "enable.auto.commit", 1) != KDC_TRI_YES ||
-            kdc_facts_client_bool(ctx->facts, k, "enable.auto.offset.store", 1) != KDC_TRI_YES)
+        /* the global configurations' values: a default topic configuration
+         * cannot turn them off */
+        kdc_value_t commit, store;
+        kdc_facts_client_value(ctx->facts, k, "enable.auto.commit", "true",
+                               KDC_VALUE_BOOL | KDC_VALUE_GLOBAL, &commit);
+        kdc_facts_client_value(ctx->facts, k, "enable.auto.offset.store", "true",
+                               KDC_VALUE_BOOL | KDC_VALUE_GLOBAL, &store);
+        if (!commit.value || strcmp(commit.value, "true") || !store.value ||
+            strcmp(store.value, "true"))
             continue;
         const kdc_expr_t *effect = side_effect(ctx, k);
         if (!effect)
@@ -82,6 +150,15 @@ static void check_subscribe(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_
                       "consumer created here with enable.auto.commit and enable.auto.offset.store "
                       "on (a topic-level setting does not turn them off)");
         kdc_notes_add(&notes, &effect->loc, "side effect (or manual commit) in its consume loop");
+        const kdc_value_t *outside = commit.outside ? &commit : store.outside ? &store : NULL;
+        char note[256];
+        if (outside && outside->outside)
+            kdc_notes_add(&notes, outside->outside,
+                          kdc_intern(ctx->program,
+                                     kdc_value_note(outside, outside == &commit
+                                                                 ? "enable.auto.commit"
+                                                                 : "enable.auto.offset.store",
+                                                    note, sizeof note)));
         kdc_rule_report(ctx, f, &call->loc, notes.v, notes.n,
                         "group consumer with automatic commits and offset stores on while its loop "
                         "performs side effects: offsets are committed in the background whatever "

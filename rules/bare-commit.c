@@ -7,7 +7,11 @@
  *
  * Confidence: high. Default profile: reported unless every configuration of
  * the consumer sets enable.auto.offset.store=false (offsets are then stored
- * explicitly, after the effect). Strict profile: every bare commit.
+ * explicitly, after the effect). A setting that may come from outside the
+ * program (docs/kdc-lint.md, "Settings the program does not determine")
+ * keeps the value the program gives it, librdkafka's default (true) when it
+ * gives none: reported, with a note where the outside settings enter. Strict
+ * profile: every bare commit.
  */
 #include "api.h"
 #include "rule.h"
@@ -42,23 +46,29 @@ static void check_commit(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_exp
         if (!kdc_bits_get(&clients, k))
             continue;
         const kdc_loc_t *site = kdc_facts_client_loc(ctx->facts, k);
-        switch (kdc_facts_client_bool(ctx->facts, k, "enable.auto.offset.store", 1)) {
-        case KDC_TRI_YES:
+        kdc_value_t v;
+        kdc_facts_client_value(ctx->facts, k, "enable.auto.offset.store", "true",
+                               KDC_VALUE_BOOL | KDC_VALUE_GLOBAL, &v);
+        char note[256];
+        if (v.source == KDC_VALUE_VARIES) {
             report = 1;
             kdc_notes_add(&notes, site,
-                          "consumer created here with enable.auto.offset.store=true (the default)");
-            break;
-        case KDC_TRI_UNKNOWN:
+                          "consumer created here; enable.auto.offset.store is set differently on "
+                          "different paths");
+        } else if (!strcmp(v.value, "true")) {
             report = 1;
             kdc_notes_add(&notes, site,
-                          "consumer created here; enable.auto.offset.store cannot be determined");
-            break;
-        case KDC_TRI_NO:
-            if (ctx->opts->strict)
-                kdc_notes_add(&notes, site,
-                              "consumer created here with enable.auto.offset.store=false");
-            break;
+                          v.source == KDC_VALUE_SET
+                              ? "consumer created here with enable.auto.offset.store=true"
+                              : "consumer created here with enable.auto.offset.store=true (the "
+                                "default)");
+        } else if (ctx->opts->strict) {
+            kdc_notes_add(&notes, site, "consumer created here with enable.auto.offset.store=false");
         }
+        if ((report || ctx->opts->strict) && v.outside)
+            kdc_notes_add(&notes, v.outside,
+                          kdc_intern(ctx->program, kdc_value_note(&v, "enable.auto.offset.store",
+                                                                  note, sizeof note)));
     }
     kdc_bits_free(&clients);
     if (report)

@@ -49,6 +49,10 @@ static int is_message_offset(const kdc_expr_t *e) {
     return e->kind == KDC_E_CALL && e->name && !strcmp(e->name, "RdKafka::Message::offset");
 }
 
+static int is_partition_offset_field(const char *usr) {
+    return usr && strstr(usr, "@S@rd_kafka_topic_partition_s@FI@offset");
+}
+
 static int is_partition_offset(const kdc_expr_t *e) {
     e = kdc_expr_strip(e);
     return e && e->kind == KDC_E_MEMBER && e->usr &&
@@ -77,6 +81,58 @@ static const char *key_of(obo_t *o, const kdc_expr_t *e) {
     return kdc_pts_lvalue_key(o->ctx->program, e);
 }
 
+/* ---------- containers (std::vector, std::map, ..) ---------- */
+
+static const char *method_base(const kdc_expr_t *call) {
+    const char *b = call->name ? strrchr(call->name, ':') : NULL;
+    return b ? b + 1 : call->name;
+}
+
+/* The container a method call acts on: the object, or an operator's first operand. */
+static const kdc_expr_t *container_of(const kdc_expr_t *call) {
+    if (call->recv)
+        return call->recv;
+    return call->is_method && call->nkids ? call->kids[0] : NULL;
+}
+
+static int is_one_of(const char *s, const char *const *names) {
+    for (size_t i = 0; s && names[i]; i++)
+        if (!strcmp(s, names[i]))
+            return 1;
+    return 0;
+}
+
+/* A call reading an element of a container (c[k], c.at(k), c.back(), an
+ * iterator from c.find(k)): the container's key, or NULL. */
+static const char *container_read(obo_t *o, const kdc_expr_t *e) {
+    static const char *const reads[] = {"operator[]", "at", "back", "front", "find",
+                                        "begin", "rbegin", "lower_bound", "upper_bound", NULL};
+    if (!e || e->kind != KDC_E_CALL || !e->is_method || !is_one_of(method_base(e), reads))
+        return NULL;
+    const kdc_expr_t *c = container_of(e);
+    return c ? key_of(o, c) : NULL;
+}
+
+/* A call storing a value into a container (c.push_back(v), c.emplace(k, v),
+ * c.insert({k, v}), ..): the container's key, and the value (*value). */
+static const char *container_write(obo_t *o, const kdc_expr_t *e, const kdc_expr_t **value) {
+    static const char *const writes[] = {"push_back", "emplace_back", "push", "emplace",
+                                         "insert", "insert_or_assign", "try_emplace",
+                                         "push_front", "emplace_front", NULL};
+    if (!e || e->kind != KDC_E_CALL || !e->is_method || !e->recv || !e->nkids ||
+        !is_one_of(method_base(e), writes))
+        return NULL;
+    const kdc_expr_t *v = kdc_expr_strip(e->kids[e->nkids - 1]);
+    /* insert({k, v}), insert(std::make_pair(k, v)), emplace_back(p, offset): a pair's
+     * value (a struct's fields are followed field by field) */
+    while (v && v->nkids >= 2 &&
+           ((v->kind == KDC_E_INIT && !v->fields) ||
+            (v->kind == KDC_E_CALL && (v->is_ctor || (v->name && strstr(v->name, "make_pair"))))))
+        v = kdc_expr_strip(v->kids[v->nkids - 1]);
+    *value = v;
+    return key_of(o, e->recv);
+}
+
 static int is_constant(const kdc_expr_t *e) {
     e = kdc_expr_strip(e);
     if (e && e->kind == KDC_E_UNARY && e->op == KDC_OP_NEG && e->nkids == 1)
@@ -91,6 +147,21 @@ static int holds(obo_t *o, const kdc_expr_t *e) {
         return 0;
     if (e->kind == KDC_E_COND && e->nkids == 3)
         return holds(o, e->kids[1]) || holds(o, e->kids[2]);
+    /* an element of a container: kv.second, it->second, pairs[i].second */
+    if (e->kind == KDC_E_MEMBER && e->name && !strcmp(e->name, "second") && e->nkids == 1 &&
+        (!e->usr || strstr(e->usr, "pair")))
+        return holds(o, e->kids[0]);
+    if (e->kind == KDC_E_UNARY && e->op == KDC_OP_DEREF && e->nkids == 1 &&
+        container_read(o, kdc_expr_strip(e->kids[0])))
+        return holds(o, e->kids[0]); /* *it */
+    const char *ck = container_read(o, e);
+    if (ck && !o->seed)
+        return has_key(&o->own, ck);
+    if (e->kind == KDC_E_CALL && e->is_method && e->name &&
+        (!strcmp(method_base(e), "operator->") || !strcmp(method_base(e), "operator*")))
+        return holds(o, container_of(e)); /* it->second, *it: the iterator's element */
+    if (e->kind == KDC_E_CALL && e->is_ctor && e->callee_system && e->nkids == 1)
+        return holds(o, e->kids[0]); /* a copy: auto it = c.find(k) */
     if (e->kind != KDC_E_REF && e->kind != KDC_E_MEMBER && e->kind != KDC_E_CALL &&
         !(e->kind == KDC_E_UNARY && e->op == KDC_OP_DEREF) && e->kind != KDC_E_INDEX)
         return 0;
@@ -107,13 +178,38 @@ static int holds(obo_t *o, const kdc_expr_t *e) {
 
 static int collect_own(const kdc_expr_t *e, void *arg) {
     obo_t *o = arg;
+    if (e->kind == KDC_E_INIT && e->fields) { /* {.partition = p, .offset = m->offset} */
+        for (unsigned i = 0; i < e->nkids; i++) {
+            if (!e->fields[i] || is_partition_offset_field(e->fields[i]))
+                continue;
+            if (holds(o, e->kids[i]))
+                add_key(&o->cand, e->fields[i]);
+            else if (!is_constant(e->kids[i]))
+                add_key(&o->poison, e->fields[i]);
+        }
+        return 0;
+    }
+    const kdc_expr_t *stored = NULL;
+    const char *ck = container_write(o, e, &stored);
+    if (ck) { /* c.push_back(msg->offset()), c.emplace(p, msg->offset()) */
+        if (holds(o, stored))
+            add_key(&o->cand, ck);
+        else if (!is_constant(stored))
+            add_key(&o->poison, ck);
+        return 0;
+    }
     if (e->kind == KDC_E_BINARY && e->nkids == 2 &&
         (e->op == KDC_OP_ASSIGN || e->op == KDC_OP_COMPOUND_ASSIGN)) {
-        const char *k = key_of(o, e->kids[0]);
+        const kdc_expr_t *lhs = kdc_expr_strip(e->kids[0]);
+        const char *k = lhs && lhs->kind == KDC_E_CALL ? container_read(o, lhs) /* c[k] = .. */
+                                                         : key_of(o, e->kids[0]);
         if (!k || is_partition_offset(e->kids[0]))
             return 0;
+        const kdc_expr_t *r = kdc_expr_strip(e->kids[1]);
         if (e->op == KDC_OP_ASSIGN && holds(o, e->kids[1]))
             add_key(&o->cand, k);
+        else if (e->op == KDC_OP_ASSIGN && r && r->kind == KDC_E_CALL && r->is_ctor && !r->nkids)
+            ; /* std::map<int, int64_t> last; an empty container */
         else if (e->op == KDC_OP_COMPOUND_ASSIGN || !is_constant(e->kids[1]))
             add_key(&o->poison, k);
     } else if (e->kind == KDC_E_UNARY && e->nkids == 1 &&

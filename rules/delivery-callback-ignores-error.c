@@ -7,7 +7,9 @@
  * delivered, or not counted at all.
  *
  * Confidence: high. Reported on the callback's definition, with a note on
- * its registration. Dispatchers that pass the message itself to other code
+ * its registration. Not reported when no delivery can reach it: every client
+ * created with a configuration registering it is known and none produces (nor
+ * is handed to code outside the analysis). Dispatchers that pass the message itself to other code
  * (which may read the error) are not reported: code outside the analysed
  * program, a call through a function pointer, a copy of the message. A
  * helper of the analysed program the message is passed to is followed: it
@@ -147,8 +149,8 @@ static void check(kdc_rule_ctx_t *ctx) {
         else if (cb->nparams == 6)
             err = cb->param_usrs[3];
         const kdc_func_t *stack[DCB_MAX_DEPTH + 1];
-        if (examine(ctx, cb, msg, err, 0, stack))
-            continue;
+        if (!kdc_facts_dr_callback_reachable(ctx->facts, cb) || examine(ctx, cb, msg, err, 0, stack))
+            continue; /* no delivery reaches it (its producers never produce), or it looks */
         kdc_notes_t notes = {0};
         if (sites[i])
             kdc_notes_add(&notes, &sites[i]->loc, "registered as the delivery-report callback here");

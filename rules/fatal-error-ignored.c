@@ -546,6 +546,15 @@ static void check_client(kdc_rule_ctx_t *ctx, size_t client, void *arg) {
     kdc_tri_t idempotent =
         transactional ? KDC_TRI_YES
                       : kdc_facts_client_bool(ctx->facts, client, "enable.idempotence", 0);
+    if (idempotent == KDC_TRI_NO && ctx->opts->strict) {
+        /* off unless the outside turns it on (docs/kdc-lint.md, settings the program
+         * does not determine): strict notes what it cannot verify */
+        kdc_value_t v;
+        kdc_facts_client_value(ctx->facts, client, "enable.idempotence", "false",
+                               KDC_VALUE_BOOL | KDC_VALUE_GLOBAL, &v);
+        if (v.source == KDC_VALUE_OUTSIDE)
+            idempotent = KDC_TRI_UNKNOWN;
+    }
     if (idempotent == KDC_TRI_NO || (idempotent == KDC_TRI_UNKNOWN && !ctx->opts->strict))
         return; /* cannot tell: quiet in the default profile, a note in strict */
     fatal_ctx_t fc = {ctx, client, {0}, {0}, &run->cond_keys};

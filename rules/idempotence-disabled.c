@@ -7,7 +7,12 @@
  *
  * Confidence: medium. Not reported for transactional producers (a
  * transactional.id set on every path implies idempotence) or when retries
- * may be 0 (set to 0 on some path, or to a value kdc-lint cannot read).
+ * may be 0 (set to 0 on some path). A "false" followed on every path by
+ * another setting of enable.idempotence does not count. Settings that may
+ * come from outside the program (docs/kdc-lint.md, "Settings the program does
+ * not determine") keep the value the program gives them, librdkafka's
+ * default when it gives none (retries on): reported, with a note where they
+ * enter.
  */
 #include "common/config_common.h"
 
@@ -22,56 +27,70 @@ static int is_true(const char *v) {
     return v && (!strcasecmp(v, "true") || !strcasecmp(v, "t") || !strcmp(v, "1"));
 }
 
-/* May retries be off: retries / message.send.max.retries set to 0 on some path,
- * or to a value kdc-lint cannot read? Then "retries stay on" is not certain and
- * nothing is reported (a conditional retries=0 in a factory, a table row, a
- * helper call in an error chain). */
-static int retries_may_be_off(kdc_rule_ctx_t *ctx, size_t client) {
-    static const char *const keys[] = {"retries", "message.send.max.retries"};
-    for (size_t k = 0; k < 2; k++) {
-        kdc_config_values_t vals;
-        kdc_config_values(ctx, client, keys[k], &vals);
-        if (vals.unknown)
+/* May retries be off: retries / message.send.max.retries set to 0 on some
+ * path? Then "retries stay on" is not certain and nothing is
+ * reported (a conditional retries=0 in a factory, a table row, a helper call
+ * in an error chain). A value from outside the program keeps the one the
+ * program gives it, librdkafka's default (on) when it gives none. */
+static int retries_may_be_off(kdc_rule_ctx_t *ctx, size_t client, kdc_value_t *v) {
+    kdc_facts_client_value(ctx->facts, client, "retries", "2147483647", 0, v);
+    if (v->value && !strcmp(v->value, "0"))
+        return 1;
+    for (size_t i = 0; i < v->nset; i++) {
+        const char *val = v->set[i]->value ? v->set[i]->value : v->set[i]->fallback;
+        if (val && !strcmp(val, "0"))
             return 1;
-        for (size_t i = 0; i < vals.n; i++)
-            if (!vals.v[i]->value || !strcmp(vals.v[i]->value, "0"))
-                return 1;
     }
     return 0;
 }
 
 static void check_producer(kdc_rule_ctx_t *ctx, size_t client, void *arg) {
     (void)arg;
-    kdc_config_values_t txn, idem;
-    kdc_config_values(ctx, client, "transactional.id", &txn);
-    for (size_t i = 0; i < txn.n; i++)
-        if (!txn.v[i]->conditional)
+    kdc_value_t txn, idem, retries;
+    kdc_facts_client_value(ctx->facts, client, "transactional.id", NULL, 0, &txn);
+    for (size_t i = 0; i < txn.nset; i++)
+        if (!txn.set[i]->conditional)
             return; /* transactional: idempotent by definition */
     /* transactional on some paths only: on the others it is a plain producer (and
      * librdkafka refuses enable.idempotence=false together with a transactional.id) */
-    kdc_config_values(ctx, client, "enable.idempotence", &idem);
+    kdc_facts_client_value(ctx->facts, client, "enable.idempotence", "false", KDC_VALUE_BOOL, &idem);
     kdc_notes_t notes = {0};
     kdc_notes_add(&notes, kdc_config_client_loc(ctx, client), "producer created here");
-    int explicit_on = 0, unverified = idem.unknown;
-    for (size_t i = 0; i < idem.n; i++) {
-        const kdc_setting_t *s = idem.v[i];
-        if (!s->value)
-            unverified = 1;
-        else if (is_true(s->value) && !s->conditional)
-            explicit_on = 1;
-        else if (is_false(s->value) && !retries_may_be_off(ctx, client))
+    char note[256];
+    int explicit_on = 0;
+    int retries_off = -1;
+    for (size_t i = 0; i < idem.nset; i++) {
+        const kdc_setting_t *s = idem.set[i];
+        const char *val = s->value ? s->value : s->fallback;
+        if (is_true(s->value) && !s->conditional)
+            explicit_on = 1; /* not a fallback: the strict profile cannot verify that one */
+        if (!is_false(val))
+            continue;
+        if (retries_off < 0) {
+            retries_off = retries_may_be_off(ctx, client, &retries);
+            const kdc_value_t *out = idem.source == KDC_VALUE_OUTSIDE      ? &idem
+                                     : retries.source == KDC_VALUE_OUTSIDE ? &retries
+                                                                           : NULL;
+            if (out && out->outside)
+                kdc_notes_add(&notes, out->outside,
+                              kdc_intern(ctx->program,
+                                         kdc_value_note(out, out == &idem ? "enable.idempotence"
+                                                                          : "retries",
+                                                        note, sizeof note)));
+        }
+        if (!retries_off)
             kdc_rule_report(ctx, s->func, &s->loc, notes.v, notes.n,
                             "enable.idempotence=%s while retries stay on: a retried batch can be "
                             "written twice or land behind a later one; keep enable.idempotence=true",
-                            s->value);
+                            val);
     }
     if (!ctx->opts->strict || explicit_on || !kdc_config_in_delivery_path(ctx, client))
         return;
-    if (unverified)
+    if (idem.source == KDC_VALUE_OUTSIDE || idem.source == KDC_VALUE_VARIES)
         kdc_rule_note(ctx, kdc_config_client_func(ctx, client), kdc_config_client_loc(ctx, client),
                       NULL, 0, "cannot verify enable.idempotence for this producer: its "
                       "configuration is not fully visible");
-    else if (!idem.n)
+    else if (!idem.nset)
         kdc_rule_report(ctx, kdc_config_client_func(ctx, client), kdc_config_client_loc(ctx, client),
                         NULL, 0, "producer of a consume-process-produce service without "
                         "enable.idempotence=true (strict profile): set it, or use a transactional "

@@ -6,7 +6,11 @@
  *
  * Confidence: medium. Reported on the subscribe call. Topics are matched by
  * name (literals and constants reaching the subscription list and the produce
- * calls); subscriptions whose topics cannot be read are not reported.
+ * calls); subscriptions whose topics cannot be read are not reported. An
+ * isolation.level that may be set from outside the program (docs/kdc-lint.md,
+ * "Settings the program does not determine") keeps librdkafka's default,
+ * read_committed: not reported (the strict profile notes it), unless the
+ * program itself sets read_uncommitted before the outside settings.
  */
 #include "common/config_common.h"
 
@@ -84,24 +88,25 @@ static void subscribed_topics(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kd
     }
 }
 
-static const kdc_setting_t *read_uncommitted(kdc_rule_ctx_t *ctx, size_t client) {
-    kdc_config_values_t v;
-    kdc_config_values(ctx, client, "isolation.level", &v);
-    for (size_t i = 0; i < v.n; i++)
-        if (v.v[i]->value && !strcmp(v.v[i]->value, "read_uncommitted"))
-            return v.v[i];
+/* The setting of isolation.level=read_uncommitted in effect on the consumer,
+ * or NULL. */
+static const kdc_setting_t *read_uncommitted(kdc_rule_ctx_t *ctx, size_t client, kdc_value_t *v) {
+    kdc_facts_client_value(ctx->facts, client, "isolation.level", "read_committed", 0, v);
+    for (size_t i = 0; i < v->nset; i++) {
+        const char *val = v->set[i]->value ? v->set[i]->value : v->set[i]->fallback;
+        if (val && !strcmp(val, "read_uncommitted"))
+            return v->set[i];
+    }
     return NULL;
 }
 
-/* isolation.level set from a value kdc-lint cannot read, or a configuration
- * it cannot fully see. */
+/* isolation.level that may be set from outside the program (kept at
+ * librdkafka's default, read_committed: not reported), or set differently on
+ * different paths. */
 static int isolation_unknown(kdc_rule_ctx_t *ctx, size_t client) {
-    kdc_config_values_t v;
-    kdc_config_values(ctx, client, "isolation.level", &v);
-    for (size_t i = 0; i < v.n; i++)
-        if (!v.v[i]->value)
-            return 1;
-    return v.unknown;
+    kdc_value_t v;
+    kdc_facts_client_value(ctx->facts, client, "isolation.level", "read_committed", 0, &v);
+    return v.source == KDC_VALUE_OUTSIDE || v.source == KDC_VALUE_VARIES;
 }
 
 /* One subscribe, seen from one context: the consumer handle `handle` evaluated
@@ -115,11 +120,12 @@ static void check_one(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t
     int unknown = 0;
     kdc_rule_clients(ctx, hf, handle, 1, &clients, &unknown);
     const kdc_setting_t *setting = NULL;
+    kdc_value_t value;
     size_t consumer = 0, unverified = (size_t)-1;
     for (size_t k = 0; k < clients.nwords * 64 && !setting; k++) {
         if (!kdc_bits_get(&clients, k))
             continue;
-        if ((setting = read_uncommitted(ctx, k)))
+        if ((setting = read_uncommitted(ctx, k, &value)))
             consumer = k;
         else if (unverified == (size_t)-1 && isolation_unknown(ctx, k))
             unverified = k;
@@ -152,6 +158,11 @@ static void check_one(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t
             kdc_notes_add(&notes, &setting->loc, "isolation.level=read_uncommitted set here");
             kdc_notes_add(&notes, &txn.site[k]->loc,
                           "the same topic is produced transactionally here");
+            char note[256];
+            if (value.outside)
+                kdc_notes_add(&notes, value.outside,
+                              kdc_intern(ctx->program, kdc_value_note(&value, "isolation.level",
+                                                                      note, sizeof note)));
             kdc_rule_report(ctx, af, at, notes.v, notes.n,
                             "consumer with isolation.level=read_uncommitted reads \"%s\", which "
                             "this codebase produces in transactions: it sees records of aborted "

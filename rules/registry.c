@@ -127,7 +127,12 @@ void kdc_notes_add(kdc_notes_t *notes, const kdc_loc_t *loc, const char *message
 
 void kdc_rule_clients(const kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *handle,
                       int type, kdc_bits_t *clients, int *unknown) {
-    kdc_facts_clients_of(ctx->facts, f, handle, clients, unknown);
+    kdc_rule_clients_at(ctx, f, NULL, handle, type, clients, unknown);
+}
+
+void kdc_rule_clients_at(const kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,
+                         const kdc_expr_t *handle, int type, kdc_bits_t *clients, int *unknown) {
+    kdc_facts_clients_at(ctx->facts, f, call, handle, clients, unknown);
     size_t kept = 0;
     for (size_t k = 0; k < clients->nwords * 64; k++) {
         if (!kdc_bits_get(clients, k))

@@ -54,6 +54,11 @@ void kdc_notes_add(kdc_notes_t *notes, const kdc_loc_t *loc, const char *message
 void kdc_rule_clients(const kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *handle,
                       int type, kdc_bits_t *clients, int *unknown);
 
+/* The same for a handle argument of `call` (in f), as it is at that call: a
+ * local variable denotes what the assignments of it that reach the call give. */
+void kdc_rule_clients_at(const kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,
+                         const kdc_expr_t *handle, int type, kdc_bits_t *clients, int *unknown);
+
 /* Reports a finding of ctx->rule at `loc` inside f (message printf-style). */
 void kdc_rule_report(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_loc_t *loc,
                      const kdc_related_t *related, size_t nrelated, const char *fmt, ...)

@@ -415,6 +415,211 @@ void kdc_cfg_search_edges(const kdc_cfg_t *g, int start, int start_state, const 
     free(queue);
 }
 
+int kdc_cfg_node_of_call(const kdc_cfg_t *g, const kdc_expr_t *call) {
+    if (!g || !call || call->kind != KDC_E_CALL || call->call_id < 0)
+        return -1;
+    int n = g->call_node[call->call_id];
+    return n >= 0 && (unsigned)n < g->n && g->nodes[n].expr == call ? n : -1;
+}
+
+typedef struct avoid_walk {
+    int to, found;
+    int (*avoid)(void *arg, int node);
+    void *arg;
+} avoid_walk_t;
+
+static int avoid_visit(void *ctx, const kdc_cfg_t *g, int n, int st) {
+    (void)g;
+    avoid_walk_t *w = ctx;
+    if (w->found)
+        return -1;
+    if (n == w->to) {
+        w->found = 1;
+        return -1;
+    }
+    return w->avoid && w->avoid(w->arg, n) ? -1 : st;
+}
+
+int kdc_cfg_reaches_avoiding(const kdc_cfg_t *g, int from, int to,
+                             int (*avoid)(void *arg, int node), void *arg) {
+    if (!g || from < 0 || to < 0)
+        return 0;
+    avoid_walk_t w = {to, 0, avoid, arg};
+    kdc_search_t s = {avoid_visit, NULL, &w, 1};
+    kdc_cfg_search(g, from, 0, &s);
+    return w.found;
+}
+
+typedef struct var_scan {
+    const char *usr;
+    int other; /* &var, var += .., ++var */
+} var_scan_t;
+
+static int is_var(const kdc_expr_t *e, const char *usr) {
+    e = kdc_expr_strip(e);
+    return e && e->kind == KDC_E_REF && e->usr == usr;
+}
+
+/* The variable an lvalue writes part of: v in v[i], v.f, v[i].f. */
+static const kdc_expr_t *part_of(const kdc_expr_t *e) {
+    e = kdc_expr_strip(e);
+    if (!e || (e->kind != KDC_E_INDEX && !(e->kind == KDC_E_MEMBER && !e->arrow)))
+        return NULL;
+    while (e && (e->kind == KDC_E_INDEX || (e->kind == KDC_E_MEMBER && !e->arrow)) && e->nkids)
+        e = kdc_expr_strip(e->kids[0]);
+    return e;
+}
+
+static int scan_var_writes(const kdc_expr_t *e, void *arg) {
+    var_scan_t *v = arg;
+    if (e->kind == KDC_E_BINARY && (e->op == KDC_OP_ASSIGN || e->op == KDC_OP_COMPOUND_ASSIGN) &&
+        e->nkids == 2 && is_var(part_of(e->kids[0]), v->usr))
+        v->other = 1; /* an element or a field of it: out[5] = producer(c) */
+    if (e->kind == KDC_E_CALL && e->str && (strstr(e->str, "*&") || strstr(e->str, "* &")))
+        for (unsigned i = 0; i < e->nkids; i++)
+            if (is_var(e->kids[i], v->usr))
+                v->other = 1; /* given to a C++ reference-to-pointer parameter: it may set it */
+    if (e->kind == KDC_E_UNARY && e->nkids == 1 && is_var(e->kids[0], v->usr) &&
+        e->op != KDC_OP_DEREF && e->op != KDC_OP_NOT && e->op != KDC_OP_NEG &&
+        e->op != KDC_OP_PLUS && e->op != KDC_OP_BITNOT)
+        v->other = 1; /* &var, ++var, var-- */
+    else if (e->kind == KDC_E_BINARY && e->op == KDC_OP_COMPOUND_ASSIGN && e->nkids == 2 &&
+             is_var(e->kids[0], v->usr))
+        v->other = 1;
+    return v->other;
+}
+
+static int is_assignment_of(const kdc_node_t *nd, const char *usr) {
+    const kdc_expr_t *e = nd->expr;
+    return nd->kind == KDC_N_ASSIGN && e && e->kind == KDC_E_BINARY && e->op == KDC_OP_ASSIGN &&
+           e->nkids == 2 && is_var(e->kids[0], usr);
+}
+
+typedef struct other_def {
+    const kdc_cfg_t *g;
+    const char *usr;
+} other_def_t;
+
+static int avoid_assignment(void *arg, int n) {
+    other_def_t *o = arg;
+    return is_assignment_of(&o->g->nodes[n], o->usr);
+}
+
+/* ---------- correlated conditions ---------- */
+
+/* The `if (c)` conditions (and branch: 1 then) on the statement path to the
+ * statement holding expression e. */
+typedef struct guard_path {
+    const kdc_expr_t *e;
+    const kdc_expr_t *cond[16];
+    int branch[16], n, found;
+    const kdc_expr_t *out_cond[16];
+    int out_branch[16], nout;
+} guard_path_t;
+
+static int is_expr(const kdc_expr_t *x, void *arg) { return x == arg; }
+
+static void guard_walk(guard_path_t *g, const kdc_stmt_t *s) {
+    if (!s || g->found)
+        return;
+    if (kdc_expr_walk(s->expr, is_expr, (void *)g->e) || kdc_expr_walk(s->inc, is_expr, (void *)g->e)) {
+        g->found = 1;
+        g->nout = g->n;
+        for (int i = 0; i < g->n; i++) {
+            g->out_cond[i] = g->cond[i];
+            g->out_branch[i] = g->branch[i];
+        }
+        return;
+    }
+    guard_walk(g, s->init);
+    if (s->kind == KDC_S_IF && s->expr && g->n < 16) {
+        g->cond[g->n] = s->expr;
+        g->branch[g->n++] = 1;
+        guard_walk(g, s->body);
+        g->branch[g->n - 1] = 0;
+        guard_walk(g, s->els);
+        g->n--;
+    } else {
+        guard_walk(g, s->body);
+        guard_walk(g, s->els);
+    }
+    for (unsigned i = 0; i < s->nkids && !g->found; i++)
+        guard_walk(g, s->kids[i]);
+}
+
+/* The variable a condition tests for null or zero (`v`, `!v`, `v == NULL`,
+ * `v != NULL`); *true_nonnull: the condition is true for a non-null v. */
+static const char *tested_var(const kdc_expr_t *c, int *true_nonnull) {
+    c = kdc_expr_strip(c);
+    *true_nonnull = 1;
+    while (c && c->kind == KDC_E_UNARY && c->op == KDC_OP_NOT && c->nkids == 1) {
+        *true_nonnull = !*true_nonnull;
+        c = kdc_expr_strip(c->kids[0]);
+    }
+    if (c && c->kind == KDC_E_BINARY && (c->op == KDC_OP_EQ || c->op == KDC_OP_NE) && c->nkids == 2) {
+        const kdc_expr_t *v = kdc_expr_is_null(c->kids[1]) ? c->kids[0]
+                              : kdc_expr_is_null(c->kids[0]) ? c->kids[1]
+                                                             : NULL;
+        if (c->op == KDC_OP_EQ)
+            *true_nonnull = !*true_nonnull;
+        c = kdc_expr_strip(v);
+    }
+    return c && c->kind == KDC_E_REF && c->usr && c->ref == KDC_REF_PARAM ? c->usr : NULL;
+}
+
+/* Are a and b (expressions of f) under contradicting conditions on a
+ * parameter f never changes (`if (!rk) x = create(); else x = rk; .. if (!rk)
+ * destroy(x)`): no path runs both? */
+static int contradicting_guards(const kdc_func_t *f, const kdc_expr_t *a, const kdc_expr_t *b) {
+    guard_path_t ga = {.e = a}, gb = {.e = b};
+    guard_walk(&ga, f->body);
+    guard_walk(&gb, f->body);
+    for (int i = 0; i < ga.nout; i++) {
+        int pa, pb;
+        const char *va = tested_var(ga.out_cond[i], &pa);
+        if (!va)
+            continue;
+        for (int k = 0; k < gb.nout; k++) {
+            const char *vb = tested_var(gb.out_cond[k], &pb);
+            if (vb != va || ga.out_cond[i] == gb.out_cond[k])
+                continue;
+            var_scan_t v = {va, 0};
+            kdc_func_walk_exprs(f, scan_var_writes, &v);
+            for (unsigned n = 0; !v.other && f->cfg && n < ((const kdc_cfg_t *)f->cfg)->n; n++)
+                v.other = is_assignment_of(&((const kdc_cfg_t *)f->cfg)->nodes[n], va);
+            /* a then-branch of a test true for non-null v, and an else ... */
+            int nonnull_a = (ga.out_branch[i] != 0) == (pa != 0);
+            int nonnull_b = (gb.out_branch[k] != 0) == (pb != 0);
+            if (!v.other && nonnull_a != nonnull_b)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+int kdc_cfg_reaching_assignments(const kdc_func_t *f, const char *usr, int at,
+                                 const kdc_expr_t **out, int max) {
+    const kdc_cfg_t *g = f->cfg;
+    if (!g || !usr || at < 0)
+        return -1;
+    var_scan_t v = {usr, 0};
+    kdc_func_walk_exprs(f, scan_var_writes, &v);
+    if (v.other)
+        return -1;
+    int n = 0;
+    other_def_t o = {g, usr};
+    for (unsigned d = 0; d < g->n; d++) {
+        if (!is_assignment_of(&g->nodes[d], usr) || !kdc_cfg_reaches_avoiding(g, (int)d, at, avoid_assignment, &o))
+            continue;
+        if (g->nodes[at].expr && contradicting_guards(f, g->nodes[d].expr, g->nodes[at].expr))
+            continue; /* the assignment and the use are on paths that exclude each other */
+        if (n == max)
+            return -1;
+        out[n++] = g->nodes[d].expr->kids[1];
+    }
+    return n;
+}
+
 static int reach_visit(void *ctx, const kdc_cfg_t *g, int n, int st) {
     if (n == g->exit)
         *(int *)ctx = 1;

@@ -83,4 +83,22 @@ typedef int (*kdc_edge_state_fn)(void *ctx, const kdc_cfg_t *g, int n, unsigned 
 void kdc_cfg_search_edges(const kdc_cfg_t *g, int start, int start_state, const kdc_search_t *s,
                           kdc_edge_state_fn edge_state);
 
+/* The node of a call in g, or -1 (unreachable, or not a call of f). */
+int kdc_cfg_node_of_call(const kdc_cfg_t *g, const kdc_expr_t *call);
+
+/* Is node `to` reached from node `from` (not counting `from` itself) on a path
+ * that passes no node `avoid(arg, node)` is true for? `to` == g->exit asks
+ * whether the function can return that way. */
+int kdc_cfg_reaches_avoiding(const kdc_cfg_t *g, int from, int to,
+                             int (*avoid)(void *arg, int node), void *arg);
+
+/* The assignments `var = value` of f's local variable `usr` (an interned USR)
+ * that reach node `at`: those from which `at` is reached without another
+ * assignment of it. Writes at most max of them to out and returns how many
+ * reach; -1 when that cannot be told (the variable's address is taken, it is
+ * written otherwise than by `=`, or more than max reach). 0: none reaches (the
+ * value at `at` is the one it had on entry, or none). */
+int kdc_cfg_reaching_assignments(const kdc_func_t *f, const char *usr, int at,
+                                 const kdc_expr_t **out, int max);
+
 #endif

@@ -5,8 +5,12 @@
  *
  * A property set inside a helper (`set_prop(conf, "acks", "1")`) is resolved
  * at the helper's call sites, up to KDC_CONTEXT_DEPTH calls out, so each call
- * site's key and value are paired with the configuration that call passes.
- * A table of key/value pairs applied in a loop gives one setting per row.
+ * site's key and value are paired with the configuration that call passes (in
+ * the instance of a factory that call selects). Registrations of callbacks
+ * are resolved the same way (`if (cb) rd_kafka_conf_set_rebalance_cb(conf,
+ * cb)` registers nothing for a caller passing NULL). A table of key/value
+ * pairs applied in a loop gives one setting per row (2-D and struct tables, a
+ * flat NULL-terminated list, a helper's variadic arguments).
  */
 #define _GNU_SOURCE
 #include "api.h"
@@ -17,50 +21,326 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define KDC_CONTEXT_DEPTH 3
-#define KDC_MAX_CONTEXTS 64
+#define KDC_CONTEXT_DEPTH 8
+#define KDC_MAX_CONTEXTS 4096
 
 /* ---------- call-site contexts ---------- */
 
-/* e in f, followed out through the call sites chain[0..n): while e is a
- * parameter, continue with the argument at the call site. Returns how many
- * frames were used. */
-static int resolve(const kdc_func_t **f, const kdc_expr_t **e, const frame_t *chain, int n) {
-    int used = 0;
-    for (int i = 0; i < n; i++) {
-        const kdc_expr_t *s = kdc_expr_strip(*e);
-        if (!s || s->kind != KDC_E_REF || s->ref != KDC_REF_PARAM || s->param_index < 0)
-            break;
-        const kdc_expr_t *arg = kdc_call_arg(chain[i].call, (unsigned)s->param_index);
-        if (!arg)
-            break;
-        *e = arg;
-        *f = chain[i].f;
-        used = i + 1;
-    }
-    return used;
-}
+/* What a configuration call does. */
+typedef enum {
+    CALL_SET,       /* sets a property (C++ dr_cb, rebalance_cb, default_topic_conf included) */
+    CALL_DR,        /* registers a delivery-report callback */
+    CALL_EVENTS,    /* rd_kafka_conf_set_events(conf, flags) */
+    CALL_REBALANCE, /* registers a rebalance callback */
+    CALL_LINK,      /* attaches a default topic configuration */
+    CALL_ESCAPE     /* hands the configuration to code outside the analysis */
+} call_kind_t;
+
+typedef struct set_call {
+    const kdc_func_t *f;
+    const kdc_expr_t *call;
+    call_kind_t kind;
+    const kdc_expr_t *conf, *key, *value; /* in f; key NULL when the kind has none */
+} set_call_t;
+
+/* An expression of the call, followed out through the chain of call sites
+ * while it is a parameter: chain[i] is the call of the function at level i
+ * (level 0: sc->f; level i: chain[i-1].f). */
+typedef struct resolved {
+    const kdc_func_t *f;
+    const kdc_expr_t *e;
+    int level; /* the level of f */
+    int used;  /* the outermost level consulted (a condition's parameter included) */
+    int open;  /* a parameter at the top of the chain still decides it */
+} resolved_t;
 
 static int is_param(const kdc_expr_t *e) {
     e = kdc_expr_strip(e);
     return e && e->kind == KDC_E_REF && e->ref == KDC_REF_PARAM;
 }
 
+/* The parameter a condition tests (`p`, `!p`, `p == NULL`, `p != NULL`);
+ * *negate when the condition is true for a null or false p. */
+static const kdc_expr_t *cond_param(const kdc_expr_t *c, int *negate) {
+    c = kdc_expr_strip(c);
+    *negate = 0;
+    while (c && c->kind == KDC_E_UNARY && c->op == KDC_OP_NOT && c->nkids == 1) {
+        *negate = !*negate;
+        c = kdc_expr_strip(c->kids[0]);
+    }
+    if (c && c->kind == KDC_E_BINARY && (c->op == KDC_OP_EQ || c->op == KDC_OP_NE) && c->nkids == 2) {
+        const kdc_expr_t *other = kdc_expr_is_null(c->kids[1]) ? c->kids[0]
+                                  : kdc_expr_is_null(c->kids[0]) ? c->kids[1]
+                                                                 : NULL;
+        *negate ^= c->op == KDC_OP_EQ;
+        c = kdc_expr_strip(other);
+    }
+    return c && c->kind == KDC_E_REF && c->ref == KDC_REF_PARAM && c->param_index >= 0 ? c : NULL;
+}
+
+/* 1 true, 0 false (null), -1 unknown: a literal a caller passes. */
+static int literal_truth(const kdc_expr_t *e) {
+    e = kdc_expr_strip(e);
+    if (!e)
+        return -1;
+    if (kdc_expr_is_null(e))
+        return 0;
+    if (e->has_ival)
+        return e->ival != 0;
+    if (e->kind == KDC_E_STRING || (e->kind == KDC_E_UNARY && e->op == KDC_OP_ADDR))
+        return 1;
+    return -1;
+}
+
+/* Follows r out through the chain while it is a parameter, and chooses the
+ * branch of a `p ? a : b` whose parameter a caller passes as a literal. */
+typedef struct write_scan {
+    const char *usr;
+    int written;
+} write_scan_t;
+
+static int scan_write(const kdc_expr_t *e, void *arg) {
+    write_scan_t *w = arg;
+    const kdc_expr_t *k = e->nkids ? kdc_expr_strip(e->kids[0]) : NULL;
+    if (k && k->kind == KDC_E_REF && k->usr == w->usr &&
+        ((e->kind == KDC_E_BINARY && (e->op == KDC_OP_ASSIGN || e->op == KDC_OP_COMPOUND_ASSIGN)) ||
+         (e->kind == KDC_E_UNARY && e->op == KDC_OP_ADDR)))
+        w->written = 1;
+    return w->written;
+}
+
+/* Does f assign its parameter, or take its address (`if (!conf)
+ * test_conf_init(&conf, ..)`)? Then it is not the caller's argument. */
+static int param_written(kdc_facts_t *fx, const kdc_func_t *f, const char *usr) {
+    uintptr_t v = (uintptr_t)kdc_strmap_get(&fx->params_written, usr);
+    if (!v) {
+        write_scan_t w = {usr, 0};
+        kdc_func_walk_exprs(f, scan_write, &w);
+        v = w.written ? 2 : 1;
+        kdc_strmap_put(&fx->params_written, usr, (void *)v);
+    }
+    return v == 2;
+}
+
+static resolved_t resolve_from(kdc_facts_t *fx, const frame_t *chain, int n, resolved_t r) {
+    for (int guard = 0; guard < 16; guard++) {
+        const kdc_expr_t *s = kdc_expr_strip(r.e);
+        if (!s)
+            break;
+        if (s->kind == KDC_E_REF && s->ref == KDC_REF_PARAM && s->param_index >= 0 &&
+            !param_written(fx, r.f, s->usr)) {
+            if (r.level >= n) {
+                r.open = 1;
+                break;
+            }
+            const kdc_expr_t *arg = kdc_call_arg(chain[r.level].call, (unsigned)s->param_index);
+            if (!arg)
+                break;
+            r.e = arg;
+            r.f = chain[r.level].f;
+            r.level++;
+            if (r.level > r.used)
+                r.used = r.level;
+            continue;
+        }
+        int neg;
+        const kdc_expr_t *p = s->kind == KDC_E_COND && s->nkids == 3 ? cond_param(s->kids[0], &neg)
+                                                                     : NULL;
+        if (!p)
+            break;
+        resolved_t c = {r.f, p, r.level, r.level, 0};
+        c = resolve_from(fx, chain, n, c);
+        if (c.used > r.used)
+            r.used = c.used;
+        int t = c.open ? -1 : literal_truth(c.e);
+        if (c.open)
+            r.open = 1;
+        if (t < 0)
+            break;
+        r.e = s->kids[(t ^ neg) ? 1 : 2];
+    }
+    return r;
+}
+
+static resolved_t resolve(kdc_facts_t *fx, const set_call_t *sc, const frame_t *chain, int n,
+                          const kdc_expr_t *e) {
+    resolved_t r = {sc->f, e, 0, 0, 0};
+    return resolve_from(fx, chain, n, r);
+}
+
+static const kdc_func_t *func_at(const set_call_t *sc, const frame_t *chain, int level) {
+    return level ? chain[level - 1].f : sc->f;
+}
+
+/* The call at a level that leads to the configuration call (the call itself at level 0). */
+static const kdc_expr_t *call_at(const set_call_t *sc, const frame_t *chain, int level) {
+    return level ? chain[level - 1].call : sc->call;
+}
+
+/* The instance of the function at `level` (a factory analysed per chain of
+ * calls) that the calls above it select; NULL when it is not a factory, or the
+ * chain stops before the calls that select one (then: every instance). */
+static const char *instance_at(const kdc_facts_t *fx, const set_call_t *sc, const frame_t *chain,
+                               int n, int level) {
+    const kdc_func_t *f = func_at(sc, chain, level);
+    if (level >= n || !kdc_pts_is_factory(fx->pts, f))
+        return NULL;
+    const char *up = instance_at(fx, sc, chain, n, level + 1);
+    if (!up && kdc_pts_is_factory(fx->pts, chain[level].f))
+        return NULL;
+    return kdc_pts_context_of_call(fx->pts, f, up, chain[level].call);
+}
+
+/* The array at the root of a table cell: T in T[i], T[i + 1], T[i][k], T[i].field. */
+static const kdc_expr_t *table_root(const kdc_expr_t *e) {
+    e = kdc_expr_strip(e);
+    while (e && (e->kind == KDC_E_INDEX || (e->kind == KDC_E_MEMBER && e->nkids == 1 && !e->arrow)))
+        e = kdc_expr_strip(e->kids[0]);
+    return e && e->kind == KDC_E_REF ? e : NULL;
+}
+
+/* A local variable of f assigned only from a va_list: `while ((k = va_arg(ap,
+ * const char *)))` (the model keeps the va_list of a va_arg). */
+static int from_varargs(const kdc_func_t *f, const kdc_expr_t *e);
+
 typedef void (*context_fn)(kdc_facts_t *fx, const frame_t *chain, int n, void *arg);
 
-/* Calls fn for each chain of call sites leading to f (up to the depth, or
- * until a function nobody calls); a chain of length 0 when f has no callers. */
-static void each_context(kdc_facts_t *fx, const kdc_func_t *f, frame_t *chain, int n, int *budget,
-                         context_fn fn, void *arg) {
-    const kdc_func_t *cur = n ? chain[n - 1].f : f;
+/* How far out an expression of the call is decided (its level, one more for
+ * a table or variadic arguments its caller passes), and whether that is still
+ * open at the top of the chain. */
+static int level_used(kdc_facts_t *fx, const set_call_t *sc, const frame_t *chain, int n,
+                      const kdc_expr_t *e, int *open) {
+    resolved_t r = resolve(fx, sc, chain, n, e);
+    const kdc_expr_t *t = table_root(r.e);
+    int more = (t && t != kdc_expr_strip(r.e) && is_param(t)) || from_varargs(r.f, r.e);
+    if (r.open || (r.level == n && more))
+        *open = 1;
+    return (r.used > r.level + more ? r.used : r.level + more);
+}
+
+/* Is a longer chain needed: something still depends on the caller, or it was
+ * followed into callers and the function at the top is a factory (whose
+ * instance the next call out selects)? */
+/* ---------- conditions on parameters ---------- */
+
+/* The `if (c)` statements a call is under in its function, and which branch
+ * (then: 1); kept per call. */
+typedef struct guard {
+    const kdc_expr_t *cond;
+    int branch;
+} guard_t;
+typedef KDC_VEC(guard_t) guard_vec_t;
+
+typedef struct guard_find {
+    const kdc_expr_t *call;
+    guard_vec_t stack, found;
+    int done;
+} guard_find_t;
+
+static int is_the_call(const kdc_expr_t *e, void *arg) { return e == arg; }
+
+static void find_guards(guard_find_t *g, const kdc_stmt_t *s) {
+    if (!s || g->done)
+        return;
+    if (kdc_expr_walk(s->expr, is_the_call, (void *)g->call) ||
+        kdc_expr_walk(s->inc, is_the_call, (void *)g->call)) {
+        for (size_t i = 0; i < g->stack.n; i++)
+            KDC_VEC_PUSH(g->found, g->stack.v[i]);
+        g->done = 1;
+        return;
+    }
+    find_guards(g, s->init);
+    if (s->kind == KDC_S_IF && s->expr) {
+        guard_t gd = {s->expr, 1};
+        KDC_VEC_PUSH(g->stack, gd);
+        find_guards(g, s->body);
+        g->stack.v[g->stack.n - 1].branch = 0;
+        find_guards(g, s->els);
+        g->stack.n--;
+    } else {
+        find_guards(g, s->body);
+        find_guards(g, s->els);
+    }
+    for (unsigned i = 0; i < s->nkids && !g->done; i++)
+        find_guards(g, s->kids[i]);
+}
+
+/* The conditions on a parameter of f a call is under (`if (cb)`, `if (!conf)`). */
+static const guard_vec_t *param_guards(kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call) {
+    guard_vec_t *v = kdc_strmap_get(&fx->call_guards, (const char *)call);
+    if (v)
+        return v;
+    guard_find_t g = {call, {0}, {0}, 0};
+    find_guards(&g, f->body);
+    free(g.stack.v);
+    v = calloc(1, sizeof *v);
+    if (!v)
+        kdc_oom();
+    for (size_t i = 0; i < g.found.n; i++) {
+        int neg;
+        if (cond_param(g.found.v[i].cond, &neg))
+            KDC_VEC_PUSH(*v, g.found.v[i]);
+    }
+    free(g.found.v);
+    kdc_strmap_put(&fx->call_guards, (const char *)call, v);
+    return v;
+}
+
+/* Over the levels of the chain: is the configuration call ruled out by a
+ * condition on a parameter its callers pass as a constant (1), still open
+ * at the top of the chain (*open), and how far out were they followed? */
+static int ruled_out_by_guards(kdc_facts_t *fx, const set_call_t *sc, const frame_t *chain, int n,
+                               int *open, int *used) {
+    for (int l = 0; l <= n; l++) {
+        const kdc_func_t *f = func_at(sc, chain, l);
+        const guard_vec_t *gv = param_guards(fx, f, call_at(sc, chain, l));
+        for (size_t i = 0; i < gv->n; i++) {
+            int neg;
+            const kdc_expr_t *p = cond_param(gv->v[i].cond, &neg);
+            resolved_t r = {f, p, l, l, 0};
+            r = resolve_from(fx, chain, n, r);
+            if (r.used > *used)
+                *used = r.used;
+            if (r.open) {
+                *open = 1;
+                continue;
+            }
+            int t = literal_truth(r.e);
+            if (t >= 0 && ((t ^ neg) != 0) != (gv->v[i].branch != 0))
+                return 1;
+        }
+    }
+    return 0;
+}
+
+static int needs_caller(kdc_facts_t *fx, const set_call_t *sc, const frame_t *chain, int n) {
+    const kdc_expr_t *const es[3] = {sc->conf, sc->key, sc->value};
+    int open = 0, used = 0;
+    for (int i = 0; i < 3; i++)
+        if (es[i] && level_used(fx, sc, chain, n, es[i], &open) > 0)
+            used = 1;
+    int gused = 0;
+    if (ruled_out_by_guards(fx, sc, chain, n, &open, &gused))
+        return 0; /* nothing to apply in this chain */
+    used |= gused > 0;
+    return open || (used && kdc_pts_is_factory(fx->pts, func_at(sc, chain, n)));
+}
+
+/* Calls fn for each chain of call sites leading to sc's call that decides its
+ * configuration, name and value (up to KDC_CONTEXT_DEPTH calls out, until a
+ * function nobody calls, or a cycle); a chain of length 0 when nothing depends
+ * on a caller. */
+static void each_context(kdc_facts_t *fx, const set_call_t *sc, frame_t *chain, int n,
+                         int *budget, context_fn fn, void *arg) {
+    const kdc_func_t *cur = func_at(sc, chain, n);
     const frame_vec_t *callers = &fx->callers[cur->index];
-    if (n == KDC_CONTEXT_DEPTH || !callers->n) {
+    if (n == KDC_CONTEXT_DEPTH || !callers->n || !needs_caller(fx, sc, chain, n)) {
         if ((*budget)-- > 0)
             fn(fx, chain, n, arg);
         return;
     }
     for (size_t i = 0; i < callers->n && *budget > 0; i++) {
-        int cycle = 0;
+        int cycle = callers->v[i].f == sc->f;
         for (int k = 0; k < n; k++)
             cycle |= chain[k].f == callers->v[i].f;
         if (cycle) {
@@ -69,7 +349,7 @@ static void each_context(kdc_facts_t *fx, const kdc_func_t *f, frame_t *chain, i
             continue;
         }
         chain[n] = callers->v[i];
-        each_context(fx, f, chain, n + 1, budget, fn, arg);
+        each_context(fx, sc, chain, n + 1, budget, fn, arg);
     }
 }
 
@@ -112,8 +392,9 @@ static int must_edge(void *ctx, const kdc_cfg_t *g, int n, unsigned i, int st) {
 }
 
 /* Where the paths of a configuration begin in f: at the call that creates it when
- * that is in f (a path that returns before the configuration exists, `if (load()
- * != 0) return 1;`, is not one of its paths), else at f's entry. */
+ * that is in f, or at the call of the factory that does (a path that returns
+ * before the configuration exists, `if (load() != 0) return 1;`, is not one of
+ * its paths), else at f's entry. */
 static int conf_start(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *conf) {
     const kdc_cfg_t *g = f->cfg;
     if (!conf)
@@ -126,12 +407,15 @@ static int conf_start(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr
             continue;
         const kdc_obj_t *o = kdc_pts_obj(fx->pts, i);
         n++;
-        if (o->kind != KDC_OBJ_CONF || o->func != f || !o->site || o->site->call_id < 0 ||
-            g->call_node[o->site->call_id] < 0 || (start >= 0 && start != g->call_node[o->site->call_id])) {
+        /* created here, or by the call of a factory here */
+        int at = o->kind != KDC_OBJ_CONF ? -1
+                 : o->func == f          ? kdc_cfg_node_of_call(g, o->site)
+                                         : kdc_cfg_node_of_call(g, o->via);
+        if (at < 0 || (start >= 0 && start != at)) {
             start = -1;
             break;
         }
-        start = g->call_node[o->site->call_id];
+        start = at;
     }
     kdc_bits_free(&b);
     return n && start >= 0 ? start : g->entry;
@@ -148,10 +432,69 @@ static int on_every_path(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_e
     return !m.found;
 }
 
+/* The loop conditions of the loops the node is in (on a cycle with it). */
+typedef KDC_VEC(int) int_vec_t;
+
+static int in_vec(const int_vec_t *v, int n) {
+    for (size_t i = 0; i < v->n; i++)
+        if (v->v[i] == n)
+            return 1;
+    return 0;
+}
+
+static int avoid_in_vec(void *arg, int n) { return in_vec(arg, n); }
+
+typedef struct avoid2 {
+    const int_vec_t *set;
+    int node;
+} avoid2_t;
+
+static int avoid_node_or_set(void *arg, int n) {
+    const avoid2_t *a = arg;
+    return n == a->node || in_vec(a->set, n);
+}
+
+static int avoid_node(void *arg, int n) { return n == *(const int *)arg; }
+
+/* Is a call in a loop over rows (a table, a list, variadic arguments) made
+ * for every row: the loop is on every path of f from the configuration's
+ * start, and no iteration skips the call (`continue`, `break`, `return`
+ * before it)? Outside a loop: on_every_path(). */
+static int every_pass(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call,
+                      const kdc_expr_t *conf) {
+    const kdc_cfg_t *g = f->cfg;
+    int c = g ? kdc_cfg_node_of_call(g, call) : -1;
+    if (c < 0)
+        return 0;
+    int_vec_t loop = {0};
+    for (unsigned n = 0; n < g->n; n++)
+        if (g->nodes[n].kind == KDC_N_COND && g->nodes[n].loop_cond &&
+            kdc_cfg_reaches_avoiding(g, (int)n, c, NULL, NULL) &&
+            kdc_cfg_reaches_avoiding(g, c, (int)n, NULL, NULL))
+            KDC_VEC_PUSH(loop, (int)n);
+    if (!loop.n)
+        return on_every_path(fx, f, call, conf);
+    int every = !kdc_cfg_reaches_avoiding(g, conf_start(fx, f, conf), g->exit, avoid_in_vec, &loop);
+    for (size_t i = 0; every && i < loop.n; i++) {
+        const kdc_node_t *nd = &g->nodes[loop.v[i]];
+        for (unsigned k = 0; every && k < nd->nsucc; k++) {
+            int s = nd->succ[k];
+            if (s == c || in_vec(&loop, s) || !kdc_cfg_reaches_avoiding(g, s, c, NULL, NULL))
+                continue; /* the call, the rest of the condition, or the way out */
+            avoid2_t a = {&loop, c};
+            if (kdc_cfg_reaches_avoiding(g, s, loop.v[i], avoid_node, &c) ||
+                kdc_cfg_reaches_avoiding(g, s, g->exit, avoid_node_or_set, &a))
+                every = 0;
+        }
+    }
+    free(loop.v);
+    return every;
+}
+
 /* ---------- tables of key/value pairs ---------- */
 
 typedef struct pair {
-    const char *key, *value;
+    const char *key, *value, *fallback;
 } pair_t;
 typedef KDC_VEC(pair_t) pair_vec_t;
 
@@ -181,17 +524,34 @@ static const kdc_expr_t *initializer_of(const kdc_facts_t *fx, const kdc_func_t 
     return fi.init;
 }
 
-/* T[i][k] → (T, k as column); T[i].field → (T, field). */
+/* T[i][k] → (T, k as column); T[i].field → (T, field); a flat list of
+ * alternating names and values: T[i] → (T, FLAT_NAME), T[i + 1] → (T, FLAT_VALUE). */
+#define FLAT_NAME (-2)
+#define FLAT_VALUE (-3)
 typedef struct cell {
     const kdc_expr_t *table; /* REF to the array */
     long long column;        /* -1 when a field */
     const char *field;
 } cell_t;
 
+static int is_var_plus_one(const kdc_expr_t *e) {
+    e = kdc_expr_strip(e);
+    return e && e->kind == KDC_E_BINARY && e->op == KDC_OP_ADD && e->nkids == 2 &&
+           !e->kids[0]->has_ival && e->kids[1]->has_ival && e->kids[1]->ival == 1;
+}
+
 static int as_cell(const kdc_expr_t *e, cell_t *c) {
     e = kdc_expr_strip(e);
     c->column = -1;
     c->field = NULL;
+    if (e && e->kind == KDC_E_INDEX && !e->kids[1]->has_ival) {
+        const kdc_expr_t *t = kdc_expr_strip(e->kids[0]);
+        if (t && t->kind == KDC_E_REF && t->usr && (!t->type || !strstr(t->type, "[2]"))) {
+            c->column = is_var_plus_one(e->kids[1]) ? FLAT_VALUE : FLAT_NAME;
+            c->table = t;
+            return 1;
+        }
+    }
     if (e && e->kind == KDC_E_INDEX && e->kids[1]->has_ival) {
         c->column = e->kids[1]->ival;
         e = kdc_expr_strip(e->kids[0]);
@@ -221,52 +581,106 @@ static const char *row_cell(const kdc_expr_t *row, const cell_t *c) {
     return v ? v->str : NULL;
 }
 
-/* Pairs of a {{"key", "value"}, ...} table read by the key and value expressions. */
-static int table_pairs(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *key,
-                       const kdc_expr_t *value, pair_vec_t *out) {
+/* Pairs of a table read by the key and value expressions (key.e and value.e
+ * cells of one table in one function). A table that is a parameter is the
+ * array the caller passes (followed out through the chain). */
+static int table_pairs(kdc_facts_t *fx, const frame_t *chain, int n, resolved_t key,
+                       resolved_t value, pair_vec_t *out) {
     cell_t kc, vc;
-    if (!as_cell(key, &kc) || !as_cell(value, &vc) || kc.table->usr != vc.table->usr)
+    if (key.f != value.f || !as_cell(key.e, &kc) || !as_cell(value.e, &vc) ||
+        kc.table->usr != vc.table->usr)
         return 0;
-    const kdc_expr_t *init = kdc_expr_strip(initializer_of(fx, f, kc.table->usr));
+    int flat = kc.column == FLAT_NAME;
+    if ((kc.column <= FLAT_NAME || vc.column <= FLAT_NAME) && (!flat || vc.column != FLAT_VALUE))
+        return 0;
+    resolved_t t = {key.f, kc.table, key.level, key.level, 0};
+    t = resolve_from(fx, chain, n, t);
+    const kdc_expr_t *root = kdc_expr_strip(t.e);
+    if (!root || root->kind != KDC_E_REF || !root->usr || root->ref == KDC_REF_PARAM)
+        return 0;
+    const kdc_expr_t *init = kdc_expr_strip(initializer_of(fx, t.f, root->usr));
     if (!init || init->kind != KDC_E_INIT)
         return 0;
+    if (flat) { /* {"name", "value", .., NULL} */
+        for (unsigned r = 0; r + 1 < init->nkids; r += 2) {
+            const kdc_expr_t *k = kdc__literal(init->kids[r]), *v = kdc__literal(init->kids[r + 1]);
+            if (!k)
+                break;
+            pair_t p = {k->str, v ? v->str : NULL, NULL};
+            KDC_VEC_PUSH(*out, p);
+        }
+        return 1;
+    }
     for (unsigned r = 0; r < init->nkids; r++) {
-        pair_t p = {row_cell(init->kids[r], &kc), row_cell(init->kids[r], &vc)};
+        pair_t p = {row_cell(init->kids[r], &kc), row_cell(init->kids[r], &vc), NULL};
         if (p.key) /* {NULL, NULL} end markers have no key */
             KDC_VEC_PUSH(*out, p);
     }
     return 1;
 }
 
+/* ---------- variadic name/value pairs ---------- */
+
+typedef struct va_find {
+    const char *usr;
+    int from_va, other;
+} va_find_t;
+
+static int is_va_list(const kdc_expr_t *e) {
+    e = kdc_expr_strip(e);
+    return e && e->kind == KDC_E_REF && e->type &&
+           (strstr(e->type, "va_list") || strstr(e->type, "__va_list_tag"));
+}
+
+static int find_va_assign(const kdc_expr_t *e, void *arg) {
+    va_find_t *v = arg;
+    if (e->kind == KDC_E_BINARY && e->op == KDC_OP_ASSIGN && e->nkids == 2) {
+        const kdc_expr_t *l = kdc_expr_strip(e->kids[0]);
+        if (l && l->kind == KDC_E_REF && l->usr == v->usr) {
+            if (is_va_list(e->kids[1]))
+                v->from_va = 1;
+            else
+                v->other = 1;
+        }
+    }
+    return 0;
+}
+
+static int from_varargs(const kdc_func_t *f, const kdc_expr_t *e) {
+    e = kdc_expr_strip(e);
+    if (!f || !e || e->kind != KDC_E_REF || e->ref != KDC_REF_LOCAL || !e->usr)
+        return 0;
+    va_find_t v = {e->usr, 0, 0};
+    kdc_func_walk_exprs(f, find_va_assign, &v);
+    return v.from_va && !v.other;
+}
+
 /* ---------- scanning the configuration calls ---------- */
+
+/* May e (in f, any instance) denote a configuration? */
+static int may_be_conf(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *e) {
+    int found = 0;
+    kdc_bits_t b;
+    kdc_pts_expr(fx->pts, f, e, &b);
+    for (size_t i = 0; i < kdc_pts_nobjs(fx->pts) && !found; i++)
+        found = kdc_bits_get(&b, i) && kdc_pts_obj(fx->pts, i)->kind == KDC_OBJ_CONF;
+    kdc_bits_free(&b);
+    return found;
+}
+
 
 typedef struct apply_ctx {
     kdc_setting_t setting;
-    int dr;        /* registers a delivery report */
-    int rebalance; /* registers a rebalance callback */
+    call_kind_t kind;
+    const kdc_func_t *vf;  /* the registered callback's function and instance (CALL_DR) */
+    const char *vctx;
+    const kdc_expr_t *value;
+    kdc_bits_t *tconfs;    /* CALL_LINK and C++ default_topic_conf */
 } apply_ctx_t;
 
-static void apply(kdc_facts_t *fx, size_t conf, void *arg) {
-    apply_ctx_t *a = arg;
-    objinfo_t *oi = &fx->info[conf];
-    if (a->rebalance) {
-        oi->rebalance = 1;
-        return;
-    }
-    if (a->dr) {
-        if (!oi->dr)
-            oi->dr_loc = a->setting.loc;
-        oi->dr = 1;
-        return;
-    }
-    KDC_VEC_PUSH(oi->settings, a->setting);
-}
-
-static void mark_escaped(kdc_facts_t *fx, size_t conf, void *arg) {
-    objinfo_t *oi = &fx->info[conf];
-    if (!oi->escaped)
-        oi->escaped_loc = *(const kdc_loc_t *)arg;
-    oi->escaped = 1;
+static void add_bit(kdc_facts_t *fx, size_t i, void *arg) {
+    (void)fx;
+    kdc_bits_set((kdc_bits_t *)arg, i);
 }
 
 static void collect_dr_callback(kdc_facts_t *fx, size_t obj, void *arg) {
@@ -281,103 +695,240 @@ static void collect_dr_callback(kdc_facts_t *fx, size_t obj, void *arg) {
     KDC_VEC_PUSH(fx->dr_sites, (const kdc_expr_t *)arg);
 }
 
-typedef struct link_ctx {
-    kdc_bits_t tconfs;
-} link_ctx_t;
-
-static void add_bit(kdc_facts_t *fx, size_t i, void *arg) {
-    (void)fx;
-    kdc_bits_set((kdc_bits_t *)arg, i);
+static void apply(kdc_facts_t *fx, size_t conf, void *arg) {
+    apply_ctx_t *a = arg;
+    objinfo_t *oi = &fx->info[conf];
+    switch (a->kind) {
+    case CALL_REBALANCE:
+        oi->rebalance = 1;
+        return;
+    case CALL_DR:
+        if (!oi->dr)
+            oi->dr_loc = a->setting.loc;
+        oi->dr = 1;
+        if (a->vf)
+            kdc__for_each_obj_ctx(fx, a->vf, a->vctx, a->value, KDC_OBJ_FUNC, add_bit, &oi->drcbs,
+                                  NULL);
+        else
+            oi->dr_unseen = 1; /* C++ DeliveryReportCb objects, event queues */
+        return;
+    case CALL_LINK:
+        kdc_bits_or(&oi->linked, a->tconfs);
+        return;
+    case CALL_ESCAPE:
+        if (!oi->escaped)
+            oi->escaped_loc = a->setting.loc;
+        oi->escaped = 1;
+        break;
+    default:
+        break;
+    }
+    KDC_VEC_PUSH(oi->settings, a->setting);
 }
 
-static void link_conf(kdc_facts_t *fx, size_t conf, void *arg) {
-    kdc_bits_or(&fx->info[conf].linked, &((link_ctx_t *)arg)->tconfs);
+/* The literals a string expression may hold (in f's instance ctx), at most
+ * max; *outside: it may also hold a value from outside (getenv, a buffer, a
+ * parameter nobody passes). Returns how many, or max + 1 when more. */
+static size_t string_values(const kdc_facts_t *fx, const kdc_func_t *f, const char *ctx,
+                            const kdc_expr_t *e, const char **out, size_t max, int *outside) {
+    *outside = 0;
+    const kdc_expr_t *s = kdc__literal(e);
+    if (s) {
+        out[0] = s->str;
+        return 1;
+    }
+    if (!e) {
+        *outside = 1;
+        return 0;
+    }
+    kdc_bits_t b;
+    kdc_pts_expr_ctx(fx->pts, f, ctx, e, &b);
+    size_t count = 0, n = kdc_pts_nobjs(fx->pts);
+    *outside = kdc_bits_empty(&b);
+    for (size_t i = 0; i < n; i++) {
+        if (!kdc_bits_get(&b, i))
+            continue;
+        const kdc_obj_t *o = kdc_pts_obj(fx->pts, i);
+        if (o->kind != KDC_OBJ_STRING)
+            *outside = 1;
+        else if (count < max)
+            out[count++] = o->str;
+        else
+            count = max + 1;
+    }
+    kdc_bits_free(&b);
+    return count;
 }
 
-/* rd_kafka_conf_set_default_topic_conf(conf, tconf) in f: each instance of the
- * conf (a factory analysed per call site) gets the topic configurations tconf
- * denotes in that same instance, not those of every caller. */
-typedef struct link_call {
-    const kdc_func_t *f;
-    const kdc_expr_t *tconf;
-} link_call_t;
-
-static void link_in_instance(kdc_facts_t *fx, size_t conf, void *arg) {
-    const link_call_t *lk = arg;
-    link_ctx_t lc;
-    kdc_bits_init(&lc.tconfs, kdc_pts_nobjs(fx->pts));
-    kdc__for_each_obj_ctx(fx, lk->f, kdc_pts_obj(fx->pts, conf)->ctx, lk->tconf, KDC_OBJ_CONF,
-                          add_bit, &lc.tconfs, NULL);
-    link_conf(fx, conf, &lc);
-    kdc_bits_free(&lc.tconfs);
+/* The one literal a string expression holds, or NULL; *fallback: the one
+ * literal it holds besides values from outside. */
+static const char *string_value(const kdc_facts_t *fx, const kdc_func_t *f, const char *ctx,
+                                const kdc_expr_t *e, const char **fallback) {
+    const char *v[2];
+    int outside;
+    size_t n = string_values(fx, f, ctx, e, v, 2, &outside);
+    *fallback = n == 1 && outside ? v[0] : NULL;
+    return n == 1 && !outside ? v[0] : NULL;
 }
 
-typedef struct set_call {
-    const kdc_func_t *f;
-    const kdc_expr_t *call;
-    const kdc_api_t *api;
-} set_call_t;
+/* The name/value pairs the call sets in this context. Returns 1 when they
+ * come from a table or variadic arguments (a loop over them), 2 when they are
+ * one of several literals (each holds on some paths only). */
+static int pairs_of(kdc_facts_t *fx, const set_call_t *sc, const frame_t *chain, int n,
+                    resolved_t key, resolved_t value, pair_vec_t *pairs) {
+    if (table_pairs(fx, chain, n, key, value, pairs))
+        return 1;
+    if (key.f == value.f && key.level == value.level && key.level < n &&
+        from_varargs(key.f, key.e) && from_varargs(value.f, value.e)) {
+        /* helper(.., "name", "value", .., NULL): the caller's variadic arguments */
+        const kdc_expr_t *site = chain[key.level].call;
+        const kdc_func_t *g = chain[key.level].f;
+        const char *gctx = instance_at(fx, sc, chain, n, key.level + 1);
+        for (unsigned i = key.f->nparams; i + 1 < site->nkids; i += 2) {
+            if (kdc_expr_is_null(site->kids[i]))
+                break;
+            const char *fb = NULL;
+            pair_t p = {string_value(fx, g, gctx, site->kids[i], &fb), NULL, NULL};
+            p.value = string_value(fx, g, gctx, site->kids[i + 1], &p.fallback);
+            KDC_VEC_PUSH(*pairs, p);
+        }
+        return 1;
+    }
+    pair_t p = {NULL, NULL, NULL};
+    const char *fb, *vals[4];
+    int outside;
+    if (key.e)
+        p.key = string_value(fx, key.f, instance_at(fx, sc, chain, n, key.level), key.e, &fb);
+    size_t nv = string_values(fx, value.f, instance_at(fx, sc, chain, n, value.level), value.e,
+                              vals, 4, &outside);
+    if (nv >= 2 && nv <= 4 && !outside) { /* one of several literals (`ssl ? "all" : "1"`) */
+        for (size_t i = 0; i < nv; i++) {
+            p.value = vals[i];
+            KDC_VEC_PUSH(*pairs, p);
+        }
+        return 2;
+    }
+    if (nv == 1)
+        *(outside ? &p.fallback : &p.value) = vals[0];
+    KDC_VEC_PUSH(*pairs, p);
+    return 0;
+}
 
-/* One conf_set call in one context of call sites. */
-static void apply_set_in_context(kdc_facts_t *fx, const frame_t *chain, int n, void *arg) {
+/* One configuration call in one context of call sites. */
+static void apply_in_context(kdc_facts_t *fx, const frame_t *chain, int n, void *arg) {
     const set_call_t *sc = arg;
-    const kdc_func_t *cf = sc->f, *kf = sc->f, *vf = sc->f;
-    const kdc_expr_t *conf = kdc_api_arg(sc->call, sc->api->conf);
-    const kdc_expr_t *key = kdc_api_arg(sc->call, sc->api->key);
-    const kdc_expr_t *value = kdc_api_arg(sc->call, sc->api->value);
-    int conf_level = resolve(&cf, &conf, chain, n);
-    /* the factory instance the conf lives in: chosen by the call into its function */
-    const char *cctx = conf_level < n ? kdc_pts_context_of_call(fx->pts, cf, chain[conf_level].call)
-                                      : NULL;
-    resolve(&kf, &key, chain, n);
-    int used = resolve(&vf, &value, chain, n);
+    int gopen = 0, gused = 0;
+    if (ruled_out_by_guards(fx, sc, chain, n, &gopen, &gused))
+        return; /* `if (cb) set_cb(conf, cb)` for a caller passing NULL */
+    resolved_t conf = resolve(fx, sc, chain, n, sc->conf);
+    resolved_t key = resolve(fx, sc, chain, n, sc->key);
+    resolved_t value = resolve(fx, sc, chain, n, sc->value);
+    /* the factory instance the configuration lives in, as the chain selects it */
+    const char *cctx = instance_at(fx, sc, chain, n, conf.level);
+    const kdc_expr_t *conf_call = call_at(sc, chain, conf.level);
+    int used = key.used > value.used ? key.used : value.used;
+    if (used > n)
+        used = n;
 
-    apply_ctx_t a = {{0}, 0, 0};
+    apply_ctx_t a = {.kind = sc->kind};
     a.setting.func = used ? chain[used - 1].f : sc->f;
     a.setting.loc = used ? chain[used - 1].call->loc : sc->call->loc;
-    a.setting.conditional =
-        !on_every_path(fx, sc->f, sc->call, conf_level ? NULL : kdc_api_arg(sc->call, sc->api->conf));
-    a.setting.from_outside = is_param(value) && !fx->callers[vf->index].n;
-    for (int i = 0; i < used; i++)
-        a.setting.conditional |=
-            !on_every_path(fx, chain[i].f, chain[i].call, i + 1 == conf_level ? conf : NULL);
+    a.setting.escape = sc->kind == CALL_ESCAPE;
+    a.setting.from_outside = is_param(value.e) && !fx->callers[value.f->index].n;
+    a.setting.npath = 0;
+    for (int i = 0; i <= n && i < KDC_SETTING_PATH; i++) {
+        a.setting.path[i] = call_at(sc, chain, i);
+        a.setting.pathf[i] = func_at(sc, chain, i);
+        a.setting.npath = (unsigned)i + 1;
+    }
 
+    if (sc->kind != CALL_SET && sc->kind != CALL_ESCAPE) {
+        /* a registration: of nothing when the caller passes NULL (`if (cb) set_cb(conf, cb)`) */
+        if (value.e && kdc_expr_is_null(value.e))
+            return;
+        if (sc->kind == CALL_EVENTS) {
+            const kdc_expr_t *v = kdc_expr_strip(value.e);
+            if (v && v->has_ival && (v->ival & 0x10)) { /* RD_KAFKA_EVENT_REBALANCE */
+                apply_ctx_t r = a;
+                r.kind = CALL_REBALANCE;
+                kdc__for_each_obj_at(fx, conf.f, cctx, conf_call, conf.e, KDC_OBJ_CONF, apply, &r,
+                                     NULL);
+            }
+            if (v && v->has_ival && !(v->ival & 0x1))
+                return; /* RD_KAFKA_EVENT_DR not among the flags */
+            a.kind = CALL_DR;
+        }
+        if (a.kind == CALL_DR && sc->value && sc->kind == CALL_DR) {
+            a.vf = value.f;
+            a.vctx = instance_at(fx, sc, chain, n, value.level);
+            a.value = value.e;
+            kdc__for_each_obj_ctx(fx, a.vf, a.vctx, a.value, KDC_OBJ_FUNC, collect_dr_callback,
+                                  (void *)sc->call, NULL);
+        }
+        kdc_bits_t tconfs;
+        kdc_bits_init(&tconfs, kdc_pts_nobjs(fx->pts));
+        if (a.kind == CALL_LINK) {
+            kdc__for_each_obj_ctx(fx, value.f, instance_at(fx, sc, chain, n, value.level), value.e,
+                                  KDC_OBJ_CONF, add_bit, &tconfs, NULL);
+            a.tconfs = &tconfs;
+        }
+        kdc__for_each_obj_at(fx, conf.f, cctx, conf_call, conf.e, KDC_OBJ_CONF, apply, &a, NULL);
+        kdc_bits_free(&tconfs);
+        return;
+    }
+
+    if (sc->kind == CALL_SET && value.e && kdc_expr_is_null(value.e))
+        return; /* a property reset, or set by a caller passing NULL (`if (v) set(conf, k, v)`) */
     pair_vec_t pairs = {0};
-    if (!table_pairs(fx, vf, key, value, &pairs)) {
-        pair_t p = {kdc__single_string(fx, kf, key), kdc__single_string(fx, vf, value)};
-        KDC_VEC_PUSH(pairs, p);
-    } else {
-        a.setting.conditional = 1; /* a loop over the table: rows may be skipped */
+    int from = sc->kind == CALL_SET ? pairs_of(fx, sc, chain, n, key, value, &pairs) : 0;
+    /* made on every path: at each level out to the one deciding the value; the
+     * loop over a table's rows (or a helper's variadic pairs) on every row */
+    for (int l = 0; l <= used; l++) {
+        const kdc_expr_t *cf = l == conf.level ? (l ? conf.e : sc->conf) : NULL;
+        if (from == 1 && l == key.level)
+            a.setting.conditional |= !every_pass(fx, func_at(sc, chain, l), call_at(sc, chain, l), cf);
+        else
+            a.setting.conditional |= !on_every_path(fx, func_at(sc, chain, l), call_at(sc, chain, l), cf);
+    }
+    if (from == 2)
+        a.setting.conditional = 1; /* one of several values */
+    if (sc->kind == CALL_ESCAPE) {
+        pair_t none = {NULL, NULL, NULL};
+        KDC_VEC_PUSH(pairs, none);
     }
     for (size_t i = 0; i < pairs.n; i++) {
         a.setting.key = pairs.v[i].key;
         a.setting.value = pairs.v[i].value;
-        a.dr = sc->call->is_method && a.setting.key && !strcmp(a.setting.key, "dr_cb");
-        a.rebalance = sc->call->is_method && a.setting.key && !strcmp(a.setting.key, "rebalance_cb");
-        if (sc->call->is_method && a.setting.key && !strcmp(a.setting.key, "default_topic_conf")) {
-            link_ctx_t lc;
-            kdc_bits_init(&lc.tconfs, kdc_pts_nobjs(fx->pts));
-            kdc__for_each_obj(fx, vf, value, KDC_OBJ_CONF, add_bit, &lc.tconfs, NULL);
-            kdc__for_each_obj_ctx(fx, cf, cctx, conf, KDC_OBJ_CONF, link_conf, &lc, NULL);
-            kdc_bits_free(&lc.tconfs);
-            continue;
+        a.setting.fallback = pairs.v[i].fallback;
+        a.kind = sc->kind;
+        if (sc->kind == CALL_SET && sc->call->is_method && a.setting.key) {
+            /* C++ conf->set("dr_cb", &cb) and friends: registrations, not properties */
+            if (!strcmp(a.setting.key, "dr_cb"))
+                a.kind = CALL_DR;
+            else if (!strcmp(a.setting.key, "rebalance_cb"))
+                a.kind = CALL_REBALANCE;
+            else if (!strcmp(a.setting.key, "default_topic_conf"))
+                a.kind = CALL_LINK;
         }
-        kdc__for_each_obj_ctx(fx, cf, cctx, conf, KDC_OBJ_CONF, apply, &a, NULL);
+        if (a.kind == CALL_DR && value.e && kdc_expr_is_null(value.e))
+            continue;
+        kdc_bits_t tconfs;
+        kdc_bits_init(&tconfs, kdc_pts_nobjs(fx->pts));
+        if (a.kind == CALL_LINK) {
+            kdc__for_each_obj_ctx(fx, value.f, instance_at(fx, sc, chain, n, value.level), value.e,
+                                  KDC_OBJ_CONF, add_bit, &tconfs, NULL);
+            a.tconfs = &tconfs;
+        }
+        kdc__for_each_obj_at(fx, conf.f, cctx, conf_call, conf.e, KDC_OBJ_CONF, apply, &a, NULL);
+        kdc_bits_free(&tconfs);
     }
     free(pairs.v);
 }
 
-static void scan_set_call(kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call,
-                          const kdc_api_t *api) {
-    set_call_t sc = {f, call, api};
-    if (!is_param(kdc_api_arg(call, api->conf)) && !is_param(kdc_api_arg(call, api->key)) &&
-        !is_param(kdc_api_arg(call, api->value))) {
-        apply_set_in_context(fx, NULL, 0, &sc);
-        return;
-    }
+static void scan_call(kdc_facts_t *fx, const set_call_t *sc) {
     frame_t chain[KDC_CONTEXT_DEPTH];
     int budget = KDC_MAX_CONTEXTS;
-    each_context(fx, f, chain, 0, &budget, apply_set_in_context, &sc);
+    each_context(fx, sc, chain, 0, &budget, apply_in_context, (void *)sc);
 }
 
 static void scan_config_calls(kdc_facts_t *fx) {
@@ -387,40 +938,37 @@ static void scan_config_calls(kdc_facts_t *fx) {
         for (unsigned c = 0; c < f->ncalls; c++) {
             const kdc_expr_t *call = f->calls[c];
             const kdc_api_t *api = kdc_api_lookup(call);
+            set_call_t sc = {f, call, CALL_SET, NULL, NULL, NULL};
             if (api && (api->roles & KDC_API_CONF_SET)) {
-                scan_set_call(fx, f, call, api);
-            } else if (api && (api->roles & (KDC_API_DR_REGISTER | KDC_API_EVENTS_SET))) {
-                const kdc_expr_t *v = kdc_api_arg(call, api->value);
-                if ((api->roles & KDC_API_EVENTS_SET) && v && v->has_ival && (v->ival & 0x10)) {
-                    /* RD_KAFKA_EVENT_REBALANCE: rebalances are served as events */
-                    apply_ctx_t r = {{0}, 0, 1};
-                    kdc__for_each_obj(fx, f, kdc_api_arg(call, api->conf), KDC_OBJ_CONF, apply, &r,
-                                      NULL);
-                }
-                if ((api->roles & KDC_API_EVENTS_SET) && v && v->has_ival && !(v->ival & 0x1))
-                    continue; /* RD_KAFKA_EVENT_DR not among the flags */
-                apply_ctx_t a = {{0}, 1, 0};
-                a.setting.loc = call->loc;
-                kdc__for_each_obj(fx, f, kdc_api_arg(call, api->conf), KDC_OBJ_CONF, apply, &a,
-                                  NULL);
-                if (api->roles & KDC_API_DR_REGISTER)
-                    kdc__for_each_obj(fx, f, v, KDC_OBJ_FUNC, collect_dr_callback, (void *)call,
-                                      NULL);
+                sc.key = kdc_api_arg(call, api->key);
+                sc.value = kdc_api_arg(call, api->value);
+            } else if (api && (api->roles & KDC_API_DR_REGISTER)) {
+                sc.kind = CALL_DR;
+                sc.value = kdc_api_arg(call, api->value);
+            } else if (api && (api->roles & KDC_API_EVENTS_SET)) {
+                sc.kind = CALL_EVENTS;
+                sc.value = kdc_api_arg(call, api->value);
             } else if (api && (api->roles & KDC_API_REBALANCE_CB)) {
-                apply_ctx_t a = {{0}, 0, 1};
-                kdc__for_each_obj(fx, f, kdc_api_arg(call, api->conf), KDC_OBJ_CONF, apply, &a,
-                                  NULL);
+                sc.kind = CALL_REBALANCE;
+                sc.value = kdc_api_arg(call, api->value);
             } else if (api && (api->roles & KDC_API_CONF_LINK)) {
-                link_call_t lk = {f, kdc_api_arg(call, api->value)};
-                kdc__for_each_obj(fx, f, kdc_api_arg(call, api->conf), KDC_OBJ_CONF,
-                                  link_in_instance, &lk, NULL);
+                sc.kind = CALL_LINK;
+                sc.value = kdc_api_arg(call, api->value);
             } else if (!api && !call->callee_system && !kdc_api_is_librdkafka(call) &&
                        !kdc__callee_func(fx, f, call) && !call->callee_expr) {
                 /* Handed to code we cannot see: it may register or set anything. */
-                for (unsigned k = 0; k < call->nkids; k++)
-                    kdc__for_each_obj(fx, f, call->kids[k], KDC_OBJ_CONF, mark_escaped,
-                                      (void *)&call->loc, NULL);
+                sc.kind = CALL_ESCAPE;
+                for (unsigned k = 0; k < call->nkids; k++) {
+                    sc.conf = call->kids[k];
+                    if (may_be_conf(fx, f, sc.conf))
+                        scan_call(fx, &sc);
+                }
+                continue;
+            } else {
+                continue;
             }
+            sc.conf = kdc_api_arg(call, api->conf);
+            scan_call(fx, &sc);
         }
     }
 }
@@ -436,15 +984,30 @@ static void describe_objects(kdc_facts_t *fx) {
         kdc_bits_init(&oi->clients, n);
         kdc_bits_init(&oi->linked, n);
         kdc_bits_init(&oi->tconfs, n);
+        kdc_bits_init(&oi->drcbs, n);
+        kdc_bits_init(&oi->parents, n);
         oi->type = -1;
-        if (o->kind == KDC_OBJ_CLIENT) {
+        if (o->kind == KDC_OBJ_CONF) {
+            const kdc_api_t *api = kdc_api_lookup(o->site);
+            if (api && (api->roles & KDC_API_CONF_DUP)) /* a copy: of what it copies there */
+                kdc__for_each_obj_at(fx, o->func, o->ctx, o->site, kdc_api_arg(o->site, api->conf),
+                                     KDC_OBJ_CONF, add_bit, &oi->parents, NULL);
+        } else if (o->kind == KDC_OBJ_CLIENT) {
             const kdc_api_t *api = kdc_api_lookup(o->site);
             if (api->client_type == KDC_CLIENT_PRODUCER_FIXED)
                 oi->type = 0;
             else if (api->client_type == KDC_CLIENT_CONSUMER_FIXED)
                 oi->type = 1;
             else {
-                const kdc_expr_t *t = kdc_api_arg(o->site, api->client_type);
+                /* a constant, or the one a factory's caller passes for it */
+                const kdc_expr_t *t = kdc_expr_strip(kdc_api_arg(o->site, api->client_type));
+                const char *ctx = o->ctx;
+                const kdc_func_t *tf = o->func;
+                for (int d = 0; d < 8 && t && t->kind == KDC_E_REF && t->ref == KDC_REF_PARAM &&
+                                t->param_index >= 0 && ctx;
+                     d++)
+                    t = kdc_expr_strip(
+                        kdc_pts_instance_arg(fx->pts, ctx, (unsigned)t->param_index, &tf, &ctx));
                 if (t && t->has_ival && (t->ival == 0 || t->ival == 1))
                     oi->type = (int)t->ival;
             }
@@ -453,22 +1016,95 @@ static void describe_objects(kdc_facts_t *fx) {
                 oi->null_conf = 1;
             } else {
                 int unknown = 0;
-                kdc__for_each_obj_ctx(fx, o->func, o->ctx, conf, KDC_OBJ_CONF, add_bit, &oi->confs,
-                                      &unknown);
+                kdc__for_each_obj_at(fx, o->func, o->ctx, o->site, conf, KDC_OBJ_CONF, add_bit,
+                                     &oi->confs, &unknown);
                 oi->unknown_conf = (unsigned)unknown;
             }
         } else if (o->kind == KDC_OBJ_TOPIC) {
             const kdc_api_t *api = kdc_api_lookup(o->site);
             int unknown = 0;
-            kdc__for_each_obj_ctx(fx, o->func, o->ctx, kdc_api_arg(o->site, api->handle),
-                                  KDC_OBJ_CLIENT, add_bit, &oi->clients, &unknown);
+            kdc__for_each_obj_at(fx, o->func, o->ctx, o->site, kdc_api_arg(o->site, api->handle),
+                                 KDC_OBJ_CLIENT, add_bit, &oi->clients, &unknown);
             oi->unknown_client = (unsigned)unknown;
             oi->name_expr = kdc_api_arg(o->site, api->topic);
             oi->name_func = o->func;
             const kdc_expr_t *tconf = kdc_api_arg(o->site, api->conf);
             if (tconf && !kdc_expr_is_null(tconf))
-                kdc__for_each_obj_ctx(fx, o->func, o->ctx, tconf, KDC_OBJ_CONF, add_bit, &oi->tconfs,
-                                      NULL);
+                kdc__for_each_obj_at(fx, o->func, o->ctx, o->site, tconf, KDC_OBJ_CONF, add_bit,
+                                     &oi->tconfs, NULL);
+        }
+    }
+}
+
+/* A copy (rd_kafka_conf_dup) starts with what the configuration it copies
+ * sets and registers: its settings come first (`inherited`), so a setting of
+ * the copy overrides them. */
+static void inherit(kdc_facts_t *fx, size_t conf) {
+    objinfo_t *oi = &fx->info[conf];
+    if (oi->copied)
+        return;
+    oi->copied = 1;
+    setting_vec_t own = oi->settings;
+    oi->settings = (setting_vec_t){0};
+    for (size_t p = 0; p < oi->parents.nwords * 64; p++) {
+        if (!kdc_bits_get(&oi->parents, p) || p == conf)
+            continue;
+        inherit(fx, p);
+        const objinfo_t *pi = &fx->info[p];
+        if (pi->copied == 1)
+            continue; /* a cycle of copies */
+        for (size_t i = 0; i < pi->settings.n; i++) {
+            kdc_setting_t st = pi->settings.v[i];
+            st.inherited = 1;
+            KDC_VEC_PUSH(oi->settings, st);
+        }
+        if (pi->dr && !oi->dr)
+            oi->dr_loc = pi->dr_loc;
+        if (pi->escaped && !oi->escaped)
+            oi->escaped_loc = pi->escaped_loc;
+        oi->dr |= pi->dr;
+        oi->dr_unseen |= pi->dr_unseen;
+        oi->escaped |= pi->escaped;
+        oi->rebalance |= pi->rebalance;
+        kdc_bits_or(&oi->drcbs, &pi->drcbs);
+        kdc_bits_or(&oi->linked, &pi->linked);
+    }
+    for (size_t i = 0; i < own.n; i++)
+        KDC_VEC_PUSH(oi->settings, own.v[i]);
+    free(own.v);
+    oi->copied = 2;
+}
+
+static void inherit_copies(kdc_facts_t *fx) {
+    size_t n = kdc_pts_nobjs(fx->pts);
+    for (size_t i = 0; i < n; i++)
+        if (kdc_pts_obj(fx->pts, i)->kind == KDC_OBJ_CONF)
+            inherit(fx, i);
+}
+
+/* Client handles given to code outside the analysis (it may produce with them). */
+static void mark_handed_out(kdc_facts_t *fx) {
+    size_t nf = kdc_program_nfuncs(fx->p);
+    for (size_t i = 0; i < nf; i++) {
+        const kdc_func_t *f = kdc_program_func(fx->p, i);
+        for (unsigned c = 0; c < f->ncalls; c++) {
+            const kdc_expr_t *call = f->calls[c];
+            if (kdc_api_lookup(call) || call->callee_system || kdc_api_is_librdkafka(call) ||
+                kdc__callee_func(fx, f, call) || call->callee_expr)
+                continue;
+            for (unsigned k = 0; k < call->nkids; k++) {
+                const kdc_expr_t *a = kdc_expr_strip(call->kids[k]);
+                if (!a || (a->kind != KDC_E_REF && a->kind != KDC_E_MEMBER) || !a->type ||
+                    !strchr(a->type, '*'))
+                    continue;
+                kdc_bits_t clients;
+                int unknown = 0;
+                kdc_facts_clients_of(fx, f, a, &clients, &unknown);
+                for (size_t m = 0; m < clients.nwords * 64; m++)
+                    if (kdc_bits_get(&clients, m))
+                        fx->info[m].handed_out = 1;
+                kdc_bits_free(&clients);
+            }
         }
     }
 }
@@ -534,6 +1170,17 @@ static int mark_paired_choice(kdc_facts_t *fx, const kdc_func_t *f, const kdc_ex
     return 1;
 }
 
+/* Does e hold a value from outside the analysis (and nothing else)? A
+ * handle from outside is none of the program's clients unless one is handed
+ * out (handed_out). */
+static int from_outside(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *e) {
+    kdc_bits_t b;
+    kdc_pts_expr(fx->pts, f, e, &b);
+    int outside = kdc_bits_get(&b, 0);
+    kdc_bits_free(&b);
+    return outside;
+}
+
 /* Which clients produce, and to dead-letter destinations. */
 static void mark_producers(kdc_facts_t *fx) {
     size_t nf = kdc_program_nfuncs(fx->p);
@@ -552,6 +1199,9 @@ static void mark_producers(kdc_facts_t *fx) {
             kdc_bits_t clients;
             int unknown = 0;
             kdc_facts_clients_of(fx, f, handle, &clients, &unknown);
+            if (unknown && kdc_bits_empty(&clients) && !from_outside(fx, f, handle) &&
+                !(handle && kdc_expr_is_null(handle)))
+                fx->unknown_produce = 1; /* a handle that cannot be followed: any client */
             int dlq = kdc_facts_is_dlq_produce(fx, f, call);
             for (size_t k = 0; k < clients.nwords * 64; k++)
                 if (kdc_bits_get(&clients, k)) {
@@ -568,12 +1218,22 @@ void kdc__describe_clients(kdc_facts_t *fx) {
     fx->info = calloc(nobjs ? nobjs : 1, sizeof *fx->info);
     if (!fx->info)
         kdc_oom();
+    kdc_strmap_init(&fx->call_guards);
     describe_objects(fx);
     scan_config_calls(fx);
+    inherit_copies(fx);
     mark_producers(fx);
+    mark_handed_out(fx);
 }
 
 void kdc__free_clients(kdc_facts_t *fx) {
+    for (size_t i = 0; fx->call_guards.keys && i < fx->call_guards.cap; i++)
+        if (fx->call_guards.keys[i]) {
+            guard_vec_t *v = fx->call_guards.vals[i];
+            free(v->v);
+            free(v);
+        }
+    kdc_strmap_free(&fx->call_guards);
     size_t n = fx->pts ? kdc_pts_nobjs(fx->pts) : 0;
     for (size_t i = 0; fx->info && i < n; i++) {
         free(fx->info[i].settings.v);
@@ -581,6 +1241,8 @@ void kdc__free_clients(kdc_facts_t *fx) {
         kdc_bits_free(&fx->info[i].clients);
         kdc_bits_free(&fx->info[i].linked);
         kdc_bits_free(&fx->info[i].tconfs);
+        kdc_bits_free(&fx->info[i].drcbs);
+        kdc_bits_free(&fx->info[i].parents);
     }
     free(fx->info);
     fx->info = NULL;
@@ -590,6 +1252,11 @@ void kdc__free_clients(kdc_facts_t *fx) {
 
 void kdc_facts_clients_of(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *e,
                           kdc_bits_t *clients, int *unknown) {
+    kdc_facts_clients_at(fx, f, NULL, e, clients, unknown);
+}
+
+void kdc_facts_clients_at(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call,
+                          const kdc_expr_t *e, kdc_bits_t *clients, int *unknown) {
     size_t n = kdc_pts_nobjs(fx->pts);
     kdc_bits_init(clients, n);
     *unknown = 0;
@@ -598,7 +1265,7 @@ void kdc_facts_clients_of(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_
         return;
     }
     kdc_bits_t b;
-    kdc_pts_expr(fx->pts, f, e, &b);
+    kdc_pts_expr_at(fx->pts, f, NULL, call, e, &b);
     size_t hits = 0;
     for (size_t i = 0; i < n; i++) {
         if (!kdc_bits_get(&b, i))
@@ -632,6 +1299,33 @@ int kdc_facts_client_produces(const kdc_facts_t *fx, size_t client, int *dlq) {
     if (dlq)
         *dlq = fx->info[client].produces_dlq;
     return fx->info[client].produces;
+}
+
+int kdc_facts_dr_callback_reachable(const kdc_facts_t *fx, const kdc_func_t *cb) {
+    if (cb->class_usr || fx->unknown_produce)
+        return 1;
+    size_t n = kdc_pts_nobjs(fx->pts), fobj = n;
+    for (size_t i = 0; i < n && fobj == n; i++) {
+        const kdc_obj_t *o = kdc_pts_obj(fx->pts, i);
+        if (o->kind == KDC_OBJ_FUNC && o->str == cb->id)
+            fobj = i;
+    }
+    int registered = 0;
+    for (size_t c = 0; fobj < n && c < n; c++) {
+        const objinfo_t *ci = &fx->info[c];
+        if (kdc_pts_obj(fx->pts, c)->kind != KDC_OBJ_CONF || !kdc_bits_get(&ci->drcbs, fobj))
+            continue;
+        registered = 1;
+        if (ci->escaped)
+            return 1;
+        for (size_t k = 0; k < n; k++) {
+            const objinfo_t *ki = &fx->info[k];
+            if (kdc_pts_obj(fx->pts, k)->kind == KDC_OBJ_CLIENT && kdc_bits_get(&ki->confs, c) &&
+                (ki->produces || ki->handed_out || ki->type != 0))
+                return 1;
+        }
+    }
+    return !registered;
 }
 
 /* The client's configurations and, one level down, their default topic configurations. */
@@ -706,67 +1400,6 @@ size_t kdc_facts_client_settings(const kdc_facts_t *fx, size_t client, const cha
     return count;
 }
 
-static int parse_bool(const char *v, int *out) {
-    if (!strcasecmp(v, "true") || !strcasecmp(v, "t") || !strcmp(v, "1")) {
-        *out = 1;
-        return 1;
-    }
-    if (!strcasecmp(v, "false") || !strcasecmp(v, "f") || !strcmp(v, "0")) {
-        *out = 0;
-        return 1;
-    }
-    return 0;
-}
-
-kdc_tri_t kdc_facts_client_bool(const kdc_facts_t *fx, size_t client, const char *key, int dflt) {
-    const objinfo_t *ci = &fx->info[client];
-    if (ci->unknown_conf)
-        return KDC_TRI_UNKNOWN;
-    if (ci->null_conf)
-        return dflt ? KDC_TRI_YES : KDC_TRI_NO;
-    kdc_bits_t confs;
-    client_confs(fx, client, &confs);
-    int seen = -1; /* the value every configuration agrees on so far */
-    kdc_tri_t r = KDC_TRI_NO;
-    for (size_t i = 0; i < confs.nwords * 64 && r != KDC_TRI_UNKNOWN; i++) {
-        if (!kdc_bits_get(&confs, i))
-            continue;
-        const objinfo_t *conf = &fx->info[i];
-        int v = dflt, set = 0;
-        for (size_t s = 0; s < conf->settings.n && r != KDC_TRI_UNKNOWN; s++) {
-            const kdc_setting_t *st = &conf->settings.v[s];
-            int b;
-            if (!st->key)
-                r = KDC_TRI_UNKNOWN; /* a property set by a name that is not a literal */
-            else if (strcmp(st->key, key))
-                continue;
-            else if (!st->value || !parse_bool(st->value, &b))
-                r = KDC_TRI_UNKNOWN;
-            else if (st->conditional && b != dflt)
-                r = KDC_TRI_UNKNOWN; /* set on some paths only: the default may hold */
-            else if (set && b != v)
-                r = KDC_TRI_UNKNOWN; /* set both ways */
-            else {
-                v = b;
-                set = 1;
-            }
-        }
-        if (conf->escaped && !set)
-            r = KDC_TRI_UNKNOWN;
-        if (!kdc_bits_get(&ci->confs, i))
-            continue; /* a default topic configuration only adds settings */
-        if (seen >= 0 && seen != v)
-            r = KDC_TRI_UNKNOWN;
-        seen = v;
-    }
-    kdc_bits_free(&confs);
-    if (r == KDC_TRI_UNKNOWN)
-        return r;
-    if (seen < 0)
-        seen = dflt;
-    return seen ? KDC_TRI_YES : KDC_TRI_NO;
-}
-
 /* ---------- explaining a client ---------- */
 
 static void explain_conf(const kdc_facts_t *fx, size_t conf, const char *what, FILE *out,
@@ -777,9 +1410,13 @@ static void explain_conf(const kdc_facts_t *fx, size_t conf, const char *what, F
             o->site->loc.line, o->site->loc.col, o->site->name);
     for (size_t s = 0; s < ci->settings.n; s++) {
         const kdc_setting_t *st = &ci->settings.v[s];
-        fprintf(out, "    %s = %s%s  (%s:%u:%u%s%s)\n", st->key ? st->key : "<name not a literal>",
+        if (st->escape)
+            continue;
+        fprintf(out, "    %s = %s%s%s%s%s  (%s:%u:%u%s%s)\n", st->key ? st->key : "<name not a literal>",
                 st->value ? st->value : "<value not a literal>",
+                st->fallback ? ", else " : "", st->fallback ? st->fallback : "",
                 st->conditional ? ", on some paths only" : "",
+                st->inherited ? ", copied" : "",
                 kdc_display_path(cwd, st->loc.file), st->loc.line, st->loc.col,
                 st->func ? ", in " : "", st->func ? st->func->name : "");
     }
@@ -801,8 +1438,11 @@ size_t kdc_facts_explain(const kdc_facts_t *fx, const char *file, unsigned line,
     size_t n = kdc_pts_nobjs(fx->pts), found = 0;
     for (size_t i = 0; i < n; i++) {
         const kdc_obj_t *o = kdc_pts_obj(fx->pts, i);
-        if (o->kind != KDC_OBJ_CLIENT || o->site->loc.line != line || !o->site->loc.file ||
-            strcmp(o->site->loc.file, want ? want : file))
+        const kdc_loc_t *at = o->kind == KDC_OBJ_CLIENT && o->via && o->via->loc.line == line
+                                  ? &o->via->loc
+                                  : o->site ? &o->site->loc : NULL;
+        if (o->kind != KDC_OBJ_CLIENT || !at || at->line != line || !at->file ||
+            strcmp(at->file, want ? want : file))
             continue;
         const objinfo_t *ci = &fx->info[i];
         found++;

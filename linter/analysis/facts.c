@@ -226,6 +226,7 @@ static const kdc_summary_t *callee_summary(const kdc_facts_t *fx, const kdc_func
         merged->commits |= s->commits;
         merged->serves_dr |= s->serves_dr;
         merged->effects |= s->effects;
+        merged->stream_params |= s->stream_params;
         merged->routes_dlq |= s->routes_dlq;
         merged->consumes |= s->consumes;
         merged->reads_dr |= s->reads_dr;
@@ -255,11 +256,62 @@ typedef struct call_effects {
     unsigned routes_dlq : 1; /* produces to a dead-letter destination */
     unsigned consumes : 1;  /* consumes messages */
     unsigned confirms : 1;  /* waits for delivery reports on every path */
+    uint32_t stream_params; /* writes to the streams the calling function is given (bit per param) */
     const kdc_summary_t *callee; /* merged callee summary, when not an API call */
 } call_effects_t;
 
-/* Side-effect APIs of the C library and common clients (the list). */
-int kdc__side_effect_api(const kdc_expr_t *call) {
+/* Is the stream a standard one (stdout, stderr, fd 1 or 2) or a log (log_fp,
+ * logfile, trace_out)? Writing to it is not the message's effect. */
+static int is_console_or_log(const kdc_expr_t *stream) {
+    stream = kdc_expr_strip(stream);
+    if (stream && ((stream->kind == KDC_E_REF && stream->name &&
+                    (!strcmp(stream->name, "stdout") || !strcmp(stream->name, "stderr"))) ||
+                   (stream->has_ival && (stream->ival == 1 || stream->ival == 2))))
+        return 1;
+    const char *root = stream ? kdc_expr_root_name(stream) : NULL;
+    return root && (strcasestr(root, "log") || strcasestr(root, "trace") || strcasestr(root, "debug"));
+}
+
+/* Side-effect APIs of the C library and common clients (the issue's list).
+ * *stream_param: the parameter of the calling function the call writes to as
+ * its stream (`hexdump(FILE *fp, ..)` writing to fp), -1 when none: then
+ * whether it is an effect depends on what its callers pass (1 is returned). */
+typedef struct only_assign {
+    const char *usr;
+    const kdc_expr_t *value;
+    int n;
+} only_assign_t;
+
+static int find_only_assign(const kdc_expr_t *e, void *arg) {
+    only_assign_t *o = arg;
+    if (e->kind == KDC_E_BINARY && (e->op == KDC_OP_ASSIGN || e->op == KDC_OP_COMPOUND_ASSIGN) &&
+        e->nkids == 2) {
+        const kdc_expr_t *l = kdc_expr_strip(e->kids[0]);
+        if (l && l->kind == KDC_E_REF && l->usr == o->usr) {
+            o->value = e->kids[1];
+            o->n++;
+        }
+    }
+    return 0;
+}
+
+/* The parameter a stream expression of f is: the parameter itself, or a
+ * local variable assigned only from it (`FILE *fp = opaque;`); -1 otherwise. */
+static int stream_param_of(const kdc_func_t *f, const kdc_expr_t *stream) {
+    stream = kdc_expr_strip(stream);
+    if (stream && stream->kind == KDC_E_REF && stream->ref == KDC_REF_LOCAL && stream->usr && f) {
+        only_assign_t o = {stream->usr, NULL, 0};
+        kdc_func_walk_exprs(f, find_only_assign, &o);
+        stream = o.n == 1 ? kdc_expr_strip(o.value) : NULL;
+    }
+    return stream && stream->kind == KDC_E_REF && stream->ref == KDC_REF_PARAM &&
+                   stream->param_index >= 0 && stream->param_index < 32
+               ? stream->param_index
+               : -1;
+}
+
+static int side_effect_api(const kdc_func_t *f, const kdc_expr_t *call, int *stream_param) {
+    *stream_param = -1;
     static const char *const names[] = {
         "write", "writev", "pwrite", "pwritev", "send", "sendto", "sendmsg", "fwrite",
         "fsync", "fdatasync", "PQexec", "PQexecParams", "PQexecPrepared", "PQsendQuery",
@@ -281,18 +333,17 @@ int kdc__side_effect_api(const kdc_expr_t *call) {
                      !strcmp(names[i], "putc"))
                 stream = kdc_call_arg(call, 1);
             stream = kdc_expr_strip(stream);
-            if (stream && ((stream->kind == KDC_E_REF && stream->name &&
-                            (!strcmp(stream->name, "stdout") || !strcmp(stream->name, "stderr"))) ||
-                           (stream->has_ival && (stream->ival == 1 || stream->ival == 2))))
-                return 0;
-            /* a log file (log_fp, logfile, trace_out) is logging, not the message's effect */
-            const char *root = stream ? kdc_expr_root_name(stream) : NULL;
-            if (root && (strcasestr(root, "log") || strcasestr(root, "trace") ||
-                         strcasestr(root, "debug")))
-                return 0;
+            if (is_console_or_log(stream))
+                return 0; /* printing, logging: not an effect that needs confirming */
+            *stream_param = stream_param_of(f, stream);
             return 1;
         }
     return 0;
+}
+
+int kdc__side_effect_api(const kdc_expr_t *call) {
+    int stream_param;
+    return side_effect_api(NULL, call, &stream_param);
 }
 
 static call_effects_t effects_of(const kdc_facts_t *fx, const kdc_func_t *f,
@@ -305,9 +356,14 @@ static call_effects_t effects_of(const kdc_facts_t *fx, const kdc_func_t *f,
     e.commits = (unsigned)(kdc_options_has_role(o, call, KDC_ROLE_COMMIT) ||
                            kdc_options_has_role(o, call, KDC_ROLE_ACK) || call_acks(o, call));
     e.confirms = (unsigned)kdc_options_has_role(o, call, KDC_ROLE_CONFIRM);
+    int stream_param = -1;
     e.effects = (unsigned)(e.produces || kdc_options_has_role(o, call, KDC_ROLE_EFFECT) ||
-                           kdc__side_effect_api(call));
-    if (e.produces || e.commits || e.confirms || e.effects)
+                           side_effect_api(f, call, &stream_param));
+    if (stream_param >= 0 && !e.produces && !kdc_options_has_role(o, call, KDC_ROLE_EFFECT)) {
+        e.effects = 0; /* a write to the caller's stream: an effect unless it is stdout */
+        e.stream_params = 1u << stream_param;
+    }
+    if (e.produces || e.commits || e.confirms || e.effects || e.stream_params)
         return e;
     const kdc_api_t *api = kdc_api_lookup(call);
     if (api) {
@@ -335,6 +391,18 @@ static call_effects_t effects_of(const kdc_facts_t *fx, const kdc_func_t *f,
         e.routes_dlq = s->routes_dlq;
         e.consumes = s->consumes;
         e.callee = s;
+        /* the callee writes to streams it is given: an effect unless this call gives it
+         * stdout, stderr or a log, or a stream of f's own callers */
+        for (unsigned i = 0; i < 32 && s->stream_params; i++) {
+            if (!(s->stream_params & (1u << i)))
+                continue;
+            const kdc_expr_t *a = kdc_expr_strip(kdc_call_arg(call, i));
+            int p = stream_param_of(f, a);
+            if (p >= 0)
+                e.stream_params |= 1u << p;
+            else if (!a || !is_console_or_log(a))
+                e.effects = 1;
+        }
     }
     return e;
 }
@@ -352,8 +420,14 @@ void kdc__for_each_obj(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_exp
 void kdc__for_each_obj_ctx(const kdc_facts_t *fx, const kdc_func_t *f, const char *ctx,
                            const kdc_expr_t *e, kdc_obj_kind_t kind,
                            void (*fn)(kdc_facts_t *, size_t, void *), void *arg, int *unknown) {
+    kdc__for_each_obj_at(fx, f, ctx, NULL, e, kind, fn, arg, unknown);
+}
+
+void kdc__for_each_obj_at(const kdc_facts_t *fx, const kdc_func_t *f, const char *ctx,
+                          const kdc_expr_t *call, const kdc_expr_t *e, kdc_obj_kind_t kind,
+                          void (*fn)(kdc_facts_t *, size_t, void *), void *arg, int *unknown) {
     kdc_bits_t b;
-    kdc_pts_expr_ctx(fx->pts, f, ctx, e, &b);
+    kdc_pts_expr_at(fx->pts, f, ctx, call, e, &b);
     size_t n = kdc_pts_nobjs(fx->pts), hits = 0;
     for (size_t i = 0; i < n; i++) {
         if (!kdc_bits_get(&b, i))
@@ -383,30 +457,6 @@ const kdc_expr_t *kdc__literal(const kdc_expr_t *e) {
             return NULL;
     }
     return NULL;
-}
-
-const char *kdc__single_string(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *e) {
-    const kdc_expr_t *s = kdc__literal(e);
-    if (s)
-        return s->str;
-    if (!e)
-        return NULL;
-    kdc_bits_t b;
-    kdc_pts_expr(fx->pts, f, e, &b);
-    const char *r = NULL;
-    size_t n = kdc_pts_nobjs(fx->pts);
-    for (size_t i = 0; i < n; i++) {
-        if (!kdc_bits_get(&b, i))
-            continue;
-        const kdc_obj_t *o = kdc_pts_obj(fx->pts, i);
-        if (o->kind != KDC_OBJ_STRING || (r && r != o->str)) {
-            r = NULL;
-            break;
-        }
-        r = o->str;
-    }
-    kdc_bits_free(&b);
-    return r;
 }
 
 void kdc__add_dr_func(kdc_facts_t *fx, const kdc_func_t *f) {
@@ -822,9 +872,35 @@ int kdc_facts_call_produces(const kdc_facts_t *fx, const kdc_func_t *f, const kd
     return effects_of(fx, f, call, &m).produces;
 }
 
+/* Do f's callers give f, for the parameters in mask, a stream other than
+ * stdout, stderr or a log (followed out through their own parameters, four
+ * calls deep; a function nobody calls is given anything)? */
+static int streams_written(const kdc_facts_t *fx, const kdc_func_t *f, uint32_t mask, int depth) {
+    const frame_vec_t *callers = &fx->callers[f->index];
+    if (!callers->n || depth > 4)
+        return 1;
+    for (size_t k = 0; k < callers->n; k++) {
+        uint32_t up = 0;
+        for (unsigned i = 0; i < 32; i++) {
+            if (!(mask & (1u << i)))
+                continue;
+            const kdc_expr_t *a = kdc_expr_strip(kdc_call_arg(callers->v[k].call, i));
+            int p = stream_param_of(callers->v[k].f, a);
+            if (p >= 0)
+                up |= 1u << p;
+            else if (!a || !is_console_or_log(a))
+                return 1;
+        }
+        if (up && streams_written(fx, callers->v[k].f, up, depth + 1))
+            return 1;
+    }
+    return 0;
+}
+
 int kdc_facts_call_effect(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call) {
     kdc_summary_t m;
-    return effects_of(fx, f, call, &m).effects;
+    call_effects_t e = effects_of(fx, f, call, &m);
+    return e.effects || (e.stream_params && streams_written(fx, f, e.stream_params, 0));
 }
 
 int kdc_facts_call_routes_dlq(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call) {
@@ -1209,6 +1285,7 @@ static int summarize_effects(kdc_facts_t *fx, const kdc_func_t *f) {
         s->commits |= e.commits;
         s->serves_dr |= e.serves_dr;
         s->effects |= e.effects;
+        s->stream_params |= e.stream_params;
         s->routes_dlq |= e.routes_dlq;
         s->consumes |= e.consumes;
     }
@@ -1369,6 +1446,7 @@ kdc_facts_t *kdc_facts_build(kdc_program_t *p, const kdc_options_t *opts) {
         fx->opts.ack_calls = kdc_ack_presets_calls;
     kdc_strmap_init(&fx->dr_state);
     kdc_strmap_init(&fx->dr_funcs);
+    kdc_strmap_init(&fx->params_written);
     size_t nf = kdc_program_nfuncs(p);
     fx->sum = calloc(nf ? nf : 1, sizeof *fx->sum);
     if (!fx->sum)
@@ -1403,6 +1481,7 @@ void kdc_facts_free(kdc_facts_t *fx) {
     kdc_pts_free(fx->pts);
     kdc_strmap_free(&fx->dr_state);
     kdc_strmap_free(&fx->dr_funcs);
+    kdc_strmap_free(&fx->params_written);
     free(fx->dr_callbacks.v);
     free(fx->dr_sites.v);
     free(fx);

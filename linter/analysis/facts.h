@@ -58,6 +58,9 @@ typedef struct kdc_summary {
     unsigned commits : 1;         /* may commit or store offsets */
     unsigned serves_dr : 1;       /* may serve delivery reports (poll/flush) */
     unsigned effects : 1;         /* may perform a side effect (write, send, database, produce) */
+    uint32_t stream_params;       /* writes to the streams it is given (bit per parameter): a
+                                     side effect where a caller passes something other than
+                                     stdout, stderr or a log */
     unsigned routes_dlq : 1;      /* may produce to a dead-letter destination */
     unsigned consumes : 1;        /* may consume messages */
     unsigned confirms : 1;        /* every path to its exit passes a delivery confirmation */
@@ -72,19 +75,34 @@ typedef struct kdc_summary {
 typedef enum { KDC_TRI_NO = 0, KDC_TRI_YES = 1, KDC_TRI_UNKNOWN = 2 } kdc_tri_t;
 
 /* One property setting of a configuration, as the code shows it. A setting
- * made through helpers is seen at each call site of the helper (up to three
- * calls deep); a table of key/value pairs applied in a loop gives one setting
- * per row. */
+ * made through helpers is seen at each chain of calls of the helper that
+ * decides its configuration, name or value (up to eight calls out); a table
+ * of key/value pairs applied in a loop (rows of a 2-D or struct table, a flat
+ * NULL-terminated {"key", "value", ..} list, the variadic arguments of a
+ * helper) gives one setting per pair. */
+#define KDC_SETTING_PATH 10
 typedef struct kdc_setting {
-    const char *key;        /* NULL: a property whose name is not a literal */
+    const char *key;        /* NULL: a property whose name is not a literal (a file, argv,
+                               a user's key=value list: it may set any property) */
     const char *value;      /* NULL: a value that is not a literal (getenv, a buffer, ...) */
+    const char *fallback;   /* value NULL: the one literal it holds when the outside leaves
+                               it alone (`getenv("X") ? getenv("X") : "false"`), or NULL */
     int conditional;        /* set on some paths only */
     int from_outside;       /* the value is a parameter of a function no analysed code
                                calls (a plugin entry point, an exported API): its
                                callers decide it */
+    int escape;             /* not a setting: the configuration is handed here to code
+                               outside the analysis, which may set anything (key NULL) */
+    int inherited;          /* made on the configuration this one copies (rd_kafka_conf_dup),
+                               so before every setting of the copy */
     const kdc_func_t *func; /* where the value is written: the conf_set call, or the
                                outermost helper call that passes the value */
     kdc_loc_t loc;
+    /* The calls that made it, innermost first: path[0] (the conf_set call, or the
+     * hand-over) in pathf[0], path[i] (the call of pathf[i-1]) in pathf[i]. */
+    const kdc_expr_t *path[KDC_SETTING_PATH];
+    const kdc_func_t *pathf[KDC_SETTING_PATH];
+    unsigned npath;
 } kdc_setting_t;
 
 typedef struct kdc_facts kdc_facts_t;
@@ -101,6 +119,11 @@ const kdc_summary_t *kdc_facts_summary(const kdc_facts_t *fx, const kdc_func_t *
 void kdc_facts_clients_of(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *e,
                           kdc_bits_t *clients, int *unknown);
 
+/* The same for e as it is at `call` (a call of f holding e; NULL: anywhere): a
+ * local variable denotes what the assignments of it that reach the call give. */
+void kdc_facts_clients_at(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call,
+                          const kdc_expr_t *e, kdc_bits_t *clients, int *unknown);
+
 /* 0 producer, 1 consumer, -1 unknown. */
 int kdc_facts_client_type(const kdc_facts_t *fx, size_t client);
 
@@ -109,9 +132,65 @@ int kdc_facts_client_type(const kdc_facts_t *fx, size_t client);
  * outside the analysis. */
 kdc_tri_t kdc_facts_client_has_dr(const kdc_facts_t *fx, size_t client);
 
-/* Boolean property of a client's configuration(s): YES/NO when every
- * configuration sets it to a literal with that value, or none sets it and the
- * librdkafka default `dflt` applies; UNKNOWN otherwise. */
+/*
+ * Settings the program does not determine (docs/kdc-lint.md has the policy):
+ * what a client's configurations say about one property.
+ *
+ * - A property the code never sets, on configurations nothing outside the
+ *   program can change: librdkafka's default (DEFAULT).
+ * - A property the code sets to a literal (SET). A literal setting followed on
+ *   every path by another literal setting of the property is overridden and
+ *   does not count; neither does any setting from outside it follows.
+ * - A property that may be set from outside the program after (or without)
+ *   the program's own settings (OUTSIDE): a name that is not a literal (a
+ *   config file, argv, a user's key=value list), a value that is not one
+ *   (getenv, a field read from a file), a configuration handed to code outside
+ *   the analysis or coming from it. The value assumed is the one it has when
+ *   the outside settings leave it alone: the program's own literal made before
+ *   them (or the literal fallback of its outside value), else the default. The
+ *   rules report only when that value is the dangerous one, and name where the
+ *   outside settings enter (`outside`).
+ * - A property the program sets differently on different paths, or on
+ *   different configurations of the client (VARIES).
+ */
+typedef enum {
+    KDC_VALUE_DEFAULT,
+    KDC_VALUE_SET,
+    KDC_VALUE_OUTSIDE,
+    KDC_VALUE_VARIES
+} kdc_value_source_t;
+
+typedef struct kdc_value {
+    kdc_value_source_t source;
+    const char *value;  /* the value assumed (booleans as "true"/"false"); NULL: VARIES */
+    /* the settings of the property still in effect (value: a literal; NULL: from
+     * outside, with or without a literal fallback), at most 16 */
+    const kdc_setting_t *set[16];
+    size_t nset;
+    /* OUTSIDE: where the outside settings enter (a setting, or the creation of a
+     * client whose whole configuration comes from outside) */
+    const kdc_loc_t *outside;
+    const char *outside_what; /* "the name is not a literal", ... (for notes) */
+} kdc_value_t;
+
+/* The property `key` (or its alias: acks and request.required.acks, retries
+ * and message.send.max.retries) of the client's configurations, librdkafka's default
+ * being dflt (NULL: unset). flags: KDC_VALUE_BOOL compares values as booleans
+ * ("1", "t", "true"); KDC_VALUE_GLOBAL reads only the global configurations (a
+ * default topic configuration's setting of the property does not count, as
+ * for enable.auto.commit, which the high-level consumer reads globally). */
+#define KDC_VALUE_BOOL 1
+#define KDC_VALUE_GLOBAL 2
+void kdc_facts_client_value(const kdc_facts_t *fx, size_t client, const char *key,
+                            const char *dflt, int flags, kdc_value_t *out);
+
+/* A sentence for a note on v (not DEFAULT/SET): "enable.auto.commit may be set
+ * from outside the program (a name that is not a literal): assumed true, as
+ * librdkafka's default". Written to buf. */
+const char *kdc_value_note(const kdc_value_t *v, const char *key, char *buf, size_t size);
+
+/* Boolean property of a client's configuration(s), by the policy above: the
+ * value assumed (YES/NO), or UNKNOWN when it VARIES. */
 kdc_tri_t kdc_facts_client_bool(const kdc_facts_t *fx, size_t client, const char *key, int dflt);
 
 /* Calls fn (may be NULL) for each setting of `key` (every setting when NULL)
@@ -126,6 +205,13 @@ size_t kdc_facts_client_settings(const kdc_facts_t *fx, size_t client, const cha
 
 /* Does some produce use the client (*dlq: to a dead-letter destination)? */
 int kdc_facts_client_produces(const kdc_facts_t *fx, size_t client, int *dlq);
+
+/* May a delivery report reach the callback (a function of the program)? No
+ * only when every configuration registering it is followed, every client
+ * created from those configurations is known and none of them produces (nor is
+ * handed to code outside the analysis), and no produce of the program is on a
+ * handle kdc-lint cannot follow. */
+int kdc_facts_dr_callback_reachable(const kdc_facts_t *fx, const kdc_func_t *cb);
 
 /* Calls fn for each string e may hold: a literal, constants reaching it
  * through variables, the name a topic handle was created with. Returns how

@@ -19,13 +19,19 @@ typedef KDC_VEC(frame_t) frame_vec_t;
 typedef struct objinfo {
     /* CONF (global or topic configuration) */
     unsigned dr : 1, escaped : 1, rebalance : 1;
+    unsigned dr_unseen : 1;        /* a delivery report registered otherwise than by a C
+                                      callback function (events, C++ DeliveryReportCb) */
+    unsigned copied : 2;           /* rd_kafka_conf_dup(): 1 inheriting, 2 done */
     setting_vec_t settings;
+    kdc_bits_t drcbs;              /* delivery-report callbacks (FUNC objects) registered */
+    kdc_bits_t parents;            /* the configurations a copy (rd_kafka_conf_dup) copies */
     kdc_bits_t linked;             /* topic configurations attached as default topic conf */
     kdc_loc_t dr_loc, escaped_loc; /* first registration / first hand-over to unseen code */
     /* CLIENT */
     int type; /* 0 producer, 1 consumer, -1 unknown */
     unsigned null_conf : 1, unknown_conf : 1;
     unsigned produces : 1, produces_dlq : 1; /* used by a produce / a dead-letter produce */
+    unsigned handed_out : 1;       /* the handle is given to code outside the analysis */
     kdc_bits_t confs;
     /* TOPIC */
     kdc_bits_t clients;
@@ -43,6 +49,7 @@ struct kdc_facts {
     kdc_summary_t *sum;         /* per function index */
     frame_vec_t *callers;       /* per function index: the call sites that may reach it */
     unsigned consumes : 1;      /* the program consumes messages somewhere */
+    unsigned unknown_produce : 1; /* a produce on a handle that cannot be followed */
     uint64_t *mains;            /* per function index: which main()s reach it (bit per main,
                                    up to 64; NULL when there are fewer than two mains) */
     uint64_t mains_consuming;   /* the main()s whose program consumes */
@@ -55,6 +62,8 @@ struct kdc_facts {
     struct kdc_ckpt *ckpt;      /* per function index: what it checkpoints (checkpoint.c) */
     kdc_strmap_t derived;       /* storage keys holding values derived from consumed
                                    messages → (void*)1 (input_flow.c) */
+    kdc_strmap_t params_written; /* parameter USR → 2 when its function assigns it, else 1 */
+    kdc_strmap_t call_guards;   /* configuration call → conditions on parameters it is under */
 };
 
 int kdc__match_any(const char *const *pats, const char *s);
@@ -63,13 +72,16 @@ const kdc_func_t *kdc__callee_func(const kdc_facts_t *fx, const kdc_func_t *call
 const char *kdc__lkey(const kdc_facts_t *fx, const kdc_expr_t *e);
 /* A string literal, seen through std::string construction; NULL otherwise. */
 const kdc_expr_t *kdc__literal(const kdc_expr_t *e);
-/* The one string e may hold (literal or constant through variables), or NULL. */
-const char *kdc__single_string(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *e);
 /* Calls fn for each object of `kind` e may denote; *unknown (optional) is set
  * when a value comes from outside or nothing of that kind is found. */
 void kdc__for_each_obj(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *e,
                        kdc_obj_kind_t kind, void (*fn)(kdc_facts_t *, size_t, void *), void *arg,
                        int *unknown);
+/* The same at a call of f (the value a local variable holds there: only the
+ * assignments of it that reach the call count). */
+void kdc__for_each_obj_at(const kdc_facts_t *fx, const kdc_func_t *f, const char *ctx,
+                          const kdc_expr_t *call, const kdc_expr_t *e, kdc_obj_kind_t kind,
+                          void (*fn)(kdc_facts_t *, size_t, void *), void *arg, int *unknown);
 /* The same in one instance of a factory (ctx from kdc_obj_t.ctx); NULL: all. */
 void kdc__for_each_obj_ctx(const kdc_facts_t *fx, const kdc_func_t *f, const char *ctx,
                            const kdc_expr_t *e, kdc_obj_kind_t kind,

@@ -10,10 +10,17 @@
  * Allocation sites are the calls that create objects: rd_kafka_conf_new(),
  * rd_kafka_new(), rd_kafka_topic_new() and their C++ counterparts.
  *
- * Factories (functions that create such objects and are called from several
- * places, e.g. `new_producer(brokers, acks)`) are analysed once per call site,
- * so each call gets objects of its own; their locals and parameters are
- * context-qualified ("#<site>"). Everything else is context-insensitive.
+ * rd_kafka_conf_dup() creates an object of its own (facts.h: a copy keeps the
+ * settings of the configuration it copies). C++ references are followed:
+ * `Conf &make() { return *conf; }`, `&make()`, `Conf *&out` parameters.
+ *
+ * Factories (functions that create such objects, or call a factory, and are
+ * reached by several chains of calls, e.g. `new_producer(brokers, acks)`, or
+ * `test_create_consumer()` calling `test_create_handle()`) are analysed once
+ * per chain of calls from code that is not a factory (a call string), so each
+ * caller gets objects of its own; their locals and parameters are
+ * context-qualified ("#<call>#<call>.."). Everything else is
+ * context-insensitive.
  */
 #ifndef KDC_PTS_H
 #define KDC_PTS_H
@@ -56,10 +63,26 @@ void kdc_pts_expr(const kdc_pts_t *t, const kdc_func_t *f, const kdc_expr_t *e, 
 void kdc_pts_expr_ctx(const kdc_pts_t *t, const kdc_func_t *f, const char *ctx,
                       const kdc_expr_t *e, kdc_bits_t *out);
 
-/* The instance of f that `call` (a call of f) selects, or NULL when f is not
- * analysed per call site. */
+/* The same at a call of f (NULL: anywhere), flow-sensitively for a local
+ * variable: only the assignments of it that reach the call count (a variable
+ * reused for a second configuration denotes the one it holds there). */
+void kdc_pts_expr_at(const kdc_pts_t *t, const kdc_func_t *f, const char *ctx,
+                     const kdc_expr_t *call, const kdc_expr_t *e, kdc_bits_t *out);
+
+/* The instance of f that `call` (a call of f, evaluated in the caller's
+ * instance caller_ctx; NULL when the caller is not a factory) selects, or
+ * NULL when f is not analysed per call site or the call does not select one
+ * from there. */
 const char *kdc_pts_context_of_call(const kdc_pts_t *t, const kdc_func_t *f,
-                                    const kdc_expr_t *call);
+                                    const char *caller_ctx, const kdc_expr_t *call);
+
+/* Argument idx of the call that selects the factory instance ctx, with the
+ * function holding that call and its own instance; NULL when ctx is none. */
+const kdc_expr_t *kdc_pts_instance_arg(const kdc_pts_t *t, const char *ctx, unsigned idx,
+                                       const kdc_func_t **caller, const char **caller_ctx);
+
+/* Is f analysed per chain of calls (a factory)? */
+int kdc_pts_is_factory(const kdc_pts_t *t, const kdc_func_t *f);
 
 /* Functions a call may reach: the direct callee, or function pointers' targets. */
 typedef KDC_VEC(kdc_func_t *) kdc_funcvec_t;

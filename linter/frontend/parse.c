@@ -1315,17 +1315,41 @@ static kdc_stmt_t *conv_stmt_at(pctx_t *c, CXCursor cur) {
         }
         break;
     case CXCursor_CXXForRangeStmt: {
-        /* for (decl : range) body: evaluate the range, then loop an unknown number of times */
+        /* for (decl : range) body: evaluate the range (`decl = range[..]`: the
+         * loop variable holds its elements), then loop an unknown number of times */
         kv = children(cur);
         s = new_stmt(c, KDC_S_FOR, cur);
         s->unknown_cond = 1;
         if (kv.n) {
             s->body = conv_stmt(c, kv.v[kv.n - 1]);
             KDC_VEC(kdc_stmt_t *) pre = {0};
+            CXCursor var = clang_getNullCursor();
+            for (size_t i = 0; i + 1 < kv.n; i++)
+                if (clang_getCursorKind(kv.v[i]) == CXCursor_VarDecl && clang_Cursor_isNull(var))
+                    var = kv.v[i];
             for (size_t i = 0; i + 1 < kv.n; i++) {
                 enum CXCursorKind kk = clang_getCursorKind(kv.v[i]);
                 if (is_expr_kind(kk)) {
-                    kdc_stmt_t *d = expr_stmt(c, conv_expr(c, kv.v[i]), kv.v[i]);
+                    kdc_expr_t *range = conv_expr(c, kv.v[i]);
+                    if (!clang_Cursor_isNull(var)) {
+                        /* the loop variable holds an element of the range: var = range[..] */
+                        kdc_expr_t *elem = new_expr(c, KDC_E_INDEX, kv.v[i]);
+                        kdc_expr_t *which = new_expr(c, KDC_E_OTHER, kv.v[i]);
+                        kdc_expr_t *ek[2] = {range, which};
+                        set_kids(c, elem, ek, 2);
+                        kdc_expr_t *lhs = new_expr(c, KDC_E_REF, var);
+                        lhs->name = intern_cx(c, clang_getCursorSpelling(var));
+                        lhs->usr = intern_cx(c, clang_getCursorUSR(var));
+                        lhs->type = type_spelling(c, var);
+                        lhs->ref = KDC_REF_LOCAL;
+                        kdc_expr_t *as = new_expr(c, KDC_E_BINARY, var);
+                        as->op = KDC_OP_ASSIGN;
+                        kdc_expr_t *ak[2] = {lhs, elem};
+                        set_kids(c, as, ak, 2);
+                        range = as;
+                        var = clang_getNullCursor();
+                    }
+                    kdc_stmt_t *d = expr_stmt(c, range, kv.v[i]);
                     KDC_VEC_PUSH(pre, d);
                 }
             }

@@ -8,7 +8,7 @@ void kdc_call_clients(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t
                       const kdc_api_t *api, int type, kdc_bits_t *clients, int *unknown) {
     const kdc_expr_t *handle = api->handle != KDC_ARG_NONE ? kdc_api_arg(call, api->handle)
                                                            : kdc_api_arg(call, api->topic);
-    kdc_rule_clients(ctx, f, handle, type, clients, unknown);
+    kdc_rule_clients_at(ctx, f, call, handle, type, clients, unknown);
 }
 
 int kdc_call_on_client(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,
@@ -265,7 +265,8 @@ int kdc_name_has_word(const char *name, const char *const *words, const char *co
 }
 
 int kdc_is_logging_name(const char *name) {
-    static const char *const words[] = {"log", "print", "printf", "trace", "debug", "dump", NULL};
+    static const char *const words[] = {"log", "print", "printf", "trace", "debug", "dump",
+                                        "dbg", "dbgprintf", NULL};
     return kdc_name_has_word(name, words, NULL);
 }
 

@@ -1,0 +1,222 @@
+/*
+ * Settings the program does not determine: what a client's configurations say
+ * about one property, by the one policy every configuration rule follows
+ * (facts.h, kdc_facts_client_value; docs/kdc-lint.md, "Settings the program
+ * does not determine").
+ *
+ * Order matters: a setting of the property made after another setting of it
+ * (or after settings from outside the program: a name that is not a literal,
+ * a configuration handed to code outside the analysis) on every path
+ * overrides it. Two settings are ordered in the innermost function both are
+ * made from (through the chains of calls that made them): the later one must
+ * be on every path from the earlier one to that function's return. A copy's
+ * own settings come after those it inherits.
+ */
+#define _GNU_SOURCE
+#include "facts_int.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+static int parse_bool(const char *v, int *out) {
+    if (!strcasecmp(v, "true") || !strcasecmp(v, "t") || !strcmp(v, "1")) {
+        *out = 1;
+        return 1;
+    }
+    if (!strcasecmp(v, "false") || !strcasecmp(v, "f") || !strcmp(v, "0")) {
+        *out = 0;
+        return 1;
+    }
+    return 0;
+}
+
+/* A value as compared: booleans as "true"/"false" (NULL when not one). */
+static const char *canonical(const char *v, int flags) {
+    int b;
+    if (!v || !(flags & KDC_VALUE_BOOL))
+        return v;
+    return parse_bool(v, &b) ? (b ? "true" : "false") : NULL;
+}
+
+static int same(const char *a, const char *b) { return a == b || (a && b && !strcmp(a, b)); }
+
+/* Is a setting's name the property `key` (or its alias in librdkafka)? */
+static int names_key(const char *name, const char *key) {
+    static const char *const aliases[][2] = {{"acks", "request.required.acks"},
+                                             {"retries", "message.send.max.retries"}};
+    if (!name)
+        return 0;
+    if (!strcmp(name, key))
+        return 1;
+    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
+        if ((!strcmp(name, aliases[i][0]) && !strcmp(key, aliases[i][1])) ||
+            (!strcmp(name, aliases[i][1]) && !strcmp(key, aliases[i][0])))
+            return 1;
+    return 0;
+}
+
+/* ---------- order ---------- */
+
+static int is_node(void *arg, int n) { return n == *(const int *)arg; }
+
+/* Does `later` happen after `earlier` on every path? */
+static int after(const kdc_setting_t *later, const kdc_setting_t *earlier) {
+    if (later->inherited != earlier->inherited)
+        return earlier->inherited;
+    for (unsigned i = 0; i < earlier->npath; i++)
+        for (unsigned j = 0; j < later->npath; j++) {
+            const kdc_func_t *f = earlier->pathf[i];
+            if (f != later->pathf[j])
+                continue;
+            if (earlier->path[i] == later->path[j] || !f->cfg)
+                return 0; /* one call: a loop over pairs, or the same helper call */
+            const kdc_cfg_t *g = f->cfg;
+            int from = kdc_cfg_node_of_call(g, earlier->path[i]);
+            int to = kdc_cfg_node_of_call(g, later->path[j]);
+            if (from < 0 || to < 0)
+                return 0;
+            return !kdc_cfg_reaches_avoiding(g, from, g->exit, is_node, &to);
+        }
+    return 0;
+}
+
+/* Is the setting followed on every path by a setting of key that is made on
+ * every path of its own (so the earlier one never holds)? */
+static int overridden(const setting_vec_t *all, const kdc_setting_t *s, const char *key) {
+    for (size_t i = 0; i < all->n; i++) {
+        const kdc_setting_t *l = &all->v[i];
+        if (l != s && names_key(l->key, key) && !l->conditional && after(l, s))
+            return 1;
+    }
+    return 0;
+}
+
+/* ---------- one configuration ---------- */
+
+typedef struct conf_value {
+    kdc_value_source_t source;
+    const char *value;
+    const kdc_setting_t *outside;
+} conf_value_t;
+
+static void add_set(kdc_value_t *out, const kdc_setting_t *s) {
+    for (size_t i = 0; i < out->nset; i++)
+        if (out->set[i] == s)
+            return;
+    if (out->nset < sizeof out->set / sizeof out->set[0])
+        out->set[out->nset++] = s;
+}
+
+/* The property on one configuration: its own settings (`own`: a global
+ * configuration, whose outside settings count) and those of a default topic
+ * configuration attached to it (of the property only). */
+static void eval_settings(const setting_vec_t *all, int own, const char *key, const char *dflt,
+                          int flags, conf_value_t *cv, kdc_value_t *out) {
+    for (size_t i = 0; i < all->n; i++) {
+        const kdc_setting_t *s = &all->v[i];
+        int of_key = names_key(s->key, key);
+        if ((!of_key && (s->key || !own)) || overridden(all, s, key))
+            continue;
+        const char *lit = of_key ? (s->value ? s->value : s->fallback) : NULL;
+        if (!of_key || !s->value) { /* from outside: any name, or this one's value */
+            if (cv->source != KDC_VALUE_VARIES)
+                cv->source = KDC_VALUE_OUTSIDE;
+            if (!cv->outside)
+                cv->outside = s;
+        }
+        if (of_key)
+            add_set(out, s);
+        if (!lit)
+            continue;
+        const char *v = canonical(lit, flags);
+        if (!v || (s->conditional && !same(v, canonical(dflt, flags))) ||
+            (cv->value && !same(cv->value, v))) {
+            cv->source = KDC_VALUE_VARIES; /* on some paths only, or set both ways */
+            continue;
+        }
+        cv->value = v;
+        if (cv->source == KDC_VALUE_DEFAULT)
+            cv->source = KDC_VALUE_SET;
+    }
+}
+
+/* ---------- the client ---------- */
+
+void kdc_facts_client_value(const kdc_facts_t *fx, size_t client, const char *key,
+                            const char *dflt, int flags, kdc_value_t *out) {
+    const objinfo_t *ci = &fx->info[client];
+    memset(out, 0, sizeof *out);
+    out->source = KDC_VALUE_DEFAULT;
+    out->value = canonical(dflt, flags);
+    if (ci->unknown_conf) {
+        out->source = KDC_VALUE_OUTSIDE;
+        out->outside = kdc_facts_client_loc(fx, client);
+        out->outside_what = "the client's configuration comes from code outside the analysis";
+    }
+    const char *agg = NULL;
+    int n = 0, varies = 0, any_outside = ci->unknown_conf, any_set = 0;
+    for (size_t i = 0; i < ci->confs.nwords * 64; i++) {
+        if (!kdc_bits_get(&ci->confs, i))
+            continue;
+        const objinfo_t *conf = &fx->info[i];
+        conf_value_t cv = {KDC_VALUE_DEFAULT, NULL, NULL};
+        eval_settings(&conf->settings, 1, key, dflt, flags, &cv, out);
+        for (size_t t = 0; !(flags & KDC_VALUE_GLOBAL) && t < conf->linked.nwords * 64; t++)
+            if (kdc_bits_get(&conf->linked, t))
+                eval_settings(&fx->info[t].settings, 0, key, dflt, flags, &cv, out);
+        if (cv.outside && !out->outside) {
+            out->outside = &cv.outside->loc;
+            out->outside_what = cv.outside->escape ? "the configuration is handed to code outside "
+                                                     "the analysis, which may set anything"
+                                : cv.outside->key ? "a value that is not a literal: getenv, a file, "
+                                                    "an argument"
+                                                  : "a property name that is not a literal: a "
+                                                    "file, argv, a user's key=value list";
+        }
+        const char *v = cv.value ? cv.value : canonical(dflt, flags);
+        if (cv.source == KDC_VALUE_VARIES || (n && !same(agg, v)))
+            varies = 1;
+        agg = v;
+        n++;
+        any_outside |= cv.source == KDC_VALUE_OUTSIDE;
+        any_set |= cv.source == KDC_VALUE_SET;
+    }
+    if (varies) {
+        out->source = KDC_VALUE_VARIES;
+        out->value = NULL;
+        return;
+    }
+    if (n)
+        out->value = agg;
+    out->source = any_outside ? KDC_VALUE_OUTSIDE : any_set ? KDC_VALUE_SET : KDC_VALUE_DEFAULT;
+}
+
+const char *kdc_value_note(const kdc_value_t *v, const char *key, char *buf, size_t size) {
+    int own = 0; /* a literal of the program's own */
+    for (size_t i = 0; i < v->nset; i++)
+        own |= v->set[i]->value || v->set[i]->fallback;
+    const char *what = v->outside_what ? v->outside_what : "settings from outside the program";
+    if (v->source == KDC_VALUE_OUTSIDE)
+        snprintf(buf, size, "%s may be set from outside the program here (%s); assumed %s, %s",
+                 key, what, v->value ? v->value : "unset",
+                 own ? "as the program sets it" : "librdkafka's default");
+    else if (v->source == KDC_VALUE_VARIES && v->outside)
+        snprintf(buf, size, "%s may also be set from outside the program here (%s)", key, what);
+    else if (v->source == KDC_VALUE_VARIES)
+        snprintf(buf, size, "%s is set differently on different paths", key);
+    else
+        snprintf(buf, size, "%s=%s%s", key, v->value ? v->value : "unset",
+                 v->source == KDC_VALUE_DEFAULT ? " (librdkafka's default)" : "");
+    return buf;
+}
+
+kdc_tri_t kdc_facts_client_bool(const kdc_facts_t *fx, size_t client, const char *key, int dflt) {
+    kdc_value_t v;
+    kdc_facts_client_value(fx, client, key, dflt ? "true" : "false",
+                           KDC_VALUE_BOOL | KDC_VALUE_GLOBAL, &v);
+    if (v.source == KDC_VALUE_VARIES || !v.value)
+        return KDC_TRI_UNKNOWN;
+    return !strcmp(v.value, "true") ? KDC_TRI_YES : KDC_TRI_NO;
+}
+
