@@ -1036,9 +1036,20 @@ static void describe_objects(kdc_facts_t *fx) {
     }
 }
 
+/* The same setting reaching a copy from several of the configurations it may
+ * copy (one factory's configuration, one per chain of calls that made it):
+ * the same call, property, value and guards. */
+static const char *setting_id(const kdc_setting_t *st, char *buf, size_t size) {
+    snprintf(buf, size, "%p|%s|%s|%s|%d%d%d", (const void *)(st->npath ? st->path[0] : NULL),
+             st->key ? st->key : "\x01", st->value ? st->value : "\x01",
+             st->fallback ? st->fallback : "\x01", st->conditional, st->escape, st->from_outside);
+    return buf;
+}
+
 /* A copy (rd_kafka_conf_dup) starts with what the configuration it copies
  * sets and registers: its settings come first (`inherited`), so a setting of
- * the copy overrides them. */
+ * the copy overrides them. A setting inherited through several of the
+ * configurations it may copy is kept once. */
 static void inherit(kdc_facts_t *fx, size_t conf) {
     objinfo_t *oi = &fx->info[conf];
     if (oi->copied)
@@ -1046,6 +1057,9 @@ static void inherit(kdc_facts_t *fx, size_t conf) {
     oi->copied = 1;
     setting_vec_t own = oi->settings;
     oi->settings = (setting_vec_t){0};
+    kdc_strset_t seen;
+    kdc_strset_init(&seen);
+    char id[1024];
     for (size_t p = 0; p < oi->parents.nwords * 64; p++) {
         if (!kdc_bits_get(&oi->parents, p) || p == conf)
             continue;
@@ -1055,6 +1069,11 @@ static void inherit(kdc_facts_t *fx, size_t conf) {
             continue; /* a cycle of copies */
         for (size_t i = 0; i < pi->settings.n; i++) {
             kdc_setting_t st = pi->settings.v[i];
+            size_t before = seen.n;
+            setting_id(&st, id, sizeof id);
+            kdc_strset_add(&seen, id, strlen(id));
+            if (seen.n == before)
+                continue; /* kept once */
             st.inherited = 1;
             KDC_VEC_PUSH(oi->settings, st);
         }
@@ -1069,6 +1088,7 @@ static void inherit(kdc_facts_t *fx, size_t conf) {
         kdc_bits_or(&oi->drcbs, &pi->drcbs);
         kdc_bits_or(&oi->linked, &pi->linked);
     }
+    kdc_strset_free(&seen);
     for (size_t i = 0; i < own.n; i++)
         KDC_VEC_PUSH(oi->settings, own.v[i]);
     free(own.v);
@@ -1222,11 +1242,14 @@ void kdc__describe_clients(kdc_facts_t *fx) {
     describe_objects(fx);
     scan_config_calls(fx);
     inherit_copies(fx);
+    kdc__settings_mark_overridden(fx);
     mark_producers(fx);
     mark_handed_out(fx);
 }
 
 void kdc__free_clients(kdc_facts_t *fx) {
+    if (fx->props.slots)
+        kdc_strset_free(&fx->props);
     for (size_t i = 0; fx->call_guards.keys && i < fx->call_guards.cap; i++)
         if (fx->call_guards.keys[i]) {
             guard_vec_t *v = fx->call_guards.vals[i];
@@ -1237,6 +1260,7 @@ void kdc__free_clients(kdc_facts_t *fx) {
     size_t n = fx->pts ? kdc_pts_nobjs(fx->pts) : 0;
     for (size_t i = 0; fx->info && i < n; i++) {
         free(fx->info[i].settings.v);
+        free(fx->info[i].by_prop);
         kdc_bits_free(&fx->info[i].confs);
         kdc_bits_free(&fx->info[i].clients);
         kdc_bits_free(&fx->info[i].linked);

@@ -95,6 +95,10 @@ typedef struct kdc_setting {
                                outside the analysis, which may set anything (key NULL) */
     int inherited;          /* made on the configuration this one copies (rd_kafka_conf_dup),
                                so before every setting of the copy */
+    int overridden;         /* followed on every path by a setting of the same property
+                               made on every path (settings.c): it never holds */
+    const char *prop;       /* key NULL: NULL; else the property it sets, one interned
+                               name for a property and its alias (settings.c) */
     const kdc_func_t *func; /* where the value is written: the conf_set call, or the
                                outermost helper call that passes the value */
     kdc_loc_t loc;

@@ -23,6 +23,9 @@ typedef struct objinfo {
                                       callback function (events, C++ DeliveryReportCb) */
     unsigned copied : 2;           /* rd_kafka_conf_dup(): 1 inheriting, 2 done */
     setting_vec_t settings;
+    size_t *by_prop;               /* indices of the settings of a named property, ordered by
+                                      (prop, first call): settings.c's index */
+    size_t nby_prop;
     kdc_bits_t drcbs;              /* delivery-report callbacks (FUNC objects) registered */
     kdc_bits_t parents;            /* the configurations a copy (rd_kafka_conf_dup) copies */
     kdc_bits_t linked;             /* topic configurations attached as default topic conf */
@@ -46,6 +49,7 @@ struct kdc_facts {
     kdc_options_t opts;
     kdc_pts_t *pts;
     objinfo_t *info;            /* per object */
+    kdc_strset_t props;         /* property names of settings, interned (settings.c) */
     kdc_summary_t *sum;         /* per function index */
     frame_vec_t *callers;       /* per function index: the call sites that may reach it */
     unsigned consumes : 1;      /* the program consumes messages somewhere */
@@ -112,6 +116,8 @@ void kdc__free_input_flow(kdc_facts_t *fx);
 
 /* clientconf.c: configurations, clients and topics (after handle tracking). */
 void kdc__describe_clients(kdc_facts_t *fx);
+/* Marks each setting of a named property that a later one overrides (settings.c). */
+void kdc__settings_mark_overridden(kdc_facts_t *fx);
 void kdc__free_clients(kdc_facts_t *fx);
 
 #endif

@@ -15,7 +15,9 @@
 #define _GNU_SOURCE
 #include "facts_int.h"
 
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -41,19 +43,20 @@ static const char *canonical(const char *v, int flags) {
 
 static int same(const char *a, const char *b) { return a == b || (a && b && !strcmp(a, b)); }
 
-/* Is a setting's name the property `key` (or its alias in librdkafka)? */
-static int names_key(const char *name, const char *key) {
+/* The one name of a property and its alias in librdkafka. */
+static const char *property_name(const char *key) {
     static const char *const aliases[][2] = {{"acks", "request.required.acks"},
                                              {"retries", "message.send.max.retries"}};
-    if (!name)
-        return 0;
-    if (!strcmp(name, key))
-        return 1;
     for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
-        if ((!strcmp(name, aliases[i][0]) && !strcmp(key, aliases[i][1])) ||
-            (!strcmp(name, aliases[i][1]) && !strcmp(key, aliases[i][0])))
-            return 1;
-    return 0;
+        if (!strcmp(key, aliases[i][1]))
+            return aliases[i][0];
+    return key;
+}
+
+/* The interned property a query's key names; NULL when no setting names it. */
+static const char *query_prop(const kdc_facts_t *fx, const char *key) {
+    const char *name = property_name(key);
+    return fx->props.slots ? kdc_strset_find(&fx->props, name, strlen(name)) : NULL;
 }
 
 /* ---------- order ---------- */
@@ -81,15 +84,86 @@ static int after(const kdc_setting_t *later, const kdc_setting_t *earlier) {
     return 0;
 }
 
-/* Is the setting followed on every path by a setting of key that is made on
- * every path of its own (so the earlier one never holds)? */
-static int overridden(const setting_vec_t *all, const kdc_setting_t *s, const char *key) {
-    for (size_t i = 0; i < all->n; i++) {
-        const kdc_setting_t *l = &all->v[i];
-        if (l != s && names_key(l->key, key) && !l->conditional && after(l, s))
+/* ---------- the index: a configuration's settings by property ---------- */
+
+static const kdc_expr_t *first_call(const kdc_setting_t *s) { return s->npath ? s->path[0] : NULL; }
+
+static int by_prop_cmp(const void *a, const void *b, void *arg) {
+    const setting_vec_t *all = arg;
+    const kdc_setting_t *x = &all->v[*(const size_t *)a];
+    const kdc_setting_t *y = &all->v[*(const size_t *)b];
+    if (x->prop != y->prop)
+        return (uintptr_t)x->prop < (uintptr_t)y->prop ? -1 : 1;
+    if (first_call(x) != first_call(y))
+        return (uintptr_t)first_call(x) < (uintptr_t)first_call(y) ? -1 : 1;
+    return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+}
+
+/* The settings of prop in the configuration: [*lo, *hi) of oi->by_prop. */
+static void prop_range(const objinfo_t *oi, const char *prop, size_t *lo, size_t *hi) {
+    size_t a = 0, b = oi->nby_prop;
+    while (a < b) { /* first index whose prop is >= prop */
+        size_t m = a + (b - a) / 2;
+        if ((uintptr_t)oi->settings.v[oi->by_prop[m]].prop < (uintptr_t)prop)
+            a = m + 1;
+        else
+            b = m;
+    }
+    *lo = a;
+    while (a < oi->nby_prop && oi->settings.v[oi->by_prop[a]].prop == prop)
+        a++;
+    *hi = a;
+}
+
+/* Is s followed on every path by a setting of prop that is made on every path
+ * of its own (so s never holds)? Settings of the same call (one call in a
+ * loop over pairs, or the same helper call) do not order each other. */
+static int followed_by(const objinfo_t *oi, const kdc_setting_t *s, const char *prop) {
+    size_t lo, hi;
+    prop_range(oi, prop, &lo, &hi);
+    for (size_t k = lo; k < hi; k++) {
+        const kdc_setting_t *l = &oi->settings.v[oi->by_prop[k]];
+        if (l != s && !l->conditional && (!first_call(s) || first_call(l) != first_call(s)) &&
+            after(l, s))
             return 1;
     }
     return 0;
+}
+
+/* Is the setting overridden for the query's property? A setting of a named
+ * property has the answer for its own property marked once
+ * (kdc__settings_mark_overridden). */
+static int overridden(const objinfo_t *oi, const kdc_setting_t *s, const char *prop) {
+    if (s->key)
+        return s->overridden;
+    return prop && followed_by(oi, s, prop);
+}
+
+void kdc__settings_mark_overridden(kdc_facts_t *fx) {
+    size_t n = kdc_pts_nobjs(fx->pts);
+    kdc_strset_init(&fx->props);
+    for (size_t c = 0; c < n; c++) {
+        objinfo_t *oi = &fx->info[c];
+        setting_vec_t *all = &oi->settings;
+        if (!all->n)
+            continue;
+        oi->by_prop = malloc(all->n * sizeof *oi->by_prop);
+        if (!oi->by_prop)
+            kdc_oom();
+        oi->nby_prop = 0;
+        for (size_t i = 0; i < all->n; i++) {
+            kdc_setting_t *s = &all->v[i];
+            const char *name = s->key ? property_name(s->key) : NULL;
+            s->prop = name ? kdc_strset_add(&fx->props, name, strlen(name)) : NULL;
+            if (s->prop)
+                oi->by_prop[oi->nby_prop++] = i;
+        }
+        qsort_r(oi->by_prop, oi->nby_prop, sizeof *oi->by_prop, by_prop_cmp, all);
+        for (size_t i = 0; i < all->n; i++) {
+            kdc_setting_t *s = &all->v[i];
+            s->overridden = s->prop && followed_by(oi, s, s->prop);
+        }
+    }
 }
 
 /* ---------- one configuration ---------- */
@@ -111,12 +185,15 @@ static void add_set(kdc_value_t *out, const kdc_setting_t *s) {
 /* The property on one configuration: its own settings (`own`: a global
  * configuration, whose outside settings count) and those of a default topic
  * configuration attached to it (of the property only). */
-static void eval_settings(const setting_vec_t *all, int own, const char *key, const char *dflt,
+static void eval_settings(const objinfo_t *oi, int own, const char *prop, const char *dflt,
                           int flags, conf_value_t *cv, kdc_value_t *out) {
+    const setting_vec_t *all = &oi->settings;
     for (size_t i = 0; i < all->n; i++) {
         const kdc_setting_t *s = &all->v[i];
-        int of_key = names_key(s->key, key);
-        if ((!of_key && (s->key || !own)) || overridden(all, s, key))
+        int of_key = s->prop && s->prop == prop;
+        if (!of_key && (s->key || !own || cv->outside))
+            continue; /* another property; or one more outside setting, which adds nothing */
+        if (overridden(oi, s, prop))
             continue;
         const char *lit = of_key ? (s->value ? s->value : s->fallback) : NULL;
         if (!of_key || !s->value) { /* from outside: any name, or this one's value */
@@ -154,6 +231,7 @@ void kdc_facts_client_value(const kdc_facts_t *fx, size_t client, const char *ke
         out->outside = kdc_facts_client_loc(fx, client);
         out->outside_what = "the client's configuration comes from code outside the analysis";
     }
+    const char *prop = query_prop(fx, key);
     const char *agg = NULL;
     int n = 0, varies = 0, any_outside = ci->unknown_conf, any_set = 0;
     for (size_t i = 0; i < ci->confs.nwords * 64; i++) {
@@ -161,10 +239,10 @@ void kdc_facts_client_value(const kdc_facts_t *fx, size_t client, const char *ke
             continue;
         const objinfo_t *conf = &fx->info[i];
         conf_value_t cv = {KDC_VALUE_DEFAULT, NULL, NULL};
-        eval_settings(&conf->settings, 1, key, dflt, flags, &cv, out);
+        eval_settings(conf, 1, prop, dflt, flags, &cv, out);
         for (size_t t = 0; !(flags & KDC_VALUE_GLOBAL) && t < conf->linked.nwords * 64; t++)
             if (kdc_bits_get(&conf->linked, t))
-                eval_settings(&fx->info[t].settings, 0, key, dflt, flags, &cv, out);
+                eval_settings(&fx->info[t], 0, prop, dflt, flags, &cv, out);
         if (cv.outside && !out->outside) {
             out->outside = &cv.outside->loc;
             out->outside_what = cv.outside->escape ? "the configuration is handed to code outside "

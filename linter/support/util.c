@@ -104,6 +104,16 @@ static void strset_insert(char **slots, size_t cap, char *str) {
     slots[i] = str;
 }
 
+const char *kdc_strset_find(const kdc_strset_t *s, const char *str, size_t len) {
+    size_t i = (size_t)XXH3_64bits(str, len) & (s->cap - 1);
+    while (s->slots[i]) {
+        if (strlen(s->slots[i]) == len && memcmp(s->slots[i], str, len) == 0)
+            return s->slots[i];
+        i = (i + 1) & (s->cap - 1);
+    }
+    return NULL;
+}
+
 const char *kdc_strset_add(kdc_strset_t *s, const char *str, size_t len) {
     size_t i = (size_t)XXH3_64bits(str, len) & (s->cap - 1);
     while (s->slots[i]) {

@@ -32,6 +32,8 @@ typedef struct kdc_strset {
 void kdc_strset_init(kdc_strset_t *s);
 void kdc_strset_free(kdc_strset_t *s);
 const char *kdc_strset_add(kdc_strset_t *s, const char *str, size_t len);
+/* The stored copy of str, or NULL when it was never added. */
+const char *kdc_strset_find(const kdc_strset_t *s, const char *str, size_t len);
 
 /* Map keyed by interned string pointers (identity), to a pointer value. */
 typedef struct kdc_strmap {
