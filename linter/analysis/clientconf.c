@@ -1037,12 +1037,13 @@ static void describe_objects(kdc_facts_t *fx) {
 }
 
 /* The same setting reaching a copy from several of the configurations it may
- * copy (one factory's configuration, one per chain of calls that made it):
- * the same call, property, value and guards. */
+ * copy: the same chain of calls, property, value and guards. */
 static const char *setting_id(const kdc_setting_t *st, char *buf, size_t size) {
-    snprintf(buf, size, "%p|%s|%s|%s|%d%d%d", (const void *)(st->npath ? st->path[0] : NULL),
-             st->key ? st->key : "\x01", st->value ? st->value : "\x01",
-             st->fallback ? st->fallback : "\x01", st->conditional, st->escape, st->from_outside);
+    int n = snprintf(buf, size, "%s|%s|%s|%d%d%d", st->key ? st->key : "\x01",
+                     st->value ? st->value : "\x01", st->fallback ? st->fallback : "\x01",
+                     st->conditional, st->escape, st->from_outside);
+    for (unsigned i = 0; i < st->npath && n > 0 && (size_t)n < size; i++)
+        n += snprintf(buf + n, size - (size_t)n, "|%p", (const void *)st->path[i]);
     return buf;
 }
 
