@@ -122,9 +122,20 @@ static int param_written(kdc_facts_t *fx, const kdc_func_t *f, const char *usr) 
     return v == 2;
 }
 
+/* C++: the std::string (a library class) a `const char *` or literal is
+ * converted to on its way to a parameter holds the same string. */
+static const kdc_expr_t *strip_string_ctor(const kdc_expr_t *e) {
+    e = kdc_expr_strip_copy(e);
+    for (int d = 0; e && e->kind == KDC_E_CALL && e->is_ctor && e->callee_system && e->nkids >= 1 &&
+                    d < 8;
+         d++)
+        e = kdc_expr_strip_copy(e->kids[0]);
+    return e;
+}
+
 static resolved_t resolve_from(kdc_facts_t *fx, const frame_t *chain, int n, resolved_t r) {
     for (int guard = 0; guard < 16; guard++) {
-        const kdc_expr_t *s = kdc_expr_strip(r.e);
+        const kdc_expr_t *s = strip_string_ctor(r.e);
         if (!s)
             break;
         if (s->kind == KDC_E_REF && s->ref == KDC_REF_PARAM && s->param_index >= 0 &&
@@ -355,19 +366,42 @@ static void each_context(kdc_facts_t *fx, const set_call_t *sc, frame_t *chain, 
 
 /* Is this call on every path through its function, apart from paths where a
  * property failed to set (the configuration is then abandoned)? */
-static int find_conf_set(const kdc_expr_t *e, void *arg) {
-    const kdc_api_t *api = kdc_api_lookup(e);
-    if (api && (api->roles & KDC_API_CONF_SET)) {
-        *(const kdc_expr_t **)arg = e;
-        return 1;
+typedef struct must_ctx {
+    int avoid, found;
+    kdc_program_t *p;
+    const kdc_facts_t *fx;
+    const kdc_func_t *f;
+    const kdc_expr_t *set;   /* the configuration call a condition tests */
+    int helper;              /* ... a helper of the program that makes one, returning bool */
+} must_ctx_t;
+
+/* A helper of the program returning bool that sets a property
+ * (`static bool apply(Conf &c, const char *k, ..) { return c.set(k, ..) == CONF_OK; }`):
+ * false is its failure. */
+static int bool_conf_helper(const must_ctx_t *m, const kdc_expr_t *call) {
+    if (!call->type || (strcmp(call->type, "bool") && strcmp(call->type, "_Bool")))
+        return 0;
+    const kdc_func_t *h = kdc__callee_func(m->fx, m->f, call);
+    for (unsigned c = 0; h && c < h->ncalls; c++) {
+        const kdc_api_t *api = kdc_api_lookup(h->calls[c]);
+        if (api && (api->roles & KDC_API_CONF_SET))
+            return 1;
     }
     return 0;
 }
 
-typedef struct must_ctx {
-    int avoid, found;
-    kdc_program_t *p;
-} must_ctx_t;
+static int find_conf_set(const kdc_expr_t *e, void *arg) {
+    must_ctx_t *m = arg;
+    if (e->kind != KDC_E_CALL)
+        return 0;
+    const kdc_api_t *api = kdc_api_lookup(e);
+    if ((api && (api->roles & KDC_API_CONF_SET)) || bool_conf_helper(m, e)) {
+        m->set = e;
+        m->helper = !api;
+        return 1;
+    }
+    return 0;
+}
 
 static int must_visit(void *ctx, const kdc_cfg_t *g, int n, int st) {
     must_ctx_t *m = ctx;
@@ -381,13 +415,13 @@ static int must_visit(void *ctx, const kdc_cfg_t *g, int n, int st) {
 static int must_edge(void *ctx, const kdc_cfg_t *g, int n, unsigned i, int st) {
     (void)st;
     const kdc_node_t *nd = &g->nodes[n];
-    const kdc_expr_t *set = NULL;
-    if (nd->kind != KDC_N_COND || !kdc_expr_walk(nd->expr, find_conf_set, &set))
+    must_ctx_t *m = ctx;
+    if (nd->kind != KDC_N_COND || !kdc_expr_walk(nd->expr, find_conf_set, m))
         return 1;
     kdc_outcome_t o = {0};
-    o.p = ((must_ctx_t *)ctx)->p;
-    o.call = set;
-    o.error_truthy = 1; /* rd_kafka_conf_res_t: RD_KAFKA_CONF_OK is 0 */
+    o.p = m->p;
+    o.call = m->set;
+    o.error_truthy = !m->helper; /* rd_kafka_conf_res_t: RD_KAFKA_CONF_OK is 0; a helper: false */
     return kdc_outcome_failure_edge(&o, nd->expr) != (int)i;
 }
 
@@ -426,7 +460,7 @@ static int on_every_path(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_e
     const kdc_cfg_t *g = f->cfg;
     if (!g || call->call_id < 0 || g->call_node[call->call_id] < 0)
         return 0;
-    must_ctx_t m = {g->call_node[call->call_id], 0, fx->p};
+    must_ctx_t m = {g->call_node[call->call_id], 0, fx->p, fx, f, NULL, 0};
     kdc_search_t s = {must_visit, must_edge, &m, 1};
     kdc_cfg_search(g, conf_start(fx, f, conf), 0, &s);
     return !m.found;

@@ -448,7 +448,9 @@ void kdc__for_each_obj_at(const kdc_facts_t *fx, const kdc_func_t *f, const char
 
 const kdc_expr_t *kdc__literal(const kdc_expr_t *e) {
     for (int depth = 0; e && depth < 8; depth++) {
-        e = kdc_expr_strip(e);
+        e = kdc_expr_strip_copy(e);
+        if (!e)
+            return NULL;
         if (e->kind == KDC_E_STRING)
             return e;
         if (e->kind == KDC_E_CALL && e->is_ctor && e->callee_system && e->nkids >= 1)

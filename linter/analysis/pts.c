@@ -744,9 +744,20 @@ static void srcs(kdc_pts_t *t, const kdc_expr_t *e, srcvec_t *out) {
     case KDC_E_STRING:
         push_obj(obj_for(t, KDC_OBJ_STRING, e->str, NULL, NULL, e->str), out);
         return;
-    case KDC_E_CALL:
+    case KDC_E_CALL: {
+        /* C++: a std::string (any library class) built from a literal holds it */
+        const kdc_expr_t *k = e;
+        for (int d = 0; k && k->kind == KDC_E_CALL && k->is_ctor && k->callee_system &&
+                        k->nkids >= 1 && d < 8;
+             d++)
+            k = kdc_expr_strip_copy(k->kids[0]);
+        if (k && k != e && k->kind == KDC_E_STRING) {
+            push_obj(obj_for(t, KDC_OBJ_STRING, k->str, NULL, NULL, k->str), out);
+            return;
+        }
         call_srcs(t, e, out);
         return;
+    }
     case KDC_E_UNARY:
         if (e->op == KDC_OP_DEREF || e->op == KDC_OP_UNKNOWN)
             push_loc(t, lkey(t, e), out);
@@ -1168,6 +1179,42 @@ static void eval(const kdc_pts_t *t, const kdc_func_t *f, const kdc_expr_t *e, k
 static void eval_ctx(const kdc_pts_t *t, const kdc_func_t *f, const char *ctx, const kdc_expr_t *e,
                      kdc_bits_t *out);
 
+/* C++: conf->set("rebalance_cb", obj, errstr) registers obj's
+ * rebalance_cb(KafkaConsumer *, ..) override. The class is the value's static
+ * type when it names one; through a RdKafka::RebalanceCb pointer, every
+ * override of the program. Returns how many, at most max. */
+static size_t cxx_rebalance_methods(const kdc_pts_t *t, const kdc_expr_t *call, kdc_func_t **out,
+                                    size_t max) {
+    if (!call->is_method || !call->name || strcmp(call->name, "RdKafka::Conf::set") ||
+        call->nkids < 2)
+        return 0;
+    const kdc_expr_t *k = kdc_expr_strip(call->kids[0]);
+    for (int d = 0; k && k->kind == KDC_E_CALL && k->is_ctor && k->nkids >= 1 && d < 4; d++)
+        k = kdc_expr_strip(k->kids[0]); /* the std::string the literal becomes */
+    if (!k || k->kind != KDC_E_STRING || strcmp(k->str, "rebalance_cb"))
+        return 0;
+    const char *type = call->kids[1]->type;
+    char cls[256] = "";
+    if (type) {
+        size_t a = strncmp(type, "const ", 6) ? 0 : 6, b = strcspn(type + a, " *&");
+        if (b < sizeof cls - 16)
+            snprintf(cls, sizeof cls, "%.*s::rebalance_cb", (int)b, type + a);
+    }
+    int any = !cls[0] || !strcmp(cls, "RdKafka::RebalanceCb::rebalance_cb");
+    size_t n = 0, nf = kdc_program_nfuncs(t->p);
+    for (size_t i = 0; i < nf && n < max; i++) {
+        kdc_func_t *f = kdc_program_func(t->p, i);
+        size_t len = f->name ? strlen(f->name) : 0;
+        if (!f->class_usr || f->nparams < 1 || len < 14 ||
+            strcmp(f->name + len - 14, "::rebalance_cb") ||
+            !(any ? 1 : !strcmp(f->name, cls)) ||
+            !(f->param_types[0] && strstr(f->param_types[0], "KafkaConsumer")))
+            continue;
+        out[n++] = f;
+    }
+    return n;
+}
+
 /* One registration in one instance of its function (ctx; NULL: the only
  * one): a helper registering the callback its caller passes binds each
  * caller's callback to that caller's clients only. */
@@ -1175,13 +1222,21 @@ static void bind_callback_registration_in(kdc_pts_t *t, const kdc_expr_t *call, 
     kdc_bits_t confs, cbs;
     kdc_bits_init(&confs, t->objs.n);
     kdc_bits_init(&cbs, t->objs.n);
-    eval_ctx(t, t->cur, ctx, call->kids[0], &confs);
-    eval_ctx(t, t->cur, ctx, call->kids[1], &cbs);
+    kdc_func_t *methods[16];
+    size_t nmethods = cxx_rebalance_methods(t, call, methods, 16);
+    eval_ctx(t, t->cur, ctx, nmethods ? call->recv : call->kids[0], &confs);
+    if (!nmethods)
+        eval_ctx(t, t->cur, ctx, call->kids[1], &cbs);
     size_t nobjs = t->objs.n;
-    for (size_t k = 0; k < nobjs; k++) {
-        if (!kdc_bits_get(&cbs, k) || t->objs.v[k].kind != KDC_OBJ_FUNC)
-            continue;
-        kdc_func_t *cb = kdc_program_find_func(t->p, t->objs.v[k].str);
+    for (size_t k = 0; k < (nmethods ? nmethods : nobjs); k++) {
+        kdc_func_t *cb;
+        if (nmethods) {
+            cb = methods[k];
+        } else {
+            if (!kdc_bits_get(&cbs, k) || t->objs.v[k].kind != KDC_OBJ_FUNC)
+                continue;
+            cb = kdc_program_find_func(t->p, t->objs.v[k].str);
+        }
         if (!cb || !cb->nparams)
             continue;
         count_caller(t, cb);
@@ -1214,7 +1269,8 @@ static void bind_callback_registration_in(kdc_pts_t *t, const kdc_expr_t *call, 
 }
 
 static void bind_callback_registration(kdc_pts_t *t, const kdc_expr_t *call) {
-    if (!is_callback_registration(call))
+    kdc_func_t *m[1];
+    if (!is_callback_registration(call) && !cxx_rebalance_methods(t, call, m, 1))
         return;
     const instance_vec_t *inst = factory_instances(t, t->cur);
     for (size_t i = 0; i < (inst ? inst->n : 1); i++)

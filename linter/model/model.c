@@ -176,6 +176,22 @@ const kdc_expr_t *kdc_expr_strip(const kdc_expr_t *e) {
     return e;
 }
 
+const kdc_expr_t *kdc_expr_strip_copy(const kdc_expr_t *e) {
+    e = kdc_expr_strip(e);
+    for (int d = 0; e && e->kind == KDC_E_CALL && d < 8; d++) {
+        const kdc_expr_t *k = e->nkids == 1 ? e->kids[0] : NULL;
+        /* libclang shows such a construction as a call of nothing named, its argument
+         * also as the "callee"; a call through a function pointer has a callee of
+         * pointer type */
+        const kdc_expr_t *c = e->callee_expr;
+        if (!k || (e->name && *e->name) || e->is_method || !e->type || !k->type ||
+            strcmp(e->type, k->type) || (c && (!c->type || strcmp(c->type, e->type))))
+            break;
+        e = kdc_expr_strip(k);
+    }
+    return e;
+}
+
 const kdc_expr_t *kdc_expr_assigned(const kdc_expr_t *e) {
     if (!e || !e->nkids)
         return NULL;

@@ -201,6 +201,9 @@ typedef struct kdc_files {
 void kdc_program_files(const kdc_program_t *prog, kdc_files_t *out);
 
 /* Expression helpers used by facts and rules. */
+/* e with C++ copies dropped as well: an unnamed construction of e's own type
+ * from one value (the copy or move a by-value argument makes, elided or not). */
+const kdc_expr_t *kdc_expr_strip_copy(const kdc_expr_t *e);
 const kdc_expr_t *kdc_expr_strip(const kdc_expr_t *e); /* through no-op wrappers */
 /* The lvalue an assignment, compound assignment or ++/-- writes; NULL for any other expression. */
 const kdc_expr_t *kdc_expr_assigned(const kdc_expr_t *e);
