@@ -29,6 +29,7 @@ extern const kdc_rule_t kdc_rule_teardown_without_close;
 extern const kdc_rule_t kdc_rule_destroy_without_flush;
 extern const kdc_rule_t kdc_rule_out_of_order_offset_store;
 extern const kdc_rule_t kdc_rule_dlq_retry_identity;
+extern const kdc_rule_t kdc_rule_partial_batch_commit;
 
 const kdc_rule_t *const kdc_rules[] = {
     &kdc_rule_bare_commit,
@@ -52,6 +53,7 @@ const kdc_rule_t *const kdc_rules[] = {
     &kdc_rule_destroy_without_flush,
     &kdc_rule_out_of_order_offset_store,
     &kdc_rule_dlq_retry_identity,
+    &kdc_rule_partial_batch_commit,
 };
 const size_t kdc_nrules = sizeof kdc_rules / sizeof kdc_rules[0];
 
