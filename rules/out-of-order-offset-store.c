@@ -18,331 +18,29 @@
  * kdc_watermark_*, or a contiguous-prefix tracker). The fix is a watermark
  * that commits only the contiguous confirmed prefix per partition.
  */
+#include "common/async_work.h"
 #include "common/consumer_common.h"
 
 #include <string.h>
 
-typedef KDC_VEC(const kdc_func_t *) func_vec_t;
-typedef KDC_VEC(const char *) key_vec_t;
-
-static int in_vec(const func_vec_t *v, const kdc_func_t *f) {
-    for (size_t i = 0; i < v->n; i++)
-        if (v->v[i] == f)
-            return 1;
-    return 0;
-}
-
-static int has_key(const key_vec_t *v, const char *k) {
-    for (size_t i = 0; k && i < v->n; i++)
-        if (v->v[i] == k)
-            return 1;
-    return 0;
-}
-
-typedef struct entry {
-    const kdc_func_t *func;
-    unsigned nsites;
-    int pool;
-    const kdc_expr_t *site;
-} entry_t;
-
-typedef KDC_VEC(entry_t) entry_vec_t;
-
-/* ---------- is a call executed repeatedly? ---------- */
-
-typedef struct cycle_walk {
-    int start;
-    int found;
-} cycle_walk_t;
-
-static int cycle_visit(void *arg, const kdc_cfg_t *g, int n, int st) {
-    (void)g;
-    cycle_walk_t *c = arg;
-    if (n == c->start) {
-        c->found = 1;
-        return -1;
-    }
-    return st;
-}
-
-static int in_loop(const kdc_func_t *f, const kdc_expr_t *call) {
-    const kdc_cfg_t *g = f->cfg;
-    if (!g || call->call_id < 0 || g->call_node[call->call_id] < 0)
-        return 0;
-    cycle_walk_t c = {g->call_node[call->call_id], 0};
-    kdc_search_t s = {cycle_visit, NULL, &c, 1};
-    kdc_cfg_search(g, c.start, 0, &s);
-    return c.found;
-}
-
-/* Does f run more than once: called at several places or in a loop (callers
- * followed `depth` levels up)? */
-static int runs_repeatedly(kdc_rule_ctx_t *ctx, const kdc_func_t *f, int depth) {
-    const kdc_pts_t *pts = kdc_facts_pts_of(ctx->facts);
-    unsigned sites = 0;
-    size_t nf = kdc_program_nfuncs(ctx->program);
-    for (size_t i = 0; i < nf; i++) {
-        const kdc_func_t *caller = kdc_program_func(ctx->program, i);
-        for (unsigned c = 0; c < caller->ncalls; c++) {
-            kdc_funcvec_t callees = {0};
-            kdc_pts_callees(pts, caller, caller->calls[c], &callees);
-            int hit = 0;
-            for (size_t k = 0; k < callees.n; k++)
-                hit |= callees.v[k] == f;
-            free(callees.v);
-            if (!hit)
-                continue;
-            if (++sites > 1 || in_loop(caller, caller->calls[c]) ||
-                (depth > 0 && caller != f && runs_repeatedly(ctx, caller, depth - 1)))
-                return 1;
-        }
-    }
-    return 0;
-}
-
-/* ---------- thread start routines ---------- */
-
-static const kdc_func_t *lambda_at(kdc_rule_ctx_t *ctx, const kdc_expr_t *e) {
-    size_t nf = kdc_program_nfuncs(ctx->program);
-    for (size_t i = 0; i < nf; i++) {
-        const kdc_func_t *f = kdc_program_func(ctx->program, i);
-        if (f->name && strstr(f->name, "<lambda") && f->loc.file == e->loc.file &&
-            f->loc.line == e->loc.line && f->loc.col == e->loc.col)
-            return f;
-    }
-    return NULL;
-}
-
-/* The function argument of a thread-creating call, or NULL. */
-static const kdc_expr_t *thread_fn_arg(const kdc_expr_t *call) {
-    const char *n = call->name;
-    if (!strcmp(n, "pthread_create"))
-        return kdc_call_arg(call, 2);
-    if (!strcmp(n, "thrd_create"))
-        return kdc_call_arg(call, 1);
-    if (call->is_ctor && (strstr(n, "std::thread") || strstr(n, "std::jthread")))
-        return kdc_call_arg(call, 0);
-    if (!strcmp(n, "std::async")) {
-        const kdc_expr_t *a = kdc_call_arg(call, 0);
-        /* std::async(std::launch::async, fn, ..) or std::async(fn, ..) */
-        if (a && a->type && strstr(a->type, "launch"))
-            return kdc_call_arg(call, 1);
-        return a;
-    }
-    if (call->is_method && call->recv && call->recv->type &&
-        (strstr(n, "emplace_back") || strstr(n, "emplace")) &&
-        (strstr(call->recv->type, "std::thread") || strstr(call->recv->type, "std::jthread")))
-        return kdc_call_arg(call, 0);
-    return NULL;
-}
-
-static void add_entry(entry_vec_t *out, const kdc_func_t *entry, const kdc_expr_t *site,
-                      int repeated) {
-    for (size_t i = 0; i < out->n; i++)
-        if (out->v[i].func == entry) {
-            out->v[i].nsites++;
-            out->v[i].pool = 1;
-            return;
-        }
-    entry_t e = {entry, 1, repeated, site};
-    KDC_VEC_PUSH(*out, e);
-}
-
-static void thread_entries(kdc_rule_ctx_t *ctx, entry_vec_t *out) {
-    size_t nf = kdc_program_nfuncs(ctx->program);
-    const kdc_pts_t *pts = kdc_facts_pts_of(ctx->facts);
-    for (size_t i = 0; i < nf; i++) {
-        const kdc_func_t *f = kdc_program_func(ctx->program, i);
-        for (unsigned c = 0; c < f->ncalls; c++) {
-            const kdc_expr_t *call = f->calls[c];
-            const kdc_expr_t *fn = thread_fn_arg(call);
-            if (!fn)
-                continue;
-            int repeated = in_loop(f, call) || runs_repeatedly(ctx, f, 2);
-            const kdc_expr_t *s = kdc_expr_strip(fn);
-            if (s && s->kind == KDC_E_UNARY && s->op == KDC_OP_ADDR && s->nkids == 1)
-                s = kdc_expr_strip(s->kids[0]);
-            if (s && s->kind == KDC_E_REF && s->ref == KDC_REF_FUNCTION && s->usr) {
-                const kdc_func_t *entry = kdc_program_find_callee(ctx->program, s->usr, f->tu);
-                if (entry) {
-                    add_entry(out, entry, call, repeated);
-                    continue;
-                }
-            }
-            if (s && s->kind == KDC_E_OTHER) {
-                const kdc_func_t *entry = lambda_at(ctx, s);
-                if (entry) {
-                    add_entry(out, entry, call, repeated);
-                    continue;
-                }
-            }
-            kdc_bits_t b;
-            kdc_pts_expr(pts, f, fn, &b);
-            for (size_t k = 0; k < b.nwords * 64; k++) {
-                if (!kdc_bits_get(&b, k) || kdc_facts_obj(ctx->facts, k)->kind != KDC_OBJ_FUNC)
-                    continue;
-                const kdc_func_t *entry =
-                    kdc_program_find_func(ctx->program, kdc_facts_obj(ctx->facts, k)->str);
-                if (entry)
-                    add_entry(out, entry, call, repeated);
-            }
-            kdc_bits_free(&b);
-        }
-    }
-}
-
-/* Every function reachable from the entry. */
-static void closure(kdc_rule_ctx_t *ctx, const kdc_func_t *entry, func_vec_t *out) {
-    KDC_VEC_PUSH(*out, entry);
-    for (size_t i = 0; i < out->n; i++) {
-        const kdc_func_t *f = out->v[i];
-        for (unsigned c = 0; c < f->ncalls; c++) {
-            kdc_funcvec_t callees = {0};
-            kdc_pts_callees(kdc_facts_pts_of(ctx->facts), f, f->calls[c], &callees);
-            for (size_t k = 0; k < callees.n; k++)
-                if (!in_vec(out, callees.v[k]))
-                    KDC_VEC_PUSH(*out, callees.v[k]);
-            free(callees.v);
-        }
-    }
-}
-
-/* ---------- is the store for a message's own position? ---------- */
-
-typedef struct derive {
-    kdc_rule_ctx_t *ctx;
-    key_vec_t keys; /* variables (per function) and fields holding a message's offset */
-    int added;
-} derive_t;
-
-static int is_message_offset(const kdc_expr_t *e) {
-    if (e->kind == KDC_E_MEMBER)
-        return e->usr && strstr(e->usr, "@S@rd_kafka_message_s@FI@offset");
-    return e->kind == KDC_E_CALL && e->name && !strcmp(e->name, "RdKafka::Message::offset");
-}
-
-static int mentions_visit(const kdc_expr_t *e, void *arg) {
-    derive_t *d = arg;
-    if (is_message_offset(e))
-        return 1;
-    if (e->kind == KDC_E_REF || e->kind == KDC_E_MEMBER)
-        return has_key(&d->keys, kdc_pts_lvalue_key(d->ctx->program, e));
-    return 0;
-}
-
-static int derived(derive_t *d, const kdc_expr_t *e) {
-    return e && kdc_expr_walk(e, mentions_visit, d);
-}
-
-static int collect_derived(const kdc_expr_t *e, void *arg) {
-    derive_t *d = arg;
-    if (e->kind != KDC_E_BINARY || e->op != KDC_OP_ASSIGN || e->nkids != 2)
-        return 0;
-    const kdc_expr_t *l = kdc_expr_strip(e->kids[0]);
-    if (!l || (l->kind != KDC_E_REF && l->kind != KDC_E_MEMBER))
-        return 0;
-    const char *k = kdc_pts_lvalue_key(d->ctx->program, l);
-    if (k && !has_key(&d->keys, k) && derived(d, e->kids[1])) {
-        KDC_VEC_PUSH(d->keys, k);
-        d->added = 1;
-    }
-    return 0;
-}
-
-typedef struct list_scan {
-    derive_t *d;
-    const char *list;
-    int hit;
-} list_scan_t;
-
-/* In f: a partition offset written from a message's offset, or the list
- * assigned from a call that takes a message (offsets_for(m)). */
-static int scan_list(const kdc_expr_t *e, void *arg) {
-    list_scan_t *ls = arg;
-    derive_t *d = ls->d;
-    if (e->kind == KDC_E_BINARY && e->op == KDC_OP_ASSIGN && e->nkids == 2) {
-        const kdc_expr_t *l = kdc_expr_strip(e->kids[0]);
-        if (l && l->kind == KDC_E_MEMBER && l->usr &&
-            strstr(l->usr, "@S@rd_kafka_topic_partition_s@FI@offset") && derived(d, e->kids[1]))
-            ls->hit = 1;
-        const kdc_expr_t *r = kdc_expr_strip(e->kids[1]);
-        if (ls->list && kdc_pts_lvalue_key(d->ctx->program, l) == ls->list && r &&
-            r->kind == KDC_E_CALL)
-            for (unsigned i = 0; i < r->nkids; i++)
-                if (kdc_type_is_message(r->kids[i]->type))
-                    ls->hit = 1;
-    }
-    if (e->kind == KDC_E_CALL && e->name) {
-        if (!strcmp(e->name, "rd_kafka_topic_partition_list_set_offset") && e->nkids >= 4 &&
-            derived(d, e->kids[3]))
-            ls->hit = 1;
-        if (!strcmp(e->name, "RdKafka::TopicPartition::create") && e->nkids >= 3 &&
-            derived(d, e->kids[2]))
-            ls->hit = 1;
-        if (!strcmp(e->name, "RdKafka::TopicPartition::set_offset") && e->nkids >= 1 &&
-            derived(d, e->kids[0]))
-            ls->hit = 1;
-    }
-    return 0;
-}
-
-/* Does this store/commit pick a message's own position (rather than commit
- * the stored offsets, or a position a watermark computed)? */
-static int stores_message_position(derive_t *d, const kdc_func_t *f, const kdc_expr_t *call,
-                                   const kdc_api_t *api) {
-    if (!strncmp(api->name, "kdc_watermark_", 14))
-        return 0; /* commits the contiguous confirmed prefix */
-    if (!strcmp(api->name, "rd_kafka_offset_store") || !strcmp(api->name, "RdKafka::Topic::offset_store"))
-        return derived(d, kdc_call_arg(call, call->is_method ? 1 : 2));
-    if (kdc_commit_message_of(call, api))
-        return 1;
-    if (api->list == KDC_ARG_NONE)
-        return 1; /* kdc_commit_message and the like: by message */
-    const kdc_expr_t *list = kdc_api_arg(call, api->list);
-    if (!list || kdc_expr_is_null(list))
-        return 0; /* commits the stored offsets */
-    list_scan_t ls = {d, kdc_pts_lvalue_key(d->ctx->program, list), 0};
-    kdc_func_walk_exprs(f, scan_list, &ls);
-    return ls.hit;
-}
-
-/* Hands consumed messages to the application (RdKafka::Queue::consume, a
- * partition queue's consume, is not in the API table). */
-static int consumes_call(const kdc_expr_t *call) {
-    const kdc_api_t *api = kdc_api_lookup(call);
-    if (api)
-        return (api->roles & KDC_API_CONSUME) != 0;
-    return call->name && !strcmp(call->name, "RdKafka::Queue::consume");
-}
-
 static void check(kdc_rule_ctx_t *ctx) {
-    entry_vec_t entries = {0};
-    thread_entries(ctx, &entries);
-    derive_t d = {ctx, {0}, 0};
-    size_t nf = kdc_program_nfuncs(ctx->program);
-    for (int round = 0; round < 4; round++) {
-        d.added = 0;
-        for (size_t i = 0; i < nf; i++)
-            kdc_func_walk_exprs(kdc_program_func(ctx->program, i), collect_derived, &d);
-        if (!d.added)
-            break;
-    }
+    kdc_async_vec_t entries = {0};
+    kdc_async_entries(ctx, &entries);
+    kdc_offset_vars_t *vars = kdc_offset_vars_new(ctx);
     KDC_VEC(const kdc_expr_t *) seen = {0};
     for (size_t e = 0; e < entries.n; e++) {
-        if (!entries.v[e].pool)
+        const kdc_async_entry_t *en = &entries.v[e];
+        if (en->kind != KDC_ASYNC_THREAD || !en->pool)
             continue; /* one dedicated thread processes in order */
-        func_vec_t reach = {0};
-        closure(ctx, entries.v[e].func, &reach);
-        int consumes = 0;
-        for (size_t i = 0; i < reach.n && !consumes; i++)
-            for (unsigned c = 0; c < reach.v[i]->ncalls && !consumes; c++)
-                consumes = consumes_call(reach.v[i]->calls[c]);
+        kdc_func_list_t reach = {0};
+        kdc_async_closure(ctx, en->func, &reach);
+        int consumes = kdc_async_consumes(&reach);
         for (size_t i = 0; i < reach.n && !consumes; i++) {
             const kdc_func_t *f = reach.v[i];
             for (unsigned c = 0; c < f->ncalls; c++) {
                 const kdc_api_t *api = kdc_api_lookup(f->calls[c]);
                 if (!api || !(api->roles & (KDC_API_COMMIT | KDC_API_STORE)) ||
-                    !stores_message_position(&d, f, f->calls[c], api))
+                    !kdc_stores_message_position(vars, f, f->calls[c], api))
                     continue;
                 int dup = 0;
                 for (size_t k = 0; k < seen.n; k++)
@@ -351,9 +49,9 @@ static void check(kdc_rule_ctx_t *ctx) {
                     continue;
                 KDC_VEC_PUSH(seen, f->calls[c]);
                 kdc_notes_t notes = {0};
-                kdc_notes_add(&notes, &entries.v[e].func->loc,
+                kdc_notes_add(&notes, &en->func->loc,
                               "thread start routine: messages are processed concurrently here");
-                kdc_notes_add(&notes, &entries.v[e].site->loc, "the worker threads are started here");
+                kdc_notes_add(&notes, &en->site->loc, "the worker threads are started here");
                 kdc_rule_report(ctx, f, &f->calls[c]->loc, notes.v, notes.n,
                                 "offset stored or committed from a worker thread: workers finish "
                                 "out of order, so a later offset can be committed while an "
@@ -364,7 +62,7 @@ static void check(kdc_rule_ctx_t *ctx) {
         free(reach.v);
     }
     free(seen.v);
-    free(d.keys.v);
+    kdc_offset_vars_free(vars);
     free(entries.v);
 }
 
