@@ -30,6 +30,7 @@ extern const kdc_rule_t kdc_rule_destroy_without_flush;
 extern const kdc_rule_t kdc_rule_out_of_order_offset_store;
 extern const kdc_rule_t kdc_rule_dlq_retry_identity;
 extern const kdc_rule_t kdc_rule_partial_batch_commit;
+extern const kdc_rule_t kdc_rule_offset_store_after_revoke;
 
 const kdc_rule_t *const kdc_rules[] = {
     &kdc_rule_bare_commit,
@@ -54,6 +55,7 @@ const kdc_rule_t *const kdc_rules[] = {
     &kdc_rule_out_of_order_offset_store,
     &kdc_rule_dlq_retry_identity,
     &kdc_rule_partial_batch_commit,
+    &kdc_rule_offset_store_after_revoke,
 };
 const size_t kdc_nrules = sizeof kdc_rules / sizeof kdc_rules[0];
 

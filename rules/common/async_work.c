@@ -112,6 +112,9 @@ static void add_entry(kdc_async_vec_t *out, const kdc_func_t *func, const kdc_fu
 static const kdc_func_t *named_func(kdc_rule_ctx_t *ctx, const kdc_func_t *f,
                                     const kdc_expr_t *fn) {
     const kdc_expr_t *s = kdc_expr_strip(fn);
+    /* a lambda or function converted to a std::function parameter */
+    while (s && s->kind == KDC_E_CALL && s->is_ctor && s->nkids == 1)
+        s = kdc_expr_strip(s->kids[0]);
     if (s && s->kind == KDC_E_UNARY && s->op == KDC_OP_ADDR && s->nkids == 1)
         s = kdc_expr_strip(s->kids[0]);
     if (s && s->kind == KDC_E_REF && s->ref == KDC_REF_FUNCTION && s->usr)
