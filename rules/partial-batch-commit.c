@@ -14,8 +14,9 @@
  * not go back into the loop, consume again, test where the loop stopped
  * (the index, a variable written in the loop, a flag or field its
  * conditions read, a helper's result), reset the batch or its count, or
- * hand the batch to other code (the rest processed elsewhere), to the first
- * commit. Not reported: a commit of the processed prefix (batch[i - 1], the
+ * hand the batch to other code (the rest processed elsewhere) or enter
+ * another pass over the batch (the loop was a scan), to the first commit.
+ * A loop that only fills the batch is not a pass over it. Not reported: a commit of the processed prefix (batch[i - 1], the
  * last message processed), a loop that cannot stop early; in the default
  * profile, a commit of the stored offsets whose consumer's auto offset
  * store cannot be determined (strict: a note).
@@ -212,6 +213,8 @@ typedef struct walk {
     batch_ctx_t *b;
     int start;     /* the node the early exit leaves */
     unsigned succ; /* ... by this successor */
+    const int *passes; /* heads of other loops that process the same batch */
+    size_t npasses;
     const kdc_expr_t *commit;
     int covers;
     kdc_notes_t notes;
@@ -245,6 +248,9 @@ static int walk_visit(void *arg, const kdc_cfg_t *g, int n, int st) {
     if (b->bl && (n == g->loops[b->bl->loop].head ||
                   (nd->kind != KDC_N_NOP && kdc_cfg_in_loop(g, n, b->bl->loop))))
         return -1; /* back into the loop */
+    for (size_t i = 0; i < w->npasses; i++)
+        if (n == w->passes[i])
+            return -1; /* another pass over the batch: the loop was a scan */
     switch (nd->kind) {
     case KDC_N_COND:
         if (kdc_keyset_mentioned(b->ctx->program, nd->expr, &b->progress) ||
@@ -322,14 +328,35 @@ static void report(batch_ctx_t *b, walk_t *w, const kdc_loc_t *stop, const kdc_l
 }
 
 static void walk_from(batch_ctx_t *b, int from, unsigned succ, const kdc_loc_t *stop,
-                      const kdc_loc_t *loop, expr_vec_t *seen) {
-    walk_t w = {.b = b, .start = from, .succ = succ};
+                      const kdc_loc_t *loop, const int *passes, size_t npasses,
+                      expr_vec_t *seen) {
+    walk_t w = {.b = b, .start = from, .succ = succ, .passes = passes, .npasses = npasses};
     kdc_search_t s = {walk_visit, walk_edge, &w, 1};
     kdc_cfg_search(b->f->cfg, from, 0, &s);
     report(b, &w, stop, loop, seen);
 }
 
 /* ---------- loops over a batch in f ---------- */
+
+/* Does loop l hand elements of the batch to code (an effect, processing; not
+ * librdkafka's message destroy, not logging)? */
+static int processes_batch(kdc_rule_ctx_t *ctx, const kdc_func_t *f, int l, const char *batch) {
+    const kdc_cfg_t *g = f->cfg;
+    kdc_keyset_t one = {{batch}, 1};
+    for (unsigned n = 0; n < g->n; n++) {
+        const kdc_expr_t *c = g->nodes[n].expr;
+        if (g->nodes[n].kind != KDC_N_CALL || !kdc_cfg_in_loop(g, (int)n, l) ||
+            kdc_api_is_librdkafka(c) || kdc_api_lookup(c) || !c->name ||
+            kdc_is_logging_name(c->name) || !strcmp(c->name, "<delete>"))
+            continue;
+        for (unsigned i = 0; i < c->nkids; i++)
+            if (kdc_keyset_mentioned(ctx->program, c->kids[i], &one))
+                return 1;
+        if (kdc_keyset_mentioned(ctx->program, c->recv, &one))
+            return 1;
+    }
+    return 0;
+}
 
 static void check_loop(kdc_rule_ctx_t *ctx, const kdc_func_t *f, int l, expr_vec_t *seen) {
     kdc_batch_loop_t bl;
@@ -343,9 +370,18 @@ static void check_loop(kdc_rule_ctx_t *ctx, const kdc_func_t *f, int l, expr_vec
                      .size_bound = bl.size_bound, .progress = bl.guard};
     find_whole_vars(&b);
     const kdc_cfg_t *g = f->cfg;
+    int passes[16];
+    size_t npasses = 0;
+    for (unsigned l2 = 0; l2 < g->nloops && npasses < 16; l2++) {
+        kdc_batch_loop_t other;
+        if ((int)l2 != l && !kdc_cfg_in_loop(g, g->loops[l].head, (int)l2) &&
+            kdc_batch_loop_of(ctx->program, f, (int)l2, &other) && other.batch == bl.batch &&
+            processes_batch(ctx, f, (int)l2, bl.batch))
+            passes[npasses++] = g->loops[l2].head;
+    }
     for (size_t i = 0; i < nexits; i++)
         walk_from(&b, exits[i].from, exits[i].succ, kdc_cfg_node_loc(f, exits[i].from),
-                  &g->loops[l].stmt->loc, seen);
+                  &g->loops[l].stmt->loc, passes, npasses, seen);
 }
 
 /* ---------- helpers that return before the end of a batch they are given ---------- */
@@ -448,7 +484,7 @@ static void check_helper_calls(kdc_rule_ctx_t *ctx, const kdc_func_t *f, expr_ve
             find_whole_vars(&b);
             int node = g->call_node[c];
             for (unsigned i = 0; i < g->nodes[node].nsucc; i++)
-                walk_from(&b, node, i, stop, NULL, seen);
+                walk_from(&b, node, i, stop, NULL, NULL, 0, seen);
             break;
         }
     }

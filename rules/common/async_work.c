@@ -147,14 +147,20 @@ static void thread_entry(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_exp
 /* An asynchronous API of code outside the program, by its name: the callback
  * runs later (a timer, a work queue, a request's completion). */
 static int is_async_api(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call) {
-    static const char *const words[] = {"async",    "timer",   "timeout", "defer", "deferred",
-                                        "later",    "schedule", "submit", "post",  "enqueue",
-                                        "queue",    "dispatch", "then",   "idle",  NULL};
+    static const char *const words[] = {"async",  "timer",   "timeout", "defer",    "deferred",
+                                        "later",  "schedule", "submit", "post",     "enqueue",
+                                        "queue",  "dispatch", "then",   "idle",     "pool",
+                                        "thread", "spawn",    NULL};
+    /* iterations and searches run their callback before they return (g_queue_foreach) */
+    static const char *const sync_words[] = {"each",  "foreach", "sort",   "find",   "search",
+                                             "walk",  "iterate", "apply",  "map",    "visit",
+                                             "filter", "reduce", "for",    "all",    NULL};
     if (!call->name || !*call->name || kdc_api_lookup(call) || kdc_api_is_librdkafka(call) ||
         (call->usr && !call->callee_system &&
          kdc_program_find_callee(ctx->program, call->usr, f->tu)))
         return 0;
-    return kdc_name_has_word(call->name, words, NULL);
+    return kdc_name_has_word(call->name, words, NULL) &&
+           !kdc_name_has_word(call->name, sync_words, NULL);
 }
 
 void kdc_async_entries(kdc_rule_ctx_t *ctx, kdc_async_vec_t *out) {

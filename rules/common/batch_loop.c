@@ -75,14 +75,20 @@ int kdc_batch_elem(const kdc_expr_t *e, const kdc_expr_t **batch, const kdc_expr
 typedef struct scan {
     kdc_program_t *p;
     kdc_batch_loop_t *bl;
+    const kdc_expr_t *written[KDC_KEYSET_MAX]; /* batch[n++] = m: elements the loop fills */
+    size_t nwritten;
 } scan_t;
 
-/* batch[i] with i written in the loop: the loop walks the batch. */
+/* batch[i] read, with i written in the loop: the loop walks the batch (a
+ * loop that only fills it, batch[n++] = m, does not). */
 static int find_elem(const kdc_expr_t *e, void *arg) {
     scan_t *s = arg;
     const kdc_expr_t *batch, *index;
     if (!kdc_batch_elem(e, &batch, &index) || !kdc_keyset_mentioned(s->p, index, &s->bl->assigned))
         return 0;
+    for (size_t i = 0; i < s->nwritten; i++)
+        if (s->written[i] == e)
+            return 0;
     const char *key = kdc_pts_lvalue_key(s->p, batch);
     if (!key || (s->bl->batch && s->bl->batch != key))
         return 0;
@@ -153,11 +159,14 @@ static int own_loop_cond(const kdc_cfg_t *g, unsigned n, int l) {
 int kdc_batch_loop_of(kdc_program_t *p, const kdc_func_t *f, int l, kdc_batch_loop_t *bl) {
     const kdc_cfg_t *g = f->cfg;
     *bl = (kdc_batch_loop_t){.loop = l};
-    scan_t s = {p, bl};
+    scan_t s = {.p = p, .bl = bl};
     for (unsigned n = 0; n < g->n; n++)
-        if (g->nodes[n].kind == KDC_N_ASSIGN && kdc_cfg_in_loop(g, (int)n, l))
-            kdc_keyset_add(&bl->assigned,
-                           kdc_pts_lvalue_key(p, kdc_expr_assigned(g->nodes[n].expr)));
+        if (g->nodes[n].kind == KDC_N_ASSIGN && kdc_cfg_in_loop(g, (int)n, l)) {
+            const kdc_expr_t *lhs = kdc_expr_strip(kdc_expr_assigned(g->nodes[n].expr));
+            kdc_keyset_add(&bl->assigned, kdc_pts_lvalue_key(p, lhs));
+            if (lhs && s.nwritten < KDC_KEYSET_MAX)
+                s.written[s.nwritten++] = lhs;
+        }
     const kdc_stmt_t *st = g->loops[l].stmt;
     if (st->kind == KDC_S_FOR && st->unknown_cond && st->init) {
         range_t r = {p, NULL};
