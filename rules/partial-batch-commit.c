@@ -16,10 +16,11 @@
  * conditions read, a helper's result), reset the batch or its count, or
  * hand the batch to other code (the rest processed elsewhere) or enter
  * another pass over the batch (the loop was a scan), to the first commit.
- * A loop that only fills the batch is not a pass over it. Not reported: a commit of the processed prefix (batch[i - 1], the
- * last message processed), a loop that cannot stop early; in the default
- * profile, a commit of the stored offsets whose consumer's auto offset
- * store cannot be determined (strict: a note).
+ * A loop that only fills the batch is not a pass over it. Not reported: a
+ * commit of the processed prefix (batch[i - 1], the last message
+ * processed), a loop that cannot stop early; in the default profile, a
+ * commit of the stored offsets whose consumer's auto offset store cannot be
+ * determined (strict: a note).
  */
 #include "common/batch_loop.h"
 #include "common/consumer_common.h"
