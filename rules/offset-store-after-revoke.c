@@ -18,9 +18,10 @@
  * rebalance callback writes: an epoch or generation); a rebalance callback
  * that waits for in-flight work (joins, waits, drains: a call named so, or a
  * loop on state the work writes; for delivery reports a flush or a
- * confirmation wait); threads joined before the thread that started them
- * consumes again; delivery reports of produces flushed or confirmed before
- * the next consume. Consumers whose rebalance handling cannot be seen (events,
+ * confirmation wait); threads joined (or their futures' get()) before the
+ * thread that started them consumes again, a joining loop taken to run at
+ * least once; delivery reports of produces flushed or confirmed before the
+ * next consume. Consumers whose rebalance handling cannot be seen (events,
  * a callback outside the program) are not reported.
  */
 #include "common/async_work.h"
@@ -188,7 +189,14 @@ static int tests_keys(kdc_rule_ctx_t *ctx, const kdc_func_list_t *funcs, const k
 
 static int is_wait_call(const kdc_expr_t *c) {
     static const char *const words[] = {"join", "wait", "timedwait", "drain", "quiesce", NULL};
-    return c->name && *c->name && kdc_name_has_word(c->name, words, NULL);
+    if (!c->name || !*c->name)
+        return 0;
+    if (kdc_name_has_word(c->name, words, NULL))
+        return 1;
+    /* std::future::get() waits for the std::async task */
+    const char *b = strrchr(c->name, ':');
+    return c->is_method && b && !strcmp(b + 1, "get") && c->recv && c->recv->type &&
+           strstr(c->recv->type, "future");
 }
 
 static int is_delivery_wait(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *c) {
@@ -288,6 +296,28 @@ static int before_poll_visit(void *arg, const kdc_cfg_t *g, int n, int st) {
     return st;
 }
 
+/* Does loop l of f wait (a join loop over the threads just started)? */
+static int loop_waits(before_poll_t *w, const kdc_cfg_t *g, int l) {
+    for (unsigned n = 0; n < g->n; n++)
+        if (g->nodes[n].kind == KDC_N_CALL && kdc_cfg_in_loop(g, (int)n, l) &&
+            call_waits(w->ctx, w->f, g->nodes[n].expr, w->deliveries, 2))
+            return 1;
+    return 0;
+}
+
+/* A loop that waits runs at least once on these paths: it waits for the work
+ * started before it (`for (i = 0; i < n; i++) pthread_join(t[i], NULL)` after
+ * n threads were started; `for (auto &f : futures) f.get()`). */
+static int before_poll_edge(void *arg, const kdc_cfg_t *g, int n, unsigned i, int st) {
+    (void)st;
+    before_poll_t *w = arg;
+    int l = g->node_loop[n];
+    const kdc_node_t *nd = &g->nodes[n];
+    if (l < 0 || !((nd->kind == KDC_N_COND && nd->loop_cond) || n == g->loops[l].head))
+        return 1;
+    return !kdc_cfg_leaves_loop(g, nd->succ[i], l) || !loop_waits(w, g, l);
+}
+
 /* From `call` in f, is every way to the next consume through a wait? Past
  * f's return, each caller goes on from its call (three levels up); code
  * nobody calls (a thread's routine, main) ends there. */
@@ -297,7 +327,7 @@ static int waited_before_poll(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kd
     if (!g || call->call_id < 0 || g->call_node[call->call_id] < 0)
         return 0;
     before_poll_t w = {ctx, f, deliveries, 0, 0};
-    kdc_search_t s = {before_poll_visit, NULL, &w, 1};
+    kdc_search_t s = {before_poll_visit, before_poll_edge, &w, 1};
     kdc_cfg_search(g, g->call_node[call->call_id], 0, &s);
     if (w.consumed)
         return 0;
@@ -323,9 +353,16 @@ static int waited_before_poll(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kd
     return 1;
 }
 
-/* Threads joined before the thread that started them consumes again. */
+/* Threads joined, wherever they are started, before the thread that started
+ * them consumes again. */
 static int threads_joined(kdc_rule_ctx_t *ctx, const kdc_async_entry_t *en) {
-    return en->caller && en->site && waited_before_poll(ctx, en->caller, en->site, 0, 3);
+    if (en->nsites > KDC_ASYNC_SITES)
+        return 0;
+    for (unsigned i = 0; i < en->nsites; i++)
+        if (!en->callers[i] || !en->sites[i] ||
+            !waited_before_poll(ctx, en->callers[i], en->sites[i], 0, 3))
+            return 0;
+    return en->nsites > 0;
 }
 
 /* Delivery reports of produces that are flushed or confirmed before the next

@@ -441,6 +441,27 @@ int kdc_cfg_in_loop(const kdc_cfg_t *g, int n, int l) {
     return 0;
 }
 
+int kdc_cfg_leaves_loop(const kdc_cfg_t *g, int n, int l) {
+    int stack[16], seen[16], ns = 0, nseen = 0;
+    stack[ns++] = n;
+    while (ns) {
+        int m = stack[--ns];
+        if (!kdc_cfg_in_loop(g, m, l))
+            return 1;
+        if (g->nodes[m].kind != KDC_N_NOP || m == g->loops[l].head)
+            continue;
+        int dup = 0;
+        for (int k = 0; k < nseen; k++)
+            dup |= seen[k] == m;
+        if (dup || nseen == 16)
+            continue;
+        seen[nseen++] = m;
+        for (unsigned i = 0; i < g->nodes[m].nsucc && ns < 16; i++)
+            stack[ns++] = g->nodes[m].succ[i];
+    }
+    return 0;
+}
+
 static int reach_visit(void *ctx, const kdc_cfg_t *g, int n, int st) {
     if (n == g->exit)
         *(int *)ctx = 1;

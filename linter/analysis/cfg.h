@@ -58,6 +58,11 @@ kdc_cfg_t *kdc_cfg_build(kdc_program_t *p, kdc_func_t *f, kdc_noreturn_fn noretu
 /* Is node n inside loop l (directly, or in a loop nested in it)? */
 int kdc_cfg_in_loop(const kdc_cfg_t *g, int n, int l);
 
+/* Does the way from node n leave loop l through no-op nodes of the loop only
+ * (n outside it, or the false side of a loop condition: its NOPs, then the
+ * loop's `after`)? A bounded look (16 nodes). */
+int kdc_cfg_leaves_loop(const kdc_cfg_t *g, int n, int l);
+
 /* Is the exit node reachable from the entry node? */
 int kdc_cfg_exit_reachable(const kdc_cfg_t *g);
 

@@ -98,13 +98,20 @@ static const kdc_expr_t *thread_fn_arg(const kdc_expr_t *call) {
 
 static void add_entry(kdc_async_vec_t *out, const kdc_func_t *func, const kdc_func_t *caller,
                       const kdc_expr_t *site, int repeated, kdc_async_kind_t kind) {
-    for (size_t i = 0; i < out->n; i++)
-        if (out->v[i].func == func && out->v[i].kind == kind) {
-            out->v[i].nsites++;
-            out->v[i].pool = 1;
+    for (size_t i = 0; i < out->n; i++) {
+        kdc_async_entry_t *e = &out->v[i];
+        if (e->func == func && e->kind == kind) {
+            if (e->nsites < KDC_ASYNC_SITES) {
+                e->callers[e->nsites] = caller;
+                e->sites[e->nsites] = site;
+            }
+            e->nsites++;
+            e->pool = 1;
             return;
         }
-    kdc_async_entry_t e = {func, caller, site, 1, repeated, kind};
+    }
+    kdc_async_entry_t e = {.func = func, .caller = caller, .site = site, .nsites = 1,
+                           .callers = {caller}, .sites = {site}, .pool = repeated, .kind = kind};
     KDC_VEC_PUSH(*out, e);
 }
 

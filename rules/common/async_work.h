@@ -17,11 +17,16 @@ typedef enum {
     KDC_ASYNC_DR        /* a delivery-report callback */
 } kdc_async_kind_t;
 
+#define KDC_ASYNC_SITES 8
+
 typedef struct kdc_async_entry {
     const kdc_func_t *func;   /* the routine or callback */
     const kdc_func_t *caller; /* the function that starts or registers it (NULL: DR) */
     const kdc_expr_t *site;   /* the starting or registering call (NULL: C++ dr_cb) */
     unsigned nsites;
+    /* every starting call and its function, the first KDC_ASYNC_SITES of nsites */
+    const kdc_func_t *callers[KDC_ASYNC_SITES];
+    const kdc_expr_t *sites[KDC_ASYNC_SITES];
     int pool;                 /* started at several places, in a loop, or by a function that
                                  runs several times: instances run concurrently */
     kdc_async_kind_t kind;

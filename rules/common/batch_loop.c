@@ -210,30 +210,6 @@ int kdc_batch_loop_of(kdc_program_t *p, const kdc_func_t *f, int l, kdc_batch_lo
 
 /* ---------- early exits ---------- */
 
-/* Does the way from node n (inside loop l) pass only no-op nodes of the loop
- * before it leaves it? (The false side of a loop condition: its NOPs, then
- * the loop's `after`.) */
-static int leaves_loop(const kdc_cfg_t *g, int n, int l) {
-    int stack[16], seen[16], ns = 0, nseen = 0;
-    stack[ns++] = n;
-    while (ns) {
-        int m = stack[--ns];
-        if (!kdc_cfg_in_loop(g, m, l))
-            return 1;
-        if (g->nodes[m].kind != KDC_N_NOP || m == g->loops[l].head)
-            continue;
-        int dup = 0;
-        for (int k = 0; k < nseen; k++)
-            dup |= seen[k] == m;
-        if (dup || nseen == 16)
-            continue;
-        seen[nseen++] = m;
-        for (unsigned i = 0; i < g->nodes[m].nsucc && ns < 16; i++)
-            stack[ns++] = g->nodes[m].succ[i];
-    }
-    return 0;
-}
-
 static int is_bound_test(kdc_program_t *p, const kdc_cfg_t *g, unsigned n,
                          const kdc_batch_loop_t *bl) {
     return bl->index.n && kdc_keyset_mentioned(p, g->nodes[n].expr, &bl->index);
@@ -252,7 +228,7 @@ size_t kdc_batch_loop_early_exits(kdc_program_t *p, const kdc_func_t *f,
             int v = nd->succ[i];
             if (own_loop_cond(g, u, bl->loop)) {
                 /* a condition of the loop besides the bound: `i < n && running` */
-                if (is_bound_test(p, g, u, bl) || !leaves_loop(g, v, bl->loop))
+                if (is_bound_test(p, g, u, bl) || !kdc_cfg_leaves_loop(g, v, bl->loop))
                     continue;
                 out[n++] = (kdc_early_exit_t){(int)u, i};
                 continue;
