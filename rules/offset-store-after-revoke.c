@@ -442,14 +442,15 @@ static const char *work_kind(kdc_async_kind_t k) {
 }
 
 static void check_entry(kdc_rule_ctx_t *ctx, const kdc_async_entry_t *en, const rebalance_t *rb,
-                        const kdc_offset_vars_t *vars, int dr_waited, const key_vec_t *rb_writes,
+                        const kdc_offset_vars_t *vars, int *dr_waited, const key_vec_t *rb_writes,
                         expr_vec_t *seen) {
     kdc_func_list_t work = {0};
     kdc_async_closure(ctx, en->func, &work);
     key_vec_t work_writes = {0};
     if (kdc_async_consumes(&work) || work_checks_assignment(ctx, &work, rb_writes) ||
         (en->kind == KDC_ASYNC_THREAD && threads_joined(ctx, en)) ||
-        (en->kind == KDC_ASYNC_DR && dr_waited))
+        (en->kind == KDC_ASYNC_DR &&
+         (*dr_waited < 0 ? (*dr_waited = deliveries_waited(ctx)) : *dr_waited)))
         goto done;
     written_keys(ctx, &work, &work_writes);
     for (size_t i = 0; i < work.n; i++) {
@@ -518,10 +519,10 @@ static void check(kdc_rule_ctx_t *ctx) {
     key_vec_t rb_writes = {0};
     written_keys(ctx, &rb.funcs, &rb_writes);
     kdc_offset_vars_t *vars = kdc_offset_vars_new(ctx);
-    int dr_waited = deliveries_waited(ctx);
+    int dr_waited = -1; /* deliveries_waited(), once a delivery report needs it */
     expr_vec_t seen = {0};
     for (size_t e = 0; e < entries.n; e++)
-        check_entry(ctx, &entries.v[e], &rb, vars, dr_waited, &rb_writes, &seen);
+        check_entry(ctx, &entries.v[e], &rb, vars, &dr_waited, &rb_writes, &seen);
     free(seen.v);
     kdc_offset_vars_free(vars);
     free(rb_writes.v);
