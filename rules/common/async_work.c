@@ -299,6 +299,14 @@ static int derived(const kdc_offset_vars_t *d, const kdc_expr_t *e) {
 
 static int collect_derived(const kdc_expr_t *e, void *arg) {
     kdc_offset_vars_t *d = arg;
+    if (e->kind == KDC_E_INIT && e->fields) { /* (struct job){.offset = m->offset}, Job{.., m->offset()} */
+        for (unsigned i = 0; i < e->nkids; i++)
+            if (e->fields[i] && !has_key(&d->keys, e->fields[i]) && derived(d, e->kids[i])) {
+                KDC_VEC_PUSH(d->keys, e->fields[i]);
+                d->added = 1;
+            }
+        return 0;
+    }
     if (e->kind != KDC_E_BINARY || e->op != KDC_OP_ASSIGN || e->nkids != 2)
         return 0;
     const kdc_expr_t *l = kdc_expr_strip(e->kids[0]);
