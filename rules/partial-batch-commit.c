@@ -13,8 +13,9 @@
  * Confidence: medium. Followed from each early exit, along paths that do
  * not go back into the loop, consume again, test where the loop stopped
  * (the index, a variable written in the loop, a flag or field its
- * conditions read, a helper's result), reset the batch or its count, or
- * hand the batch to other code (the rest processed elsewhere) or enter
+ * conditions read, a helper's result; a flag the loop stopped on is
+ * followed on the side it still takes), reset the batch or its count, or
+ * hand the batch to processing code (the rest processed elsewhere) or enter
  * another pass over the batch (the loop was a scan), to the first commit.
  * A loop that only fills the batch is not a pass over it. Not reported: a
  * commit of the processed prefix (batch[i - 1], the last message
@@ -216,16 +217,41 @@ typedef struct walk {
     unsigned succ; /* ... by this successor */
     const int *passes; /* heads of other loops that process the same batch */
     size_t npasses;
+    const char *flag;  /* the flag the loop stopped on (`if (!running) break`), or NULL */
+    int flag_val;      /* ... and its value on this path */
     const kdc_expr_t *commit;
     int covers;
     kdc_notes_t notes;
 } walk_t;
 
-/* Code outside the loop given the batch (the rest handed on, retried, routed):
- * not logging, librdkafka (message destroy) or the C library. */
+/* Does a helper of the program do something with what it is given: a side
+ * effect, or a call to processing code outside the program (three levels
+ * down)? Releasing the messages (rd_kafka_message_destroy, free) does not. */
+static int helper_processes(kdc_rule_ctx_t *ctx, const kdc_func_t *g, int depth) {
+    for (unsigned c = 0; c < g->ncalls; c++) {
+        const kdc_expr_t *call = g->calls[c];
+        if (kdc_facts_call_effect(ctx->facts, g, call) || kdc_call_outside_processing(ctx, g, call))
+            return 1;
+        const kdc_func_t *h = call->usr && !kdc_api_lookup(call) && !call->callee_system
+                                  ? kdc_program_find_callee(ctx->program, call->usr, g->tu)
+                                  : NULL;
+        if (h && h != g && depth > 0 && helper_processes(ctx, h, depth - 1))
+            return 1;
+    }
+    return 0;
+}
+
+/* Code after the loop given the batch (the rest handed on, retried, routed):
+ * processing code outside the program, or a helper that processes; not
+ * logging, librdkafka (message destroy), the C library or a helper that only
+ * releases the messages. */
 static int hands_batch_on(batch_ctx_t *b, const kdc_expr_t *call) {
     if (kdc_api_lookup(call) || kdc_api_is_librdkafka(call) || call->callee_system ||
         !call->name || kdc_is_logging_name(call->name) || !strcmp(call->name, "<delete>"))
+        return 0;
+    const kdc_func_t *g =
+        call->usr ? kdc_program_find_callee(b->ctx->program, call->usr, b->f->tu) : NULL;
+    if (g && !helper_processes(b->ctx, g, 3))
         return 0;
     kdc_keyset_t one = {{b->batch}, 1};
     if (kdc_keyset_mentioned(b->ctx->program, call->recv, &one))
@@ -234,6 +260,58 @@ static int hands_batch_on(batch_ctx_t *b, const kdc_expr_t *call) {
         if (kdc_keyset_mentioned(b->ctx->program, call->kids[i], &one))
             return 1;
     return 0;
+}
+
+/* The flag a condition reads as a whole: a global or a field (running,
+ * w->stop), also through an atomic load (atomic_load(&running),
+ * running.load(), an std::atomic<bool> converted to bool). */
+static const char *flag_of(kdc_program_t *p, const kdc_expr_t *e) {
+    e = kdc_expr_strip(e);
+    if (!e)
+        return NULL;
+    if ((e->kind == KDC_E_REF && e->ref == KDC_REF_GLOBAL) || e->kind == KDC_E_MEMBER)
+        return kdc_pts_lvalue_key(p, e);
+    if (e->kind != KDC_E_CALL || !e->name)
+        return NULL;
+    if (strstr(e->name, "atomic_load") && e->nkids) {
+        const kdc_expr_t *a = kdc_expr_strip(e->kids[0]);
+        if (a && a->kind == KDC_E_UNARY && a->op == KDC_OP_ADDR && a->nkids == 1)
+            return flag_of(p, a->kids[0]);
+        return NULL;
+    }
+    const kdc_expr_t *obj = e->recv ? e->recv : e->nkids == 1 ? e->kids[0] : NULL;
+    if (e->is_method && obj && obj->type && strstr(obj->type, "atomic") &&
+        (strstr(e->name, "load") || strstr(e->name, "operator ")))
+        return flag_of(p, obj);
+    return NULL;
+}
+
+/* On the way out through successor `succ` of node `from`: the flag the
+ * nearest condition before it tested, and the value that took this way. */
+static void exit_flag(kdc_program_t *p, const kdc_cfg_t *g, int from, unsigned succ,
+                      const char **flag, int *val) {
+    int cur = from, next = g->nodes[from].succ[succ];
+    for (int steps = 0; steps < 16 && cur >= 0; steps++) {
+        const kdc_node_t *nd = &g->nodes[cur];
+        if (nd->kind == KDC_N_COND) {
+            *flag = flag_of(p, nd->expr);
+            *val = nd->succ[0] == next;
+            return;
+        }
+        if (nd->kind != KDC_N_NOP)
+            return;
+        int pred = -1, npred = 0;
+        for (unsigned m = 0; m < g->n; m++)
+            for (unsigned i = 0; i < g->nodes[m].nsucc; i++)
+                if (g->nodes[m].succ[i] == cur) {
+                    pred = (int)m;
+                    npred++;
+                }
+        if (npred != 1)
+            return;
+        next = cur;
+        cur = pred;
+    }
 }
 
 static int is_helper_call(const kdc_expr_t *e, void *arg) {
@@ -254,6 +332,8 @@ static int walk_visit(void *arg, const kdc_cfg_t *g, int n, int st) {
             return -1; /* another pass over the batch: the loop was a scan */
     switch (nd->kind) {
     case KDC_N_COND:
+        if (w->flag && flag_of(b->ctx->program, nd->expr) == w->flag)
+            return st; /* the flag still has the value it stopped the loop with (walk_edge) */
         if (kdc_keyset_mentioned(b->ctx->program, nd->expr, &b->progress) ||
             (b->helper && (kdc_expr_walk(nd->expr, is_helper_call, b) ||
                            kdc_outcome_polarity(&b->outcome, nd->expr))))
@@ -283,10 +363,14 @@ static int walk_visit(void *arg, const kdc_cfg_t *g, int n, int st) {
 }
 
 static int walk_edge(void *arg, const kdc_cfg_t *g, int n, unsigned i, int st) {
-    (void)g;
     (void)st;
     walk_t *w = arg;
-    return n != w->start || i == w->succ;
+    if (n == w->start)
+        return i == w->succ;
+    if (w->flag && g->nodes[n].kind == KDC_N_COND &&
+        flag_of(w->b->ctx->program, g->nodes[n].expr) == w->flag)
+        return (int)i == (w->flag_val ? 0 : 1);
+    return 1;
 }
 
 typedef KDC_VEC(const kdc_expr_t *) expr_vec_t;
@@ -332,6 +416,8 @@ static void walk_from(batch_ctx_t *b, int from, unsigned succ, const kdc_loc_t *
                       const kdc_loc_t *loop, const int *passes, size_t npasses,
                       expr_vec_t *seen) {
     walk_t w = {.b = b, .start = from, .succ = succ, .passes = passes, .npasses = npasses};
+    if (b->bl)
+        exit_flag(b->ctx->program, b->f->cfg, from, succ, &w.flag, &w.flag_val);
     kdc_search_t s = {walk_visit, walk_edge, &w, 1};
     kdc_cfg_search(b->f->cfg, from, 0, &s);
     report(b, &w, stop, loop, seen);
