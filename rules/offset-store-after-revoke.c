@@ -48,11 +48,12 @@ static void add_func(kdc_func_list_t *l, const kdc_func_t *f) {
     KDC_VEC_PUSH(*l, f);
 }
 
-static const kdc_expr_t *strip_fn(const kdc_expr_t *v) {
-    v = kdc_expr_strip(v);
-    if (v && v->kind == KDC_E_UNARY && v->op == KDC_OP_ADDR && v->nkids == 1)
-        v = kdc_expr_strip(v->kids[0]);
-    return v;
+/* e, or x for &x. */
+static const kdc_expr_t *strip_addr(const kdc_expr_t *e) {
+    e = kdc_expr_strip(e);
+    if (e && e->kind == KDC_E_UNARY && e->op == KDC_OP_ADDR && e->nkids == 1)
+        return kdc_expr_strip(e->kids[0]);
+    return e;
 }
 
 static void rebalance_callbacks(kdc_rule_ctx_t *ctx, rebalance_t *rb) {
@@ -66,7 +67,7 @@ static void rebalance_callbacks(kdc_rule_ctx_t *ctx, rebalance_t *rb) {
             const kdc_api_t *api = kdc_api_lookup(f->calls[c]);
             if (!api || !(api->roles & KDC_API_REBALANCE_CB))
                 continue;
-            const kdc_expr_t *v = strip_fn(kdc_api_arg(f->calls[c], api->value));
+            const kdc_expr_t *v = strip_addr(kdc_api_arg(f->calls[c], api->value));
             const kdc_func_t *cb = v && v->kind == KDC_E_REF && v->ref == KDC_REF_FUNCTION && v->usr
                                        ? kdc_program_find_callee(ctx->program, v->usr, f->tu)
                                        : NULL;
@@ -85,7 +86,7 @@ static void rebalance_callbacks(kdc_rule_ctx_t *ctx, rebalance_t *rb) {
         for (unsigned c = 0; c < f->ncalls; c++) {
             const kdc_expr_t *call = f->calls[c];
             const kdc_expr_t *h = call->name && !strcmp(call->name, "kdc_assignment_new")
-                                      ? strip_fn(kdc_call_arg(call, 1))
+                                      ? strip_addr(kdc_call_arg(call, 1))
                                       : NULL;
             const kdc_func_t *hook = h && h->kind == KDC_E_REF && h->ref == KDC_REF_FUNCTION && h->usr
                                          ? kdc_program_find_callee(ctx->program, h->usr, f->tu)
@@ -122,13 +123,6 @@ static int has_key(const key_vec_t *v, const char *k) {
         if (v->v[i] == k)
             return 1;
     return 0;
-}
-
-static const kdc_expr_t *strip_addr(const kdc_expr_t *e) {
-    e = kdc_expr_strip(e);
-    if (e && e->kind == KDC_E_UNARY && e->op == KDC_OP_ADDR && e->nkids == 1)
-        return kdc_expr_strip(e->kids[0]);
-    return e;
 }
 
 /* Global variables and fields the functions write: assignments, ++/--,
