@@ -15,7 +15,9 @@
  * times or in a loop), from a completion callback registered repeatedly, or
  * from a delivery-report callback when some produce that carries a
  * per-message opaque leaves the partition to the partitioner (or takes it
- * from elsewhere than the input): commit_message / offset_store / C++
+ * from elsewhere than the input), or comes from a producer whose retries can
+ * reorder one partition (not idempotent, retries on, several requests in
+ * flight): commit_message / offset_store / C++
  * commitSync(msg), or an offset list whose offsets come from a message's
  * offset. Not reported: a thread that runs its own consume loop (its offsets
  * are ordered); a single dedicated thread (one writer fed in order); a
@@ -26,6 +28,7 @@
  * watermark that commits only the contiguous confirmed prefix per partition.
  */
 #include "common/async_work.h"
+#include "common/config_common.h"
 #include "common/consumer_common.h"
 #include "pts.h"
 
@@ -81,11 +84,44 @@ static int pinned(part_keys_t *pk, const kdc_expr_t *partition) {
     return kdc_expr_walk(e, input_partition_visit, pk);
 }
 
-/* How the outputs whose delivery reports carry the input are spread: 1 over
- * several partitions (the partitioner, or a partition not taken from the
- * input), 0 one output partition per input partition, -1 no produce carries
- * a per-message opaque. *where: a spreading produce. */
-static int outputs_spread(kdc_rule_ctx_t *ctx, const kdc_loc_t **where) {
+/* Can a retry put a producer's output behind a later one of the same
+ * partition: not idempotent (nor transactional), retries on and more than
+ * one request in flight (librdkafka's defaults)? 1 yes, 0 no, -1 cannot tell. */
+static int retries_may_reorder(kdc_rule_ctx_t *ctx, size_t producer) {
+    switch (kdc_facts_client_bool(ctx->facts, producer, "enable.idempotence", 0)) {
+    case KDC_TRI_YES:
+        return 0;
+    case KDC_TRI_UNKNOWN:
+        return -1;
+    default:
+        break;
+    }
+    if (kdc_config_is_transactional(ctx, producer))
+        return 0;
+    static const char *const keys[] = {"retries", "message.send.max.retries",
+                                       "max.in.flight.requests.per.connection", "max.in.flight"};
+    for (size_t k = 0; k < 4; k++) {
+        kdc_config_values_t vals;
+        kdc_config_values(ctx, producer, keys[k], &vals);
+        if (vals.unknown)
+            return -1;
+        for (size_t i = 0; i < vals.n; i++)
+            if (!vals.v[i]->value || !strcmp(vals.v[i]->value, k < 2 ? "0" : "1"))
+                return vals.v[i]->value ? 0 : -1;
+    }
+    return 1;
+}
+
+/* How the delivery reports that carry the input are ordered. */
+typedef enum {
+    REPORTS_UNSEEN = -1,  /* no produce carries a per-message opaque */
+    REPORTS_IN_ORDER = 0, /* one output partition per input partition, in order */
+    REPORTS_SPREAD = 1,   /* the outputs of one input partition go to several partitions */
+    REPORTS_RETRIED = 2   /* one output partition, but a retry can reorder them */
+} reports_order_t;
+
+/* *where: a produce whose reports can arrive out of input order. */
+static reports_order_t reports_order(kdc_rule_ctx_t *ctx, const kdc_loc_t **where) {
     part_keys_t pk = {ctx->program, {0}, 0};
     size_t nf = kdc_program_nfuncs(ctx->program);
     for (int round = 0; round < 3; round++) {
@@ -95,10 +131,10 @@ static int outputs_spread(kdc_rule_ctx_t *ctx, const kdc_loc_t **where) {
         if (!pk.added)
             break;
     }
-    int result = -1;
-    for (size_t i = 0; i < nf && result < 1; i++) {
+    reports_order_t result = REPORTS_UNSEEN;
+    for (size_t i = 0; i < nf && result < REPORTS_SPREAD; i++) {
         const kdc_func_t *f = kdc_program_func(ctx->program, i);
-        for (unsigned c = 0; c < f->ncalls && result < 1; c++) {
+        for (unsigned c = 0; c < f->ncalls && result < REPORTS_SPREAD; c++) {
             const kdc_expr_t *call = f->calls[c];
             const kdc_api_t *api = kdc_api_lookup(call);
             if (!api || !(api->roles & KDC_API_PRODUCE) || !strncmp(api->name, "kdc_", 4))
@@ -115,12 +151,18 @@ static int outputs_spread(kdc_rule_ctx_t *ctx, const kdc_loc_t **where) {
             }
             if (!opaque || kdc_expr_is_null(opaque))
                 continue; /* its report carries nothing of the input */
+            *where = &call->loc;
             if (!pinned(&pk, partition)) {
-                result = 1;
-                *where = &call->loc;
-            } else {
-                result = 0;
+                result = REPORTS_SPREAD;
+                continue;
             }
+            kdc_bits_t producers;
+            int unknown = 0, retried = 0;
+            kdc_call_clients(ctx, f, call, api, 0, &producers, &unknown);
+            for (size_t k = 0; k < producers.nwords * 64 && !retried; k++)
+                retried = kdc_bits_get(&producers, k) && retries_may_reorder(ctx, k) == 1;
+            kdc_bits_free(&producers);
+            result = retried ? REPORTS_RETRIED : REPORTS_IN_ORDER;
         }
     }
     free(pk.keys.v);
@@ -140,7 +182,7 @@ static int seen_before(expr_vec_t *seen, const kdc_expr_t *c) {
 }
 
 static void report(kdc_rule_ctx_t *ctx, const kdc_async_entry_t *en, const kdc_func_t *f,
-                   const kdc_expr_t *call, int spread, const kdc_loc_t *spread_at) {
+                   const kdc_expr_t *call, reports_order_t order, const kdc_loc_t *order_at) {
     kdc_notes_t notes = {0};
     switch (en->kind) {
     case KDC_ASYNC_THREAD:
@@ -168,27 +210,32 @@ static void report(kdc_rule_ctx_t *ctx, const kdc_async_entry_t *en, const kdc_f
         kdc_notes_add(&notes, &en->func->loc, "delivery-report callback");
         if (en->site)
             kdc_notes_add(&notes, &en->site->loc, "registered here");
-        if (spread == 1) {
-            kdc_notes_add(&notes, spread_at,
-                          "outputs produced here go to several partitions (the partitioner, or "
-                          "a partition not taken from the input)");
+        if (order == REPORTS_SPREAD || order == REPORTS_RETRIED) {
+            kdc_notes_add(&notes, order_at,
+                          order == REPORTS_SPREAD
+                              ? "outputs produced here go to several partitions (the partitioner, "
+                                "or a partition not taken from the input)"
+                              : "outputs produced here by a producer that is not idempotent, with "
+                                "retries on: a retried output lands behind a later one");
             kdc_rule_report(ctx, f, &call->loc, notes.v, notes.n,
                             "input offset stored or committed from a delivery report, in the "
-                            "order reports arrive: the outputs go to several partitions, whose "
-                            "reports arrive in any order relative to the input, so a later "
-                            "offset can be committed while an earlier message's output is "
-                            "undelivered and a crash or its failed delivery loses it; advance a "
-                            "contiguous watermark of delivered inputs per partition "
-                            "(kdc_watermark_done, kdc_watermark_commit)");
+                            "order reports arrive: %s, so a later offset can be committed while "
+                            "an earlier message's output is undelivered and a crash or its failed "
+                            "delivery loses it; advance a contiguous watermark of delivered inputs "
+                            "per partition (kdc_watermark_done, kdc_watermark_commit)",
+                            order == REPORTS_SPREAD
+                                ? "the outputs go to several partitions, whose reports arrive in "
+                                  "any order relative to the input"
+                                : "a retried output is delivered (and reported) after later ones");
         } else if (ctx->opts->strict) {
             kdc_rule_note(ctx, f, &call->loc, notes.v, notes.n,
                           "input offset stored or committed from a delivery report, in the "
                           "order reports arrive: %s; a failed report followed by a delivered one "
-                          "(or a retry that reorders them without enable.idempotence) still "
-                          "commits past an undelivered message",
-                          spread == 0 ? "each input partition goes to one output partition, so "
-                                        "reports of one input partition arrive in order"
-                                      : "how the outputs are partitioned cannot be determined");
+                          "still commits past an undelivered message",
+                          order == REPORTS_IN_ORDER
+                              ? "each input partition goes to one output partition, so reports of "
+                                "one input partition arrive in order"
+                              : "how the outputs are partitioned cannot be determined");
         }
         return;
     }
@@ -198,8 +245,9 @@ static void check(kdc_rule_ctx_t *ctx) {
     kdc_async_vec_t entries = {0};
     kdc_async_entries(ctx, &entries);
     kdc_offset_vars_t *vars = kdc_offset_vars_new(ctx);
-    const kdc_loc_t *spread_at = NULL;
-    int spread = -2; /* computed when a delivery report stores */
+    const kdc_loc_t *order_at = NULL;
+    reports_order_t order = REPORTS_UNSEEN;
+    int ordered = 0; /* order computed (when a delivery report stores) */
     expr_vec_t seen = {0};
     for (size_t e = 0; e < entries.n; e++) {
         const kdc_async_entry_t *en = &entries.v[e];
@@ -216,9 +264,11 @@ static void check(kdc_rule_ctx_t *ctx) {
                     !kdc_stores_message_position(vars, f, f->calls[c], api) ||
                     seen_before(&seen, f->calls[c]))
                     continue;
-                if (en->kind == KDC_ASYNC_DR && spread == -2)
-                    spread = outputs_spread(ctx, &spread_at);
-                report(ctx, en, f, f->calls[c], spread, spread_at);
+                if (en->kind == KDC_ASYNC_DR && !ordered) {
+                    order = reports_order(ctx, &order_at);
+                    ordered = 1;
+                }
+                report(ctx, en, f, f->calls[c], order, order_at);
             }
         }
         free(reach.v);
