@@ -18,6 +18,7 @@
  * Classification calls (parse, validate, decode, is_*, a configured
  * poison-classifier) are not processing: poison may be committed and skipped.
  */
+#include "common/batch_loop.h"
 #include "common/consumer_common.h"
 #include "common/offset_list.h"
 #include "pts.h"
@@ -100,6 +101,19 @@ static int fills_list_from_msg(cof_walk_t *w, const kdc_node_t *nd) {
     return list_lhs && mentions_msg(w, e->kids[1]);
 }
 
+/* batch[i - k] (k > 0) with i an index of the failed batch[i]: an earlier
+ * message, whose commit (offset + 1) stops at the failed one. */
+static int earlier_elem(const kdc_expr_t *e, void *arg) {
+    cof_walk_t *w = arg;
+    const kdc_expr_t *batch, *index;
+    if (!kdc_batch_elem(e, &batch, &index))
+        return 0;
+    index = kdc_expr_strip(index);
+    return index && index->kind == KDC_E_BINARY && index->op == KDC_OP_SUB && index->nkids == 2 &&
+           index->kids[1]->has_ival && index->kids[1]->ival > 0 &&
+           mentions_index_var(w, index->kids[0]);
+}
+
 /* Does the commit cover the message whose processing failed? `list_built`:
  * an offset list was built from it on the path since the failure. */
 static int commit_matches(cof_walk_t *w, const kdc_expr_t *call, int st) {
@@ -117,7 +131,10 @@ static int commit_matches(cof_walk_t *w, const kdc_expr_t *call, int st) {
                     return 1;
         return 0;
     }
-    const char *m = kdc_root_var(kdc_commit_message_of(call, api));
+    const kdc_expr_t *cm = kdc_commit_message_of(call, api);
+    const char *m = kdc_root_var(cm);
+    if (m && kdc_expr_walk(cm, earlier_elem, w))
+        return 0; /* batch[i - 1] after batch[i] failed: commits up to the failed one */
     if (m)
         return is_msg(w, m);
     const kdc_expr_t *list = api->list != KDC_ARG_NONE ? kdc_api_arg(call, api->list) : NULL;

@@ -32,6 +32,8 @@ extern const kdc_rule_t kdc_rule_dlq_retry_identity;
 extern const kdc_rule_t kdc_rule_queue_full_dropped;
 extern const kdc_rule_t kdc_rule_delivery_reports_not_served;
 extern const kdc_rule_t kdc_rule_fatal_error_ignored;
+extern const kdc_rule_t kdc_rule_partial_batch_commit;
+extern const kdc_rule_t kdc_rule_offset_store_after_revoke;
 
 const kdc_rule_t *const kdc_rules[] = {
     &kdc_rule_bare_commit,
@@ -58,6 +60,8 @@ const kdc_rule_t *const kdc_rules[] = {
     &kdc_rule_queue_full_dropped,
     &kdc_rule_delivery_reports_not_served,
     &kdc_rule_fatal_error_ignored,
+    &kdc_rule_partial_batch_commit,
+    &kdc_rule_offset_store_after_revoke,
 };
 const size_t kdc_nrules = sizeof kdc_rules / sizeof kdc_rules[0];
 

@@ -7,6 +7,7 @@
 typedef struct tnode {
     kdc_node_kind_t kind;
     unsigned loop_cond;
+    int loop; /* innermost loop around it, -1 none */
     const kdc_expr_t *expr;
     KDC_VEC(int) succ;
 } tnode_t;
@@ -22,6 +23,8 @@ typedef struct bld {
     KDC_VEC(int) indirect_gotos;
     int brk, cont, exit;
     int sw_dispatch, sw_has_default;
+    KDC_VEC(kdc_loop_t) loops;
+    int cur_loop; /* the loop being emitted, -1 none */
     int *call_node;
     kdc_noreturn_fn noreturn;
     void *arg;
@@ -31,6 +34,7 @@ static int node(bld_t *b, kdc_node_kind_t kind, const kdc_expr_t *e) {
     tnode_t t = {0};
     t.kind = kind;
     t.expr = e;
+    t.loop = b->cur_loop;
     KDC_VEC_PUSH(b->nodes, t);
     return (int)b->nodes.n - 1;
 }
@@ -179,6 +183,23 @@ static void mark_loop_conds(bld_t *b, size_t from) {
 
 static int emit_stmt(bld_t *b, const kdc_stmt_t *s, int cur);
 
+/* Starts loop statement s: its `after` and `brk` nodes belong to the
+ * enclosing loop, every node made until loop_end (from `head` on) to s. */
+static int loop_begin(bld_t *b, const kdc_stmt_t *s) {
+    kdc_loop_t l = {s, -1, -1, -1, b->cur_loop};
+    l.after = node(b, KDC_N_NOP, NULL);
+    l.brk = node(b, KDC_N_NOP, NULL);
+    edge(b, l.brk, l.after);
+    KDC_VEC_PUSH(b->loops, l);
+    b->cur_loop = (int)b->loops.n - 1;
+    b->loops.v[b->cur_loop].head = node(b, KDC_N_NOP, NULL);
+    return b->cur_loop;
+}
+
+static void loop_end(bld_t *b, int l) {
+    b->cur_loop = b->loops.v[l].parent;
+}
+
 static int emit_loop_body(bld_t *b, const kdc_stmt_t *body, int start, int brk, int cont) {
     int ob = b->brk, oc = b->cont;
     b->brk = brk;
@@ -212,7 +233,8 @@ static int emit_stmt(bld_t *b, const kdc_stmt_t *s, int cur) {
     }
     case KDC_S_WHILE: {
         /* `while (T *m = pop())`: the condition variable is set again on every pass */
-        int head = node(b, KDC_N_NOP, NULL), after = node(b, KDC_N_NOP, NULL);
+        int l = loop_begin(b, s);
+        int head = b->loops.v[l].head, after = b->loops.v[l].after, brk = b->loops.v[l].brk;
         edge(b, cur, head);
         int init = emit_stmt(b, s->init, head);
         int t = init, f = -1;
@@ -221,14 +243,16 @@ static int emit_stmt(bld_t *b, const kdc_stmt_t *s, int cur) {
             emit_cond(b, s->expr, init, &t, &f);
         mark_loop_conds(b, mark);
         edge(b, f, after);
-        edge(b, emit_loop_body(b, s->body, t, after, head), head);
+        edge(b, emit_loop_body(b, s->body, t, brk, head), head);
+        loop_end(b, l);
         return after;
     }
     case KDC_S_DO: {
-        int head = node(b, KDC_N_NOP, NULL), cond = node(b, KDC_N_NOP, NULL);
-        int after = node(b, KDC_N_NOP, NULL);
+        int l = loop_begin(b, s);
+        int head = b->loops.v[l].head, after = b->loops.v[l].after, brk = b->loops.v[l].brk;
+        int cond = node(b, KDC_N_NOP, NULL);
         edge(b, cur, head);
-        edge(b, emit_loop_body(b, s->body, head, after, cond), cond);
+        edge(b, emit_loop_body(b, s->body, head, brk, cond), cond);
         int t = cond, f = -1;
         size_t mark = b->nodes.n;
         if (s->expr)
@@ -236,12 +260,14 @@ static int emit_stmt(bld_t *b, const kdc_stmt_t *s, int cur) {
         mark_loop_conds(b, mark);
         edge(b, t, head);
         edge(b, f, after);
+        loop_end(b, l);
         return after;
     }
     case KDC_S_FOR: {
         cur = emit_stmt(b, s->init, cur);
-        int head = node(b, KDC_N_NOP, NULL), inc = node(b, KDC_N_NOP, NULL);
-        int after = node(b, KDC_N_NOP, NULL);
+        int l = loop_begin(b, s);
+        int head = b->loops.v[l].head, after = b->loops.v[l].after, brk = b->loops.v[l].brk;
+        int inc = node(b, KDC_N_NOP, NULL);
         edge(b, cur, head);
         int t = head, f = -1;
         size_t mark = b->nodes.n;
@@ -251,8 +277,9 @@ static int emit_stmt(bld_t *b, const kdc_stmt_t *s, int cur) {
             f = head;
         mark_loop_conds(b, mark);
         edge(b, f, after);
-        edge(b, emit_loop_body(b, s->body, t, after, inc), inc);
+        edge(b, emit_loop_body(b, s->body, t, brk, inc), inc);
         edge(b, emit_expr(b, s->inc, inc), head);
+        loop_end(b, l);
         return after;
     }
     case KDC_S_SWITCH: {
@@ -305,6 +332,7 @@ static int emit_stmt(bld_t *b, const kdc_stmt_t *s, int cur) {
         return -1;
     case KDC_S_LABEL: {
         int n = label_node(b, s->label);
+        b->nodes.v[n].loop = b->cur_loop; /* made where a goto named it first */
         edge(b, cur, n);
         return emit_stmt(b, s->body, n);
     }
@@ -324,7 +352,7 @@ static int emit_stmt(bld_t *b, const kdc_stmt_t *s, int cur) {
 
 kdc_cfg_t *kdc_cfg_build(kdc_program_t *p, kdc_func_t *f, kdc_noreturn_fn noreturn, void *arg) {
     bld_t b = {0};
-    b.brk = b.cont = b.sw_dispatch = -1;
+    b.brk = b.cont = b.sw_dispatch = b.cur_loop = -1;
     b.noreturn = noreturn;
     b.arg = arg;
     b.call_node = kdc_alloc(p, (f->ncalls + 1) * sizeof *b.call_node);
@@ -343,6 +371,11 @@ kdc_cfg_t *kdc_cfg_build(kdc_program_t *p, kdc_func_t *f, kdc_noreturn_fn noretu
     g->entry = entry;
     g->exit = b.exit;
     g->call_node = b.call_node;
+    g->nloops = (unsigned)b.loops.n;
+    g->loops = g->nloops ? kdc_alloc(p, g->nloops * sizeof *g->loops) : NULL;
+    if (g->nloops)
+        memcpy(g->loops, b.loops.v, g->nloops * sizeof *g->loops);
+    g->node_loop = kdc_alloc(p, (g->n ? g->n : 1) * sizeof *g->node_loop);
     /* every node's successors in one array (most nodes have one or two) */
     size_t nedges = 0;
     for (unsigned i = 0; i < g->n; i++)
@@ -353,6 +386,7 @@ kdc_cfg_t *kdc_cfg_build(kdc_program_t *p, kdc_func_t *f, kdc_noreturn_fn noretu
         kdc_node_t *n = &g->nodes[i];
         n->kind = t->kind;
         n->loop_cond = t->loop_cond;
+        g->node_loop[i] = t->loop;
         n->expr = t->expr;
         n->nsucc = (unsigned)t->succ.n;
         if (n->nsucc) {
@@ -363,6 +397,7 @@ kdc_cfg_t *kdc_cfg_build(kdc_program_t *p, kdc_func_t *f, kdc_noreturn_fn noretu
         free(t->succ.v);
     }
     free(b.nodes.v);
+    free(b.loops.v);
     free(b.labels.v);
     free(b.indirect_gotos.v);
     f->cfg = g;
@@ -593,6 +628,36 @@ static int contradicting_guards(const kdc_func_t *f, const kdc_expr_t *a, const 
             if (!v.other && nonnull_a != nonnull_b)
                 return 1;
         }
+    }
+    return 0;
+}
+
+int kdc_cfg_in_loop(const kdc_cfg_t *g, int n, int l) {
+    if (n < 0 || (unsigned)n >= g->n)
+        return 0;
+    for (int k = g->node_loop[n]; k >= 0; k = g->loops[k].parent)
+        if (k == l)
+            return 1;
+    return 0;
+}
+
+int kdc_cfg_leaves_loop(const kdc_cfg_t *g, int n, int l) {
+    int stack[16], seen[16], ns = 0, nseen = 0;
+    stack[ns++] = n;
+    while (ns) {
+        int m = stack[--ns];
+        if (!kdc_cfg_in_loop(g, m, l))
+            return 1;
+        if (g->nodes[m].kind != KDC_N_NOP || m == g->loops[l].head)
+            continue;
+        int dup = 0;
+        for (int k = 0; k < nseen; k++)
+            dup |= seen[k] == m;
+        if (dup || nseen == 16)
+            continue;
+        seen[nseen++] = m;
+        for (unsigned i = 0; i < g->nodes[m].nsucc && ns < 16; i++)
+            stack[ns++] = g->nodes[m].succ[i];
     }
     return 0;
 }

@@ -29,11 +29,25 @@ typedef struct kdc_node {
     unsigned nsucc : 31;
 } kdc_node_t;
 
+/* A loop statement (while, do, for, range-for) and its nodes. */
+typedef struct kdc_loop {
+    const kdc_stmt_t *stmt; /* the loop statement */
+    int head;               /* where each pass starts (before the condition) */
+    int after;              /* the way out when its condition is false; breaks join it */
+    int brk;                /* where its break statements go (on to `after`): a pass that
+                               stops early reaches `after` through it */
+    int parent;             /* the enclosing loop (index in loops), -1 none */
+} kdc_loop_t;
+
 typedef struct kdc_cfg {
     kdc_node_t *nodes;
     unsigned n;
     int entry, exit;
     int *call_node; /* call_id → node id (-1 if the call is unreachable) */
+    kdc_loop_t *loops;
+    unsigned nloops;
+    int *node_loop; /* node id → innermost loop around it (index in loops), -1 none;
+                       `after` and `brk` belong to the enclosing loop */
 } kdc_cfg_t;
 
 /* Returns non-zero when a call never returns (exit(), abort(), a function whose exit is unreachable). */
@@ -41,6 +55,14 @@ typedef int (*kdc_noreturn_fn)(const kdc_expr_t *call, void *arg);
 
 /* Builds f's CFG into program memory and stores it in f->cfg. */
 kdc_cfg_t *kdc_cfg_build(kdc_program_t *p, kdc_func_t *f, kdc_noreturn_fn noreturn, void *arg);
+
+/* Is node n inside loop l (directly, or in a loop nested in it)? */
+int kdc_cfg_in_loop(const kdc_cfg_t *g, int n, int l);
+
+/* Does the way from node n leave loop l through no-op nodes of the loop only
+ * (n outside it, or the false side of a loop condition: its NOPs, then the
+ * loop's `after`)? A bounded look (16 nodes). */
+int kdc_cfg_leaves_loop(const kdc_cfg_t *g, int n, int l);
 
 /* Is the exit node reachable from the entry node? */
 int kdc_cfg_exit_reachable(const kdc_cfg_t *g);

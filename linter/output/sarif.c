@@ -38,6 +38,7 @@ static const struct {
     {"commit-before-delivery-report", NOTES_THEN_FINDING}, /* output produce -> input commit */
     {"flush-as-confirmation", FINDING_THEN_NOTES},         /* flush -> checkpoint */
     {"txn-error-not-aborted", FINDING_THEN_NOTES},         /* failing call -> transaction goes on */
+    {"partial-batch-commit", NOTES_THEN_FINDING},          /* loop stops early -> whole batch committed */
 };
 
 /* Whether `name` is a path rule; *order says how its steps run. */
