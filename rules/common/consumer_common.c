@@ -284,6 +284,11 @@ int kdc_call_outside_processing(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const 
     if (call->kind != KDC_E_CALL || !call->name || !*call->name || call->callee_system ||
         kdc_api_lookup(call) || kdc_api_is_librdkafka(call) || kdc_is_logging_name(call->name))
         return 0;
+    /* C++ constructors and operators (a template of the program's whose instance
+     * has no body here: `tostr() << msg->topic_name()`) build values, they do
+     * not process the message */
+    if (call->is_ctor || strstr(call->name, "operator"))
+        return 0;
     return !call->usr || !kdc_program_find_callee(ctx->program, call->usr, f->tu);
 }
 
