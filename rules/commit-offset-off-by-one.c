@@ -176,8 +176,30 @@ static int holds(obo_t *o, const kdc_expr_t *e) {
 
 /* ---------- which variables and fields hold a message's own offset ---------- */
 
+/* C++: a reference parameter is the container its callers pass
+ * (`commit_done(c, topic, last_done)` with `std::map<..> &last_done`): own when
+ * every caller passes an own one. */
+static void collect_ref_params(obo_t *o, const kdc_expr_t *call) {
+    const kdc_func_t *g = call->usr && !call->callee_system
+                              ? kdc_program_find_callee(o->ctx->program, call->usr, o->f->tu)
+                              : NULL;
+    for (unsigned a = 0; g && g->param_usrs && g->param_types && a < call->nkids && a < g->nparams;
+         a++) {
+        const char *t = g->param_types[a];
+        if (!g->param_usrs[a] || !t || !strchr(t, '&') || strstr(t, "&&"))
+            continue;
+        const char *k = key_of(o, call->kids[a]);
+        if (k && has_key(&o->own, k))
+            add_key(&o->cand, g->param_usrs[a]);
+        else
+            add_key(&o->poison, g->param_usrs[a]);
+    }
+}
+
 static int collect_own(const kdc_expr_t *e, void *arg) {
     obo_t *o = arg;
+    if (e->kind == KDC_E_CALL && o->f)
+        collect_ref_params(o, e);
     if (e->kind == KDC_E_INIT && e->fields) { /* {.partition = p, .offset = m->offset} */
         for (unsigned i = 0; i < e->nkids; i++) {
             if (!e->fields[i] || is_partition_offset_field(e->fields[i]))
@@ -225,8 +247,11 @@ static void compute_own(obo_t *o) {
     for (int round = 0; round < 8; round++) {
         clear_keys(&o->cand);
         clear_keys(&o->poison);
-        for (size_t i = 0; i < nf; i++)
-            kdc_func_walk_exprs(kdc_program_func(o->ctx->program, i), collect_own, o);
+        for (size_t i = 0; i < nf; i++) {
+            o->f = kdc_program_func(o->ctx->program, i);
+            kdc_func_walk_exprs(o->f, collect_own, o);
+        }
+        o->f = NULL;
         keyset_t next;
         kdc_strmap_init(&next);
         for (size_t i = 0; i < o->cand.cap; i++)
@@ -623,6 +648,8 @@ static int visit_calls(const kdc_expr_t *e, void *arg) {
         for (unsigned a = 0; a < e->nkids && a < g->nparams && !done; a++) {
             if (!sp || sp[a] != 1 || !holds(o, e->kids[a]))
                 continue;
+            if (g->param_usrs && g->param_usrs[a] && has_key(&o->own, g->param_usrs[a]))
+                continue; /* a container the callee holds as its own: reported inside */
             const kdc_expr_t *v = kdc_expr_strip(e->kids[a]);
             kdc_notes_t notes = {0};
             kdc_notes_add(&notes, &g->loc,
