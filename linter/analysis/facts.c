@@ -20,6 +20,29 @@ const char *const kdc_default_dlq_topic_patterns[] = {"*dlq*", "*.DLT", "*dead*l
 const char *const kdc_default_dlq_name_patterns[] = {"*dlq*", "*dead*letter*", "*retry_topic*",
                                                      "*retry_rkt*", NULL};
 
+/* cppkafka (https://github.com/mfontanini/cppkafka), the C++ wrapper ClickHouse's
+ * Kafka storage uses: its consumer's poll and commit calls, its producers'
+ * produce calls, and BufferedProducer's calls that wait for the acknowledgement
+ * of what was produced (failures reach its produce-failure callback).
+ * Producer::flush() is rd_kafka_flush(): no confirmation. */
+static const char *const cppkafka_produce[] = {"cppkafka::Producer::produce",
+                                               "cppkafka::BufferedProducer*::produce",
+                                               "cppkafka::BufferedProducer*::add_message", NULL};
+static const char *const cppkafka_commit[] = {
+    "cppkafka::Consumer::commit", "cppkafka::Consumer::async_commit",
+    "cppkafka::Consumer::store_offset", "cppkafka::Consumer::store_consumed_offsets", NULL};
+static const char *const cppkafka_confirm[] = {"cppkafka::BufferedProducer*::flush",
+                                               "cppkafka::BufferedProducer*::sync_produce",
+                                               "cppkafka::BufferedProducer*::wait_for_acks", NULL};
+static const char *const cppkafka_consume[] = {"cppkafka::Consumer::poll",
+                                               "cppkafka::Consumer::poll_batch", NULL};
+const char *const *const kdc_function_presets[KDC_NROLES] = {
+    [KDC_ROLE_PRODUCE] = cppkafka_produce,
+    [KDC_ROLE_COMMIT] = cppkafka_commit,
+    [KDC_ROLE_CONFIRM] = cppkafka_confirm,
+    [KDC_ROLE_CONSUME] = cppkafka_consume,
+};
+
 /* Log shippers' output plugins, which tell their framework a message is done by a
  * return value or a call (docs/configuration.md):
  *   rsyslog output modules: doAction, commitTransaction, endTransaction returning
@@ -356,6 +379,7 @@ static call_effects_t effects_of(const kdc_facts_t *fx, const kdc_func_t *f,
     e.commits = (unsigned)(kdc_options_has_role(o, call, KDC_ROLE_COMMIT) ||
                            kdc_options_has_role(o, call, KDC_ROLE_ACK) || call_acks(o, call));
     e.confirms = (unsigned)kdc_options_has_role(o, call, KDC_ROLE_CONFIRM);
+    e.consumes = (unsigned)kdc_options_has_role(o, call, KDC_ROLE_CONSUME);
     int stream_param = -1;
     e.effects = (unsigned)(e.produces || kdc_options_has_role(o, call, KDC_ROLE_EFFECT) ||
                            side_effect_api(f, call, &stream_param));
@@ -363,7 +387,7 @@ static call_effects_t effects_of(const kdc_facts_t *fx, const kdc_func_t *f,
         e.effects = 0; /* a write to the caller's stream: an effect unless it is stdout */
         e.stream_params = 1u << stream_param;
     }
-    if (e.produces || e.commits || e.confirms || e.effects || e.stream_params)
+    if (e.produces || e.commits || e.confirms || e.effects || e.stream_params || e.consumes)
         return e;
     const kdc_api_t *api = kdc_api_lookup(call);
     if (api) {
@@ -1360,7 +1384,8 @@ static void index_callers(kdc_facts_t *fx) {
         const kdc_func_t *f = kdc_program_func(fx->p, i);
         for (unsigned c = 0; c < f->ncalls; c++) {
             const kdc_api_t *api = kdc_api_lookup(f->calls[c]);
-            if (api && (api->roles & KDC_API_CONSUME))
+            if ((api && (api->roles & KDC_API_CONSUME)) ||
+                kdc_options_has_role(&fx->opts, f->calls[c], KDC_ROLE_CONSUME))
                 fx->consumes = 1;
             kdc_funcvec_t callees = {0};
             kdc_pts_callees(fx->pts, f, f->calls[c], &callees);

@@ -21,6 +21,7 @@ typedef enum {
     KDC_ROLE_ACK,        /* acknowledges upstream (counts as a checkpoint) */
     KDC_ROLE_EFFECT,     /* performs a side effect (database write, HTTP call, ...) */
     KDC_ROLE_CLASSIFIER, /* classifies a failure (poison or transient) */
+    KDC_ROLE_CONSUME,    /* consumes: returns the next input message */
     KDC_NROLES
 } kdc_role_t;
 
@@ -48,6 +49,8 @@ extern const char *const kdc_default_dlq_topic_patterns[];
 extern const char *const kdc_default_dlq_name_patterns[];
 extern const char *const kdc_ack_presets_returns[];
 extern const char *const kdc_ack_presets_calls[];
+/* Roles of wrapper libraries' functions, per role (NULL-terminated): cppkafka. */
+extern const char *const *const kdc_function_presets[KDC_NROLES];
 
 /* Is s a well-formed acknowledgement: "FUNCTION=VALUE" (returns) or
  * "FUNCTION(VALUE)" (calls)? */

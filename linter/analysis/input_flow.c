@@ -54,10 +54,11 @@ static int message_type(const char *type) {
                     strstr(type, "RdKafka::Message"));
 }
 
-static int is_consume_source(const kdc_expr_t *call) {
+static int is_consume_source(const kdc_facts_t *fx, const kdc_expr_t *call) {
     const kdc_api_t *api = kdc_api_lookup(call);
     return (api && (api->roles & KDC_API_CONSUME)) ||
-           (call->name && !strcmp(call->name, "rd_kafka_event_message_next"));
+           (call->name && !strcmp(call->name, "rd_kafka_event_message_next")) ||
+           kdc_options_has_role(&fx->opts, call, KDC_ROLE_CONSUME);
 }
 
 static int derived(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *e, int depth);
@@ -87,7 +88,7 @@ static int derived(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t 
     case KDC_E_INDEX:
         return e->nkids && derived(fx, f, e->kids[0], depth + 1);
     case KDC_E_CALL: {
-        if (is_consume_source(e))
+        if (is_consume_source(fx, e))
             return 1;
         const kdc_func_t *g = kdc_api_lookup(e) ? NULL : kdc__callee_func(fx, f, e);
         if (g)

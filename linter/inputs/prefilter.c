@@ -84,7 +84,8 @@ static int mentions_kafka(pf_t *p, const char *id) {
     if (m)
         return m == (void *)1;
     int yes = !strncmp(id, "rd_kafka", 8) || !strncmp(id, "RD_KAFKA", 8) ||
-              !strncmp(id, "kdc_", 4) || strstr(id, "RdKafka") != NULL;
+              !strncmp(id, "kdc_", 4) || strstr(id, "RdKafka") != NULL ||
+              !strcmp(id, "cppkafka"); /* the wrapper library of the built-in presets */
     for (size_t i = 0; !yes && i < p->nroles; i++)
         yes = fnmatch(p->roles[i], id, 0) == 0;
     kdc_strmap_put(&p->mention, id, yes ? (void *)1 : (void *)2);

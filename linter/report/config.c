@@ -21,7 +21,12 @@ const char *const kdc_role_names[KDC_NROLES + 1] = {
     [KDC_ROLE_PRODUCE] = "produce", [KDC_ROLE_COMMIT] = "commit",
     [KDC_ROLE_CONFIRM] = "confirm", [KDC_ROLE_ACK] = "ack",
     [KDC_ROLE_EFFECT] = "effect",   [KDC_ROLE_CLASSIFIER] = "poison-classifier",
+    [KDC_ROLE_CONSUME] = "consume",
 };
+
+/* The keys of `functions:`: the roles, and presets. */
+static const char *const function_keys[] = {"produce", "commit", "confirm", "ack", "effect",
+                                            "poison-classifier", "consume", "presets", NULL};
 
 struct kdc_configs {
     char *cwd;
@@ -374,6 +379,12 @@ static void acknowledge_key(loader_t *L, const yaml_node_t *k, const yaml_node_t
 
 static void functions_key(loader_t *L, const yaml_node_t *k, const yaml_node_t *v, void *arg) {
     (void)arg;
+    if (!strcmp(scalar(k), "presets")) {
+        int b;
+        if (!get_bool(L, v, "functions: presets", &b))
+            L->c->function_presets = b;
+        return;
+    }
     for (int r = 0; r < KDC_NROLES; r++)
         if (!strcmp(scalar(k), kdc_role_names[r])) {
             char *what = kdc_xasprintf("functions: %s", kdc_role_names[r]);
@@ -413,7 +424,7 @@ static void top_key(loader_t *L, const yaml_node_t *k, const yaml_node_t *v, voi
         static const char *const keys[] = {"topics", "names", "defaults", NULL};
         each_pair(L, v, "dlq", keys, dlq_key, NULL);
     } else if (!strcmp(key, "functions")) {
-        each_pair(L, v, "functions", kdc_role_names, functions_key, NULL);
+        each_pair(L, v, "functions", function_keys, functions_key, NULL);
     } else if (!strcmp(key, "acknowledge")) {
         static const char *const keys[] = {"returns", "calls", "presets", NULL};
         each_pair(L, v, "acknowledge", keys, acknowledge_key, NULL);
@@ -489,6 +500,7 @@ static kdc_config_t *config_new(const char *path) {
     c->profile = c->report_unused = -1;
     c->dlq_defaults = 1;
     c->ack_presets = 1;
+    c->function_presets = 1;
     c->rule_enabled = kdc_xrealloc(NULL, (kdc_nrules ? kdc_nrules : 1) * sizeof(int));
     c->rule_severity = kdc_xrealloc(NULL, (kdc_nrules ? kdc_nrules : 1) * sizeof(int));
     for (size_t i = 0; i < kdc_nrules; i++)
@@ -805,8 +817,14 @@ void kdc_options_union(const kdc_config_t *const *cfgs, size_t n, int unconfigur
     u->lists[1] = union_list(cfgs, n, 1, defaults ? kdc_default_dlq_name_patterns : NULL);
     opts->dlq_topic_patterns = u->lists[0];
     opts->dlq_name_patterns = u->lists[1];
+    /* the wrapper-library presets (cppkafka), unless every file's configuration
+     * turns them off */
+    int fpresets = unconfigured;
+    for (size_t i = 0; i < n; i++)
+        fpresets |= cfgs[i]->broken || cfgs[i]->function_presets;
     for (int r = 0; r < KDC_NROLES; r++) {
-        u->lists[2 + r] = union_list(cfgs, n, 2 + (size_t)r, NULL);
+        u->lists[2 + r] =
+            union_list(cfgs, n, 2 + (size_t)r, fpresets ? kdc_function_presets[r] : NULL);
         opts->functions[r] = u->lists[2 + r][0] ? u->lists[2 + r] : NULL;
     }
     /* the acknowledgement presets, unless every file's configuration turns them off */
@@ -871,6 +889,7 @@ int kdc_config_dump(FILE *out, const char *path, const kdc_config_t *c, const kd
     json_t *fns = json_object();
     for (int r = 0; r < KDC_NROLES; r++)
         json_object_set_new(fns, kdc_role_names[r], strings(opts.functions[r]));
+    json_object_set_new(fns, "presets", json_boolean(!c || c->function_presets));
     json_object_set_new(root, "functions", fns);
     json_object_set_new(root, "acknowledge",
                         json_pack("{s:o, s:o, s:b}", "returns", strings(opts.ack_returns), "calls",

@@ -39,6 +39,7 @@ typedef struct kdc_config {
     char **ack_returns; /* acknowledge: returns ("FUNCTION=VALUE"), NULL-terminated */
     char **ack_calls;   /* acknowledge: calls ("FUNCTION(VALUE)"), NULL-terminated */
     int ack_presets;    /* keep the built-in acknowledgements (default 1) */
+    int function_presets; /* keep the built-in wrapper-library roles (default 1) */
 } kdc_config_t;
 
 /* What the command line says; it overrides every configuration file. */

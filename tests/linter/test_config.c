@@ -548,7 +548,7 @@ static void unknown_keys_are_named_with_their_position_and_the_accepted_keys(voi
     expect_config_error("unknown-role", "functions:\n  confirms: [wait]\n",
                         "kdc-lint: error: .kdc-lint.yaml:2:3: functions: unknown key 'confirms' "
                         "(expected one of: produce, commit, confirm, ack, effect, "
-                        "poison-classifier)");
+                        "poison-classifier, consume, presets)");
     expect_config_error("unknown-dlq", "dlq:\n  topic: ['*.x']\n",
                         "kdc-lint: error: .kdc-lint.yaml:2:3: dlq: unknown key 'topic' (expected "
                         "one of: topics, names, defaults)");
