@@ -87,11 +87,15 @@ static int hands_out(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t 
                               : NULL;
     if (!g || g == f || depth >= 3 || kdc_is_logging_name(g->name))
         return 0;
-    for (unsigned a = 0; a < call->nkids && a < g->nparams; a++) {
-        if (!kdc_mentions(call->kids[a], var) || !g->param_usrs || !g->param_usrs[a])
+    /* a member operator called as `sink << m`, `sink(m)`: its object is the first
+     * argument, its parameters start at the second */
+    unsigned skip = call->is_method && !call->recv && g->class_usr ? 1 : 0;
+    for (unsigned a = skip; a < call->nkids && a - skip < g->nparams; a++) {
+        const char *param = g->param_usrs ? g->param_usrs[a - skip] : NULL;
+        if (!kdc_mentions(call->kids[a], var) || !param)
             continue;
         for (unsigned c = 0; c < g->ncalls; c++)
-            if (hands_out(ctx, g, g->calls[c], g->param_usrs[a], depth + 1))
+            if (hands_out(ctx, g, g->calls[c], param, depth + 1))
                 return 1;
     }
     return 0;

@@ -196,8 +196,51 @@ static void collect_ref_params(obo_t *o, const kdc_expr_t *call) {
     }
 }
 
+/* The container a C++ range-for's reference variable walks (`for (auto &kv : c)`,
+ * written `kv = c[..]` by the frontend), or NULL. */
+static const char *ref_loop_container(obo_t *o, const kdc_expr_t *e, const char **var) {
+    if (e->kind != KDC_E_BINARY || e->op != KDC_OP_ASSIGN || e->nkids != 2)
+        return NULL;
+    const kdc_expr_t *l = kdc_expr_strip(e->kids[0]), *r = kdc_expr_strip(e->kids[1]);
+    if (!l || l->kind != KDC_E_REF || !l->type || !strchr(l->type, '&') || !strncmp(l->type, "const ", 6) ||
+        !r || r->kind != KDC_E_INDEX || r->nkids != 2 || !r->kids[1] || r->kids[1]->kind != KDC_E_OTHER)
+        return NULL;
+    *var = l->usr;
+    return key_of(o, r->kids[0]);
+}
+
+/* Changes made through a reference loop variable (`kv.second += 1`, `++kv.second`,
+ * `kv.second = x`) change the container. */
+typedef struct alias_scan {
+    obo_t *o;
+    const char *var, *container;
+} alias_scan_t;
+
+static int through_alias(const kdc_expr_t *e, void *arg) {
+    alias_scan_t *a = arg;
+    const kdc_expr_t *lv = kdc_expr_assigned(e);
+    for (const kdc_expr_t *x = kdc_expr_strip(lv); x; x = x->nkids ? kdc_expr_strip(x->kids[0]) : NULL) {
+        if (x->kind == KDC_E_REF) {
+            if (x->usr == a->var && e->kind == KDC_E_BINARY && e->op == KDC_OP_ASSIGN &&
+                x == kdc_expr_strip(lv))
+                break; /* the loop's own `kv = c[..]` */
+            if (x->usr == a->var)
+                add_key(&a->o->poison, a->container);
+            break;
+        }
+        if (x->kind != KDC_E_MEMBER)
+            break;
+    }
+    return 0;
+}
+
 static int collect_own(const kdc_expr_t *e, void *arg) {
     obo_t *o = arg;
+    const char *alias = NULL, *container = o->f ? ref_loop_container(o, e, &alias) : NULL;
+    if (container && alias) {
+        alias_scan_t a = {o, alias, container};
+        kdc_func_walk_exprs(o->f, through_alias, &a);
+    }
     if (e->kind == KDC_E_CALL && o->f)
         collect_ref_params(o, e);
     if (e->kind == KDC_E_INIT && e->fields) { /* {.partition = p, .offset = m->offset} */
@@ -237,7 +280,9 @@ static int collect_own(const kdc_expr_t *e, void *arg) {
     } else if (e->kind == KDC_E_UNARY && e->nkids == 1 &&
                (e->op == KDC_OP_PREINC || e->op == KDC_OP_POSTINC || e->op == KDC_OP_PREDEC ||
                 e->op == KDC_OP_POSTDEC)) {
-        add_key(&o->poison, key_of(o, e->kids[0]));
+        const kdc_expr_t *t = kdc_expr_strip(e->kids[0]);
+        const char *ck = t && t->kind == KDC_E_CALL ? container_read(o, t) : NULL; /* c[k]++ */
+        add_key(&o->poison, ck ? ck : key_of(o, e->kids[0]));
     }
     return 0;
 }
