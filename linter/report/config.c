@@ -779,6 +779,8 @@ int kdc_config_excludes(const kdc_config_t *c, const char *file) {
 static const char **union_list(const kdc_config_t *const *cfgs, size_t n, size_t which,
                                const char *const *defaults) {
     KDC_VEC(const char *) v = {0};
+    kdc_strset_t seen; /* the patterns taken, each once (a set: lists may be long) */
+    kdc_strset_init(&seen);
     for (size_t pass = 0; pass < n + 1; pass++) {
         const char *const *src;
         if (pass == n)
@@ -796,13 +798,13 @@ static const char **union_list(const kdc_config_t *const *cfgs, size_t n, size_t
         else
             src = (const char *const *)cfgs[pass]->functions[which - 2];
         for (size_t i = 0; src && src[i]; i++) {
-            size_t k = 0;
-            while (k < v.n && strcmp(v.v[k], src[i]))
-                k++;
-            if (k == v.n)
+            size_t before = seen.n;
+            kdc_strset_add(&seen, src[i], strlen(src[i]));
+            if (seen.n != before)
                 KDC_VEC_PUSH(v, src[i]);
         }
     }
+    kdc_strset_free(&seen);
     KDC_VEC_PUSH(v, NULL);
     return v.v;
 }
