@@ -122,6 +122,35 @@ static int param_written(kdc_facts_t *fx, const kdc_func_t *f, const char *usr) 
     return v == 2;
 }
 
+/* Is the variable written only by `v += k`, `v++`, `++v` (a pointer walking
+ * forward: `for (; *kv; kv += 2)`)? */
+typedef struct advance_scan {
+    const char *usr;
+    int advanced, other;
+} advance_scan_t;
+
+static int scan_advance(const kdc_expr_t *e, void *arg) {
+    advance_scan_t *a = arg;
+    const kdc_expr_t *k = e->nkids ? kdc_expr_strip(e->kids[0]) : NULL;
+    if (!k || k->kind != KDC_E_REF || k->usr != a->usr)
+        return 0;
+    if ((e->kind == KDC_E_UNARY && (e->op == KDC_OP_PREINC || e->op == KDC_OP_POSTINC)) ||
+        (e->kind == KDC_E_BINARY && e->op == KDC_OP_COMPOUND_ASSIGN && e->nkids == 2 &&
+         e->kids[1]->has_ival && e->kids[1]->ival > 0))
+        a->advanced = 1;
+    else if ((e->kind == KDC_E_BINARY && (e->op == KDC_OP_ASSIGN || e->op == KDC_OP_COMPOUND_ASSIGN)) ||
+             (e->kind == KDC_E_UNARY && (e->op == KDC_OP_ADDR || e->op == KDC_OP_PREDEC ||
+                                         e->op == KDC_OP_POSTDEC)))
+        a->other = 1;
+    return 0;
+}
+
+static int only_advanced(const kdc_func_t *f, const char *usr) {
+    advance_scan_t a = {usr, 0, 0};
+    kdc_func_walk_exprs(f, scan_advance, &a);
+    return a.advanced && !a.other;
+}
+
 /* C++: the std::string (a library class) a `const char *` or literal is
  * converted to on its way to a parameter holds the same string. */
 static const kdc_expr_t *strip_string_ctor(const kdc_expr_t *e) {
@@ -589,6 +618,13 @@ static int as_cell(const kdc_expr_t *e, cell_t *c) {
     if (e && e->kind == KDC_E_INDEX && e->kids[1]->has_ival) {
         c->column = e->kids[1]->ival;
         e = kdc_expr_strip(e->kids[0]);
+        /* a pointer walking a flat list: `for (; *kv; kv += 2) set(c, kv[0], kv[1])` */
+        if (e && e->kind == KDC_E_REF && e->usr && e->type && strstr(e->type, "**") &&
+            (c->column == 0 || c->column == 1)) {
+            c->column = c->column ? FLAT_VALUE : FLAT_NAME;
+            c->table = e;
+            return 1;
+        }
     } else if (e && e->kind == KDC_E_MEMBER && e->nkids == 1 && e->usr) {
         c->field = e->usr;
         e = kdc_expr_strip(e->kids[0]);
@@ -628,6 +664,21 @@ static int table_pairs(kdc_facts_t *fx, const frame_t *chain, int n, resolved_t 
     if ((kc.column <= FLAT_NAME || vc.column <= FLAT_NAME) && (!flat || vc.column != FLAT_VALUE))
         return 0;
     resolved_t t = {key.f, kc.table, key.level, key.level, 0};
+    const kdc_expr_t *walker = kdc_expr_strip(kc.table);
+    if (flat && walker->ref == KDC_REF_PARAM && walker->param_index >= 0 &&
+        only_advanced(key.f, walker->usr) && key.level < n) {
+        /* a parameter that only walks forward (`kv += 2`) starts at what the caller passes */
+        const kdc_expr_t *arg = kdc_call_arg(chain[key.level].call, (unsigned)walker->param_index);
+        if (!arg)
+            return 0;
+        t.e = arg;
+        t.f = chain[key.level].f;
+        t.level = t.used = key.level + 1;
+    } else if (flat && walker->ref == KDC_REF_LOCAL && only_advanced(key.f, walker->usr)) {
+        const kdc_expr_t *start = kdc_expr_strip(initializer_of(fx, key.f, walker->usr));
+        if (start && start->kind == KDC_E_REF) /* const char **kv = pairs; */
+            t.e = start;
+    }
     t = resolve_from(fx, chain, n, t);
     const kdc_expr_t *root = kdc_expr_strip(t.e);
     if (!root || root->kind != KDC_E_REF || !root->usr || root->ref == KDC_REF_PARAM)
