@@ -123,10 +123,11 @@ static int param_written(kdc_facts_t *fx, const kdc_func_t *f, const char *usr) 
 }
 
 /* Is the variable written only by `v += k`, `v++`, `++v` (a pointer walking
- * forward: `for (; *kv; kv += 2)`)? */
+ * forward: `for (; *kv; kv += 2)`), apart from at most `inits` plain
+ * assignments (a local's initialisation)? */
 typedef struct advance_scan {
     const char *usr;
-    int advanced, other;
+    int advanced, other, assigned;
 } advance_scan_t;
 
 static int scan_advance(const kdc_expr_t *e, void *arg) {
@@ -138,17 +139,19 @@ static int scan_advance(const kdc_expr_t *e, void *arg) {
         (e->kind == KDC_E_BINARY && e->op == KDC_OP_COMPOUND_ASSIGN && e->nkids == 2 &&
          e->kids[1]->has_ival && e->kids[1]->ival > 0))
         a->advanced = 1;
-    else if ((e->kind == KDC_E_BINARY && (e->op == KDC_OP_ASSIGN || e->op == KDC_OP_COMPOUND_ASSIGN)) ||
+    else if (e->kind == KDC_E_BINARY && e->op == KDC_OP_ASSIGN)
+        a->assigned++;
+    else if ((e->kind == KDC_E_BINARY && e->op == KDC_OP_COMPOUND_ASSIGN) ||
              (e->kind == KDC_E_UNARY && (e->op == KDC_OP_ADDR || e->op == KDC_OP_PREDEC ||
                                          e->op == KDC_OP_POSTDEC)))
         a->other = 1;
     return 0;
 }
 
-static int only_advanced(const kdc_func_t *f, const char *usr) {
-    advance_scan_t a = {usr, 0, 0};
+static int only_advanced(const kdc_func_t *f, const char *usr, int inits) {
+    advance_scan_t a = {usr, 0, 0, 0};
     kdc_func_walk_exprs(f, scan_advance, &a);
-    return a.advanced && !a.other;
+    return a.advanced && !a.other && a.assigned <= inits;
 }
 
 /* C++: the std::string (a library class) a `const char *` or literal is
@@ -666,7 +669,7 @@ static int table_pairs(kdc_facts_t *fx, const frame_t *chain, int n, resolved_t 
     resolved_t t = {key.f, kc.table, key.level, key.level, 0};
     const kdc_expr_t *walker = kdc_expr_strip(kc.table);
     if (flat && walker->ref == KDC_REF_PARAM && walker->param_index >= 0 &&
-        only_advanced(key.f, walker->usr) && key.level < n) {
+        only_advanced(key.f, walker->usr, 0) && key.level < n) {
         /* a parameter that only walks forward (`kv += 2`) starts at what the caller passes */
         const kdc_expr_t *arg = kdc_call_arg(chain[key.level].call, (unsigned)walker->param_index);
         if (!arg)
@@ -674,7 +677,7 @@ static int table_pairs(kdc_facts_t *fx, const frame_t *chain, int n, resolved_t 
         t.e = arg;
         t.f = chain[key.level].f;
         t.level = t.used = key.level + 1;
-    } else if (flat && walker->ref == KDC_REF_LOCAL && only_advanced(key.f, walker->usr)) {
+    } else if (flat && walker->ref == KDC_REF_LOCAL && only_advanced(key.f, walker->usr, 1)) {
         const kdc_expr_t *start = kdc_expr_strip(initializer_of(fx, key.f, walker->usr));
         if (start && start->kind == KDC_E_REF) /* const char **kv = pairs; */
             t.e = start;
