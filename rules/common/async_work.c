@@ -1,35 +1,11 @@
 #include "async_work.h"
 #include "consumer_common.h"
 #include "pts.h"
+#include "threads.h"
 
 #include <string.h>
 
 /* ---------- is a call executed repeatedly? ---------- */
-
-typedef struct cycle_walk {
-    int start;
-    int found;
-} cycle_walk_t;
-
-static int cycle_visit(void *arg, const kdc_cfg_t *g, int n, int st) {
-    (void)g;
-    cycle_walk_t *c = arg;
-    if (n == c->start) {
-        c->found = 1;
-        return -1;
-    }
-    return st;
-}
-
-static int in_loop(const kdc_func_t *f, const kdc_expr_t *call) {
-    const kdc_cfg_t *g = f->cfg;
-    if (!g || call->call_id < 0 || g->call_node[call->call_id] < 0)
-        return 0;
-    cycle_walk_t c = {g->call_node[call->call_id], 0};
-    kdc_search_t s = {cycle_visit, NULL, &c, 1};
-    kdc_cfg_search(g, c.start, 0, &s);
-    return c.found;
-}
 
 /* Does f run more than once: called at several places or in a loop (callers
  * followed `depth` levels up)? memo (optional): per depth and function, 0
@@ -58,7 +34,7 @@ static int runs_repeatedly(kdc_rule_ctx_t *ctx, const kdc_func_t *f, int depth,
             free(callees.v);
             if (!hit)
                 continue;
-            repeats = ++sites > 1 || in_loop(caller, caller->calls[c]) ||
+            repeats = ++sites > 1 || kdc_call_in_loop(caller, caller->calls[c]) ||
                       (depth > 0 && caller != f && runs_repeatedly(ctx, caller, depth - 1, memo));
         }
     }
@@ -69,7 +45,7 @@ static int runs_repeatedly(kdc_rule_ctx_t *ctx, const kdc_func_t *f, int depth,
 
 static int call_repeats(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,
                         int depth, repeat_memo_t *memo) {
-    return in_loop(f, call) || runs_repeatedly(ctx, f, depth, memo);
+    return kdc_call_in_loop(f, call) || runs_repeatedly(ctx, f, depth, memo);
 }
 
 int kdc_call_repeats(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call, int depth) {
@@ -77,40 +53,6 @@ int kdc_call_repeats(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t 
 }
 
 /* ---------- entries ---------- */
-
-static const kdc_func_t *lambda_at(kdc_rule_ctx_t *ctx, const kdc_expr_t *e) {
-    size_t nf = kdc_program_nfuncs(ctx->program);
-    for (size_t i = 0; i < nf; i++) {
-        const kdc_func_t *f = kdc_program_func(ctx->program, i);
-        if (f->name && strstr(f->name, "<lambda") && f->loc.file == e->loc.file &&
-            f->loc.line == e->loc.line && f->loc.col == e->loc.col)
-            return f;
-    }
-    return NULL;
-}
-
-/* The function argument of a thread-creating call, or NULL. */
-static const kdc_expr_t *thread_fn_arg(const kdc_expr_t *call) {
-    const char *n = call->name;
-    if (!strcmp(n, "pthread_create"))
-        return kdc_call_arg(call, 2);
-    if (!strcmp(n, "thrd_create"))
-        return kdc_call_arg(call, 1);
-    if (call->is_ctor && (strstr(n, "std::thread") || strstr(n, "std::jthread")))
-        return kdc_call_arg(call, 0);
-    if (!strcmp(n, "std::async")) {
-        const kdc_expr_t *a = kdc_call_arg(call, 0);
-        /* std::async(std::launch::async, fn, ..) or std::async(fn, ..) */
-        if (a && a->type && strstr(a->type, "launch"))
-            return kdc_call_arg(call, 1);
-        return a;
-    }
-    if (call->is_method && call->recv && call->recv->type &&
-        (strstr(n, "emplace_back") || strstr(n, "emplace")) &&
-        (strstr(call->recv->type, "std::thread") || strstr(call->recv->type, "std::jthread")))
-        return kdc_call_arg(call, 0);
-    return NULL;
-}
 
 static void add_entry(kdc_async_vec_t *out, const kdc_func_t *func, const kdc_func_t *caller,
                       const kdc_expr_t *site, int repeated, kdc_async_kind_t kind) {
@@ -143,7 +85,7 @@ static const kdc_func_t *named_func(kdc_rule_ctx_t *ctx, const kdc_func_t *f,
     if (s && s->kind == KDC_E_REF && s->ref == KDC_REF_FUNCTION && s->usr)
         return kdc_program_find_callee(ctx->program, s->usr, f->tu);
     if (s && s->kind == KDC_E_OTHER)
-        return lambda_at(ctx, s);
+        return kdc_lambda_at(ctx, s);
     return NULL;
 }
 
@@ -198,7 +140,7 @@ void kdc_async_entries(kdc_rule_ctx_t *ctx, kdc_async_vec_t *out) {
         const kdc_func_t *f = kdc_program_func(ctx->program, i);
         for (unsigned c = 0; c < f->ncalls; c++) {
             const kdc_expr_t *call = f->calls[c];
-            const kdc_expr_t *fn = thread_fn_arg(call);
+            const kdc_expr_t *fn = kdc_thread_fn_arg(call);
             if (fn) {
                 thread_entry(ctx, f, call, fn, out, &memo);
                 continue;

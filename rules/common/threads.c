@@ -61,7 +61,7 @@ int kdc_func_runs_repeatedly(kdc_rule_ctx_t *ctx, const kdc_func_t *f, int depth
 
 /* ---------- thread start routines ---------- */
 
-static const kdc_func_t *lambda_at(kdc_rule_ctx_t *ctx, const kdc_expr_t *e) {
+const kdc_func_t *kdc_lambda_at(kdc_rule_ctx_t *ctx, const kdc_expr_t *e) {
     size_t nf = kdc_program_nfuncs(ctx->program);
     for (size_t i = 0; i < nf; i++) {
         const kdc_func_t *f = kdc_program_func(ctx->program, i);
@@ -73,7 +73,7 @@ static const kdc_func_t *lambda_at(kdc_rule_ctx_t *ctx, const kdc_expr_t *e) {
 }
 
 /* The function argument of a thread-creating call, or NULL. */
-static const kdc_expr_t *thread_fn_arg(const kdc_expr_t *call) {
+const kdc_expr_t *kdc_thread_fn_arg(const kdc_expr_t *call) {
     const char *n = call->name;
     if (!strcmp(n, "pthread_create"))
         return kdc_call_arg(call, 2);
@@ -118,7 +118,7 @@ void kdc_thread_entries(kdc_rule_ctx_t *ctx, kdc_thread_entry_vec_t *out) {
         const kdc_func_t *f = kdc_program_func(ctx->program, i);
         for (unsigned c = 0; c < f->ncalls; c++) {
             const kdc_expr_t *call = f->calls[c];
-            const kdc_expr_t *fn = thread_fn_arg(call);
+            const kdc_expr_t *fn = kdc_thread_fn_arg(call);
             if (!fn)
                 continue;
             int repeated = kdc_call_in_loop(f, call) || kdc_func_runs_repeatedly(ctx, f, 2);
@@ -133,7 +133,7 @@ void kdc_thread_entries(kdc_rule_ctx_t *ctx, kdc_thread_entry_vec_t *out) {
                 }
             }
             if (s && s->kind == KDC_E_OTHER) {
-                const kdc_func_t *entry = lambda_at(ctx, s);
+                const kdc_func_t *entry = kdc_lambda_at(ctx, s);
                 if (entry) {
                     add_entry(out, entry, f, call, repeated);
                     continue;

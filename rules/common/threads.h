@@ -37,6 +37,14 @@ int kdc_func_runs_repeatedly(kdc_rule_ctx_t *ctx, const kdc_func_t *f, int depth
  * function pointers), each once. */
 void kdc_func_closure(kdc_rule_ctx_t *ctx, const kdc_func_t *entry, kdc_func_vec_t *out);
 
+/* The function argument of a thread-creating call (pthread_create,
+ * thrd_create, std::thread, std::jthread, std::async, emplace_back on a vector
+ * of threads), or NULL. */
+const kdc_expr_t *kdc_thread_fn_arg(const kdc_expr_t *call);
+
+/* The C++ lambda whose body starts where e is, or NULL. */
+const kdc_func_t *kdc_lambda_at(kdc_rule_ctx_t *ctx, const kdc_expr_t *e);
+
 /* Is f in v? */
 int kdc_func_vec_has(const kdc_func_vec_t *v, const kdc_func_t *f);
 
