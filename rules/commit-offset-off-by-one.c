@@ -68,6 +68,7 @@ typedef struct obo {
     keyset_t own;    /* variables and fields that only ever hold a message's own offset */
     keyset_t cand;   /* this round: assigned a message's own offset somewhere */
     keyset_t poison; /* this round: also assigned something else (offset + 1, ...) */
+    keyset_t filled; /* C++ reference parameters their function stores values into */
     /* per function and parameter: the parameter reaches a committed partition offset */
     unsigned char **sink_param;
     /* reporting */
@@ -176,23 +177,39 @@ static int holds(obo_t *o, const kdc_expr_t *e) {
 
 /* ---------- which variables and fields hold a message's own offset ---------- */
 
+static int is_ref_type(const char *t) {
+    return t && strchr(t, '&') && !strstr(t, "&&");
+}
+
+/* A store into k in o->f: when k is one of o->f's reference parameters, the
+ * function fills its caller's container. */
+static void note_filled(obo_t *o, const char *k) {
+    const kdc_func_t *f = o->f;
+    for (unsigned a = 0; k && f && f->param_usrs && f->param_types && a < f->nparams; a++)
+        if (f->param_usrs[a] && !strcmp(f->param_usrs[a], k) && is_ref_type(f->param_types[a]))
+            add_key(&o->filled, k);
+}
+
 /* C++: a reference parameter is the container its callers pass
  * (`commit_done(c, topic, last_done)` with `std::map<..> &last_done`): own when
- * every caller passes an own one. */
+ * every caller passes an own one, or when the function fills it with own
+ * values only (`remember(last, *msg)` storing `last[m.partition()] =
+ * m.offset()`): then the caller's container is own too. */
 static void collect_ref_params(obo_t *o, const kdc_expr_t *call) {
     const kdc_func_t *g = call->usr && !call->callee_system
                               ? kdc_program_find_callee(o->ctx->program, call->usr, o->f->tu)
                               : NULL;
     for (unsigned a = 0; g && g->param_usrs && g->param_types && a < call->nkids && a < g->nparams;
          a++) {
-        const char *t = g->param_types[a];
-        if (!g->param_usrs[a] || !t || !strchr(t, '&') || strstr(t, "&&"))
+        if (!g->param_usrs[a] || !is_ref_type(g->param_types[a]))
             continue;
         const char *k = key_of(o, call->kids[a]);
         if (k && has_key(&o->own, k))
             add_key(&o->cand, g->param_usrs[a]);
-        else
+        else if (!has_key(&o->filled, g->param_usrs[a]))
             add_key(&o->poison, g->param_usrs[a]);
+        if (k && has_key(&o->own, g->param_usrs[a]) && has_key(&o->filled, g->param_usrs[a]))
+            add_key(&o->cand, k);
     }
 }
 
@@ -257,6 +274,7 @@ static int collect_own(const kdc_expr_t *e, void *arg) {
     const kdc_expr_t *stored = NULL;
     const char *ck = container_write(o, e, &stored);
     if (ck) { /* c.push_back(msg->offset()), c.emplace(p, msg->offset()) */
+        note_filled(o, ck);
         if (holds(o, stored))
             add_key(&o->cand, ck);
         else if (!is_constant(stored))
@@ -270,6 +288,8 @@ static int collect_own(const kdc_expr_t *e, void *arg) {
                                                          : key_of(o, e->kids[0]);
         if (!k || is_partition_offset(e->kids[0]))
             return 0;
+        if (lhs && lhs->kind == KDC_E_CALL)
+            note_filled(o, k);
         const kdc_expr_t *r = kdc_expr_strip(e->kids[1]);
         if (e->op == KDC_OP_ASSIGN && holds(o, e->kids[1]))
             add_key(&o->cand, k);
@@ -290,6 +310,7 @@ static int collect_own(const kdc_expr_t *e, void *arg) {
 static void compute_own(obo_t *o) {
     size_t nf = kdc_program_nfuncs(o->ctx->program);
     for (int round = 0; round < 8; round++) {
+        size_t filled_before = o->filled.n;
         clear_keys(&o->cand);
         clear_keys(&o->poison);
         for (size_t i = 0; i < nf; i++) {
@@ -302,7 +323,7 @@ static void compute_own(obo_t *o) {
         for (size_t i = 0; i < o->cand.cap; i++)
             if (o->cand.keys[i] && !has_key(&o->poison, o->cand.keys[i]))
                 add_key(&next, o->cand.keys[i]);
-        int same = next.n == o->own.n;
+        int same = next.n == o->own.n && o->filled.n == filled_before;
         for (size_t i = 0; same && i < next.cap; i++)
             same = !next.keys[i] || has_key(&o->own, next.keys[i]);
         kdc_strmap_free(&o->own);
@@ -713,6 +734,7 @@ static void check(kdc_rule_ctx_t *ctx) {
     kdc_strmap_init(&o.own);
     kdc_strmap_init(&o.cand);
     kdc_strmap_init(&o.poison);
+    kdc_strmap_init(&o.filled);
     kdc_strmap_init(&o.local);
     compute_own(&o);
     compute_sink_params(&o);
@@ -729,6 +751,7 @@ static void check(kdc_rule_ctx_t *ctx) {
     kdc_strmap_free(&o.own);
     kdc_strmap_free(&o.cand);
     kdc_strmap_free(&o.poison);
+    kdc_strmap_free(&o.filled);
     kdc_strmap_free(&o.local);
 }
 
