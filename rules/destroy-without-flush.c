@@ -105,6 +105,8 @@ typedef struct dwf_walk {
     const kdc_expr_t *produce; /* where the walk starts */
     int depth;
     kdc_outcome_t outcome; /* of the produce: its failure edges queue nothing */
+    const kdc_func_t *site_f; /* f is a helper called here (site, in site_f), with its */
+    const kdc_expr_t *site;   /* constant arguments bound; NULL: any call */
     const kdc_expr_t *drain[32]; /* conditions of drain loops (`while (run && outq_len(rk))`) */
     size_t ndrain;
     int reached;
@@ -148,7 +150,13 @@ static int in_drain_condition(const dwf_walk_t *w, const kdc_expr_t *e) {
 static int dwf_edge(void *arg, const kdc_cfg_t *g, int n, unsigned i, int st) {
     dwf_walk_t *w = arg;
     const kdc_node_t *nd = &g->nodes[n];
-    if (nd->kind != KDC_N_COND || st)
+    if (nd->kind != KDC_N_COND)
+        return 1;
+    int bound = w->site ? kdc_facts_bound_cond(w->ctx->facts, w->site_f, w->site, w->f, nd->expr)
+                        : -1;
+    if (bound >= 0 && i != (unsigned)(bound ? 0 : 1))
+        return 0; /* `if (expect_fail)` in a helper called with expect_fail = 1 */
+    if (st)
         return 1;
     int fail = kdc_outcome_failure_edge(&w->outcome, nd->expr);
     return fail < 0 || fail != (int)i;
@@ -196,11 +204,12 @@ static int dwf_visit(void *arg, const kdc_cfg_t *g, int n, int st) {
 }
 
 static const kdc_expr_t *pending_produce(kdc_rule_ctx_t *ctx, const kdc_func_t *f, size_t client,
-                                         const kdc_expr_t *destroy, int depth);
+                                         const kdc_expr_t *destroy, int depth,
+                                         const kdc_func_t *site_f, const kdc_expr_t *site);
 
 /* Does the call queue a message of the client that may still be queued when
  * it returns: a produce, or a helper that produces without flushing on some
- * path to its exit? */
+ * path to its exit, with this call's constant arguments? */
 static int queues(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call, size_t client,
                   int depth) {
     const kdc_api_t *api = kdc_api_lookup(call);
@@ -208,13 +217,15 @@ static int queues(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *ca
         return (api->roles & KDC_API_PRODUCE) && kdc_call_on_client(ctx, f, call, api, 0, client);
     const kdc_func_t *h =
         depth < DWF_MAX_DEPTH ? kdc_call_helper_for_client(ctx, f, call, 0, client) : NULL;
-    return h && h != f && pending_produce(ctx, h, client, NULL, depth + 1);
+    return h && h != f && pending_produce(ctx, h, client, NULL, depth + 1, f, call);
 }
 
 /* A produce (or producing helper call) in f from which the destroy (NULL: the
- * exit of f) is reached without a flush of the client. */
+ * exit of f) is reached without a flush of the client; f called at site (in
+ * site_f; NULL: any call). */
 static const kdc_expr_t *pending_produce(kdc_rule_ctx_t *ctx, const kdc_func_t *f, size_t client,
-                                         const kdc_expr_t *destroy, int depth) {
+                                         const kdc_expr_t *destroy, int depth,
+                                         const kdc_func_t *site_f, const kdc_expr_t *site) {
     const kdc_cfg_t *g = f->cfg;
     if (!g)
         return NULL;
@@ -222,7 +233,8 @@ static const kdc_expr_t *pending_produce(kdc_rule_ctx_t *ctx, const kdc_func_t *
         if (g->call_node[c] < 0 || !queues(ctx, f, f->calls[c], client, depth))
             continue;
         dwf_walk_t w = {.ctx = ctx,         .f = f,         .client = client,
-                        .destroy = destroy, .produce = f->calls[c], .depth = depth};
+                        .destroy = destroy, .produce = f->calls[c], .depth = depth,
+                        .site_f = site_f,   .site = site};
         kdc_outcome_init(&w.outcome, ctx->program, f, f->calls[c]);
         kdc_stmt_walk(f->body, find_drain_loops, &w);
         kdc_search_t s = {dwf_visit, dwf_edge, &w, 2};
@@ -250,7 +262,7 @@ static int unflushed_from_entry(kdc_rule_ctx_t *ctx, const kdc_func_t *f, size_t
  * reached without a flush. */
 static const kdc_expr_t *pending_before(kdc_rule_ctx_t *ctx, const kdc_func_t *caller,
                                         size_t client, const kdc_expr_t *call) {
-    return pending_produce(ctx, caller, client, call, 0);
+    return pending_produce(ctx, caller, client, call, 0, NULL, NULL);
 }
 
 /* The destroy is in a helper (a teardown function) that does not flush first:
@@ -278,7 +290,7 @@ static void check_destroy(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_ex
             !kdc_facts_client_produces(ctx->facts, k, NULL) || kdc_config_is_transactional(ctx, k))
             continue;
         const kdc_expr_t *produce = NULL;
-        if (flushes_anywhere(ctx, k) && !(produce = pending_produce(ctx, f, k, call, 0)) &&
+        if (flushes_anywhere(ctx, k) && !(produce = pending_produce(ctx, f, k, call, 0, NULL, NULL)) &&
             !(produce = pending_at_caller(ctx, f, k, call)))
             continue;
         kdc_notes_t notes = {0};

@@ -501,7 +501,7 @@ static int produce_goes_on(fatal_ctx_t *fc, goes_on_t *out) {
             if (!mine)
                 continue;
             if (kdc_result_use(ctx->program, f, call) != KDC_USE_USED &&
-                (kdc_call_in_loop(f, call) || kdc_func_runs_repeatedly(ctx, f, 2))) {
+                (kdc_call_in_loop(f, call) || kdc_facts_func_runs_repeatedly(ctx->facts, f, 2))) {
                 kdc_produce_loss_t l = {KDC_LOSS_NEXT_RECORD, f, call, call, f, NULL, 0, 0};
                 out->found = 1;
                 out->loss = l;

@@ -92,36 +92,6 @@ static int literal_truth(const kdc_expr_t *e) {
     return -1;
 }
 
-/* Follows r out through the chain while it is a parameter, and chooses the
- * branch of a `p ? a : b` whose parameter a caller passes as a literal. */
-typedef struct write_scan {
-    const char *usr;
-    int written;
-} write_scan_t;
-
-static int scan_write(const kdc_expr_t *e, void *arg) {
-    write_scan_t *w = arg;
-    const kdc_expr_t *k = e->nkids ? kdc_expr_strip(e->kids[0]) : NULL;
-    if (k && k->kind == KDC_E_REF && k->usr == w->usr &&
-        ((e->kind == KDC_E_BINARY && (e->op == KDC_OP_ASSIGN || e->op == KDC_OP_COMPOUND_ASSIGN)) ||
-         (e->kind == KDC_E_UNARY && e->op == KDC_OP_ADDR)))
-        w->written = 1;
-    return w->written;
-}
-
-/* Does f assign its parameter, or take its address (`if (!conf)
- * test_conf_init(&conf, ..)`)? Then it is not the caller's argument. */
-static int param_written(kdc_facts_t *fx, const kdc_func_t *f, const char *usr) {
-    uintptr_t v = (uintptr_t)kdc_strmap_get(&fx->params_written, usr);
-    if (!v) {
-        write_scan_t w = {usr, 0};
-        kdc_func_walk_exprs(f, scan_write, &w);
-        v = w.written ? 2 : 1;
-        kdc_strmap_put(&fx->params_written, usr, (void *)v);
-    }
-    return v == 2;
-}
-
 /* Is the variable written only by `v += k`, `v++`, `++v` (a pointer walking
  * forward: `for (; *kv; kv += 2)`), apart from at most `inits` plain
  * assignments (a local's initialisation)? */
@@ -165,13 +135,15 @@ static const kdc_expr_t *strip_string_ctor(const kdc_expr_t *e) {
     return e;
 }
 
+/* Follows r out through the chain while it is a parameter, and chooses the
+ * branch of a `p ? a : b` whose parameter a caller passes as a literal. */
 static resolved_t resolve_from(kdc_facts_t *fx, const frame_t *chain, int n, resolved_t r) {
     for (int guard = 0; guard < 16; guard++) {
         const kdc_expr_t *s = strip_string_ctor(r.e);
         if (!s)
             break;
         if (s->kind == KDC_E_REF && s->ref == KDC_REF_PARAM && s->param_index >= 0 &&
-            !param_written(fx, r.f, s->usr)) {
+            kdc__param_fixed(fx, r.f, s->param_index)) {
             if (r.level >= n) {
                 r.open = 1;
                 break;
@@ -1368,6 +1340,162 @@ void kdc_facts_clients_of(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_
     kdc_facts_clients_at(fx, f, NULL, e, clients, unknown);
 }
 
+/* ---------- handle comparisons on the way to a call ---------- */
+
+/* A callback registered for several clients, or a helper called with several,
+ * may act for only some of them: `if (rk == c1) return; rd_kafka_commit(rk,
+ * ..)` commits for every client but c1. A call on a handle parameter that f
+ * never changes is on a client only when the call is reached from f's entry
+ * with the comparisons of that parameter decided for that client. */
+
+typedef struct guard_walk {
+    const kdc_facts_t *fx;
+    const kdc_func_t *f;
+    int param; /* the handle parameter */
+    size_t obj; /* the client it is taken to denote */
+    int target; /* the call's node */
+    int reached;
+} guard_walk_t;
+
+static int is_handle_param(const kdc_expr_t *e, int param) {
+    e = kdc_expr_strip(e);
+    return e && e->kind == KDC_E_REF && e->ref == KDC_REF_PARAM && e->param_index == param;
+}
+
+/* Does the call (in f) run at most once, as far as the program shows? */
+static int call_runs_once(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call) {
+    if (!f || !call || call->call_id < 0 || (unsigned)call->call_id >= f->ncalls ||
+        f->calls[call->call_id] != call)
+        return 0;
+    const kdc_cfg_t *g = f->cfg;
+    return g && g->call_node[call->call_id] >= 0 && !kdc_call_in_loop(f, call) &&
+           !kdc_facts_func_runs_repeatedly(fx, f, 2);
+}
+
+/* Is the client object created at most once in a run (its creating call, and
+ * each call of the factory chain that selects its instance, runs once)? */
+static int single_instance(const kdc_facts_t *fx, size_t obj) {
+    const kdc_obj_t *o = kdc_pts_obj(fx->pts, obj);
+    const kdc_func_t *f = o->func;
+    const kdc_expr_t *call = o->site;
+    const char *ctx = o->ctx;
+    for (int d = 0; d < 8 && ctx && f; d++) {
+        if (!call || kdc_call_in_loop(f, call)) /* a factory runs once per call of it */
+            return 0;
+        call = kdc_pts_instance_call(fx->pts, ctx, &f, &ctx);
+    }
+    return f && !ctx && call_runs_once(fx, f, call);
+}
+
+/* What e (in f, compared with the handle) says of the handle denoting w->obj:
+ * 0 it cannot be equal (e holds known clients, none of them obj), 1 it is
+ * equal (e holds obj only, and obj has one instance), -1 unknown. */
+static int compare_clients(const guard_walk_t *w, const kdc_expr_t *e) {
+    kdc_bits_t b;
+    kdc_pts_expr(w->fx->pts, w->f, e, &b);
+    int known = !kdc_bits_empty(&b) && !kdc_bits_get(&b, 0), n = 0;
+    for (size_t i = 0; known && i < b.nwords * 64; i++)
+        if (kdc_bits_get(&b, i)) {
+            known = kdc_pts_obj(w->fx->pts, i)->kind == KDC_OBJ_CLIENT;
+            n++;
+        }
+    int r = -1;
+    if (known && !kdc_bits_get(&b, w->obj))
+        r = 0;
+    else if (known && n == 1 && single_instance(w->fx, w->obj))
+        r = 1;
+    kdc_bits_free(&b);
+    return r;
+}
+
+/* 1 or 0 when the condition is decided by the parameter denoting w->obj; -1 when not. */
+static int handle_cond(const guard_walk_t *w, const kdc_expr_t *e) {
+    e = kdc_expr_strip(e);
+    if (!e)
+        return -1;
+    if (e->kind == KDC_E_UNARY && e->op == KDC_OP_NOT && e->nkids == 1) {
+        int v = handle_cond(w, e->kids[0]);
+        return v < 0 ? -1 : !v;
+    }
+    if (e->kind != KDC_E_BINARY || e->nkids != 2)
+        return -1;
+    if (e->op == KDC_OP_LAND || e->op == KDC_OP_LOR) {
+        int a = handle_cond(w, e->kids[0]), b = handle_cond(w, e->kids[1]);
+        int dominant = e->op == KDC_OP_LOR; /* 1 decides ||, 0 decides && */
+        if (a == dominant || b == dominant)
+            return dominant;
+        return a >= 0 && b >= 0 ? !dominant : -1;
+    }
+    if (e->op != KDC_OP_EQ && e->op != KDC_OP_NE)
+        return -1;
+    const kdc_expr_t *other = is_handle_param(e->kids[0], w->param)   ? e->kids[1]
+                              : is_handle_param(e->kids[1], w->param) ? e->kids[0]
+                                                               : NULL;
+    int eq = other ? compare_clients(w, other) : -1;
+    return eq < 0 ? -1 : eq == (e->op == KDC_OP_EQ);
+}
+
+static int guard_visit(void *arg, const kdc_cfg_t *g, int n, int st) {
+    guard_walk_t *w = arg;
+    if (w->reached || n == g->exit)
+        return -1;
+    if (n == w->target) {
+        w->reached = 1;
+        return -1;
+    }
+    return st;
+}
+
+static int guard_edge(void *arg, const kdc_cfg_t *g, int n, unsigned i, int st) {
+    (void)st;
+    const kdc_node_t *nd = &g->nodes[n];
+    if (nd->kind != KDC_N_COND || nd->nsucc != 2)
+        return 1;
+    int v = handle_cond(arg, nd->expr);
+    return v < 0 || i == (unsigned)(v ? 0 : 1);
+}
+
+static int mentions_param(const kdc_expr_t *e, void *arg) {
+    const int *param = arg;
+    return e->kind == KDC_E_BINARY && (e->op == KDC_OP_EQ || e->op == KDC_OP_NE) &&
+           e->nkids == 2 && (is_handle_param(e->kids[0], *param) || is_handle_param(e->kids[1], *param));
+}
+
+/* Drops the clients for which the call is not reached (see above). */
+static void prune_by_handle_guards(const kdc_facts_t *fx, const kdc_func_t *f,
+                                   const kdc_expr_t *call, const kdc_expr_t *e,
+                                   kdc_bits_t *clients) {
+    e = kdc_expr_strip(e);
+    const kdc_cfg_t *g = f ? f->cfg : NULL;
+    if (!call || !e || e->kind != KDC_E_REF || e->ref != KDC_REF_PARAM || !g ||
+        call->call_id < 0 || (unsigned)call->call_id >= f->ncalls || f->calls[call->call_id] != call ||
+        g->call_node[call->call_id] < 0)
+        return;
+    int param = e->param_index, compared = 0;
+    for (unsigned n = 0; n < g->n && !compared; n++)
+        compared = g->nodes[n].kind == KDC_N_COND && g->nodes[n].expr &&
+                   kdc_expr_walk(g->nodes[n].expr, mentions_param, &param);
+    if (!compared || !kdc__param_fixed(fx, f, param))
+        return;
+    kdc_bits_t kept;
+    kdc_bits_init(&kept, clients->nwords * 64);
+    for (size_t k = 0; k < clients->nwords * 64; k++) {
+        if (!kdc_bits_get(clients, k))
+            continue;
+        guard_walk_t w = {fx, f, param, k, g->call_node[call->call_id], 0};
+        kdc_search_t s = {guard_visit, guard_edge, &w, 1};
+        kdc_cfg_search(g, g->entry, 0, &s);
+        if (w.reached)
+            kdc_bits_set(&kept, k);
+    }
+    if (!kdc_bits_empty(&kept)) { /* reached for none: keep what the handle may hold */
+        kdc_bits_t all = *clients;
+        *clients = kept;
+        kept = all;
+    }
+    kdc_bits_free(&kept);
+}
+
 void kdc_facts_clients_at(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call,
                           const kdc_expr_t *e, kdc_bits_t *clients, int *unknown) {
     size_t n = kdc_pts_nobjs(fx->pts);
@@ -1398,6 +1526,8 @@ void kdc_facts_clients_at(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_
     }
     if (!hits || kdc_bits_empty(clients))
         *unknown = 1;
+    else if (!*unknown)
+        prune_by_handle_guards(fx, f, call, e, clients);
     kdc_bits_free(&b);
 }
 

@@ -1374,10 +1374,59 @@ static void summarize_all(kdc_facts_t *fx, int (*pass)(kdc_facts_t *, const kdc_
     }
 }
 
+/* ---------- calls that run more than once ---------- */
+
+typedef struct cycle_walk {
+    int start;
+    int found;
+} cycle_walk_t;
+
+static int cycle_visit(void *arg, const kdc_cfg_t *g, int n, int st) {
+    (void)g;
+    cycle_walk_t *c = arg;
+    if (n == c->start) {
+        c->found = 1;
+        return -1;
+    }
+    return st;
+}
+
+int kdc_call_in_loop(const kdc_func_t *f, const kdc_expr_t *call) {
+    const kdc_cfg_t *g = f->cfg;
+    if (!g || call->call_id < 0 || g->call_node[call->call_id] < 0)
+        return 0;
+    cycle_walk_t c = {g->call_node[call->call_id], 0};
+    kdc_search_t s = {cycle_visit, NULL, &c, 1};
+    kdc_cfg_search(g, c.start, 0, &s);
+    return c.found;
+}
+
+int kdc_facts_func_runs_repeatedly(const kdc_facts_t *fx, const kdc_func_t *f, int depth) {
+    if (depth < 0)
+        return 0;
+    if (depth > 2)
+        depth = 2;
+    unsigned char *memo = &fx->repeats[depth][f->index];
+    if (*memo)
+        return *memo == 2;
+    const frame_vec_t *callers = &fx->callers[f->index];
+    int repeats = callers->n > 1;
+    for (size_t i = 0; i < callers->n && !repeats; i++) {
+        const frame_t *fr = &callers->v[i];
+        repeats = kdc_call_in_loop(fr->f, fr->call) ||
+                  (depth > 0 && fr->f != f && kdc_facts_func_runs_repeatedly(fx, fr->f, depth - 1));
+    }
+    *memo = repeats ? 2 : 1;
+    return repeats;
+}
+
 /* Who calls whom (direct calls and function pointers), and whether anything consumes. */
 static void index_callers(kdc_facts_t *fx) {
     size_t nf = kdc_program_nfuncs(fx->p);
     fx->callers = calloc(nf ? nf : 1, sizeof *fx->callers);
+    for (int d = 0; d < 3; d++)
+        if (!(fx->repeats[d] = calloc(nf ? nf : 1, 1)))
+            kdc_oom();
     if (!fx->callers)
         kdc_oom();
     for (size_t i = 0; i < nf; i++) {
@@ -1473,7 +1522,6 @@ kdc_facts_t *kdc_facts_build(kdc_program_t *p, const kdc_options_t *opts) {
         fx->opts.ack_calls = kdc_ack_presets_calls;
     kdc_strmap_init(&fx->dr_state);
     kdc_strmap_init(&fx->dr_funcs);
-    kdc_strmap_init(&fx->params_written);
     size_t nf = kdc_program_nfuncs(p);
     fx->sum = calloc(nf ? nf : 1, sizeof *fx->sum);
     if (!fx->sum)
@@ -1503,12 +1551,14 @@ void kdc_facts_free(kdc_facts_t *fx) {
     for (size_t i = 0; fx->callers && i < nf; i++)
         free(fx->callers[i].v);
     free(fx->callers);
+    for (int d = 0; d < 3; d++)
+        free(fx->repeats[d]);
     free(fx->mains);
     free(fx->sum);
     kdc_pts_free(fx->pts);
     kdc_strmap_free(&fx->dr_state);
     kdc_strmap_free(&fx->dr_funcs);
-    kdc_strmap_free(&fx->params_written);
+    free(fx->param_writes);
     free(fx->dr_callbacks.v);
     free(fx->dr_sites.v);
     free(fx);

@@ -233,6 +233,12 @@ const kdc_expr_t *kdc_facts_produce_topic(const kdc_expr_t *call);
  * status flag, a tracker counter, a per-message opaque cell)? */
 int kdc_facts_reads_delivery_state(const kdc_facts_t *fx, const kdc_expr_t *e);
 
+/* A condition of g (the function `call`, in f, reaches) decided by the
+ * call's constant arguments bound to g's parameters (`try_produce(rk, 1234,
+ * 1)` decides `if (expect_fail)`): 1 true, 0 false, -1 not decided. */
+int kdc_facts_bound_cond(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call,
+                         const kdc_func_t *g, const kdc_expr_t *cond);
+
 /* Does the call wait for delivery reports on every path (API, helper summary,
  * configured confirm function)? Commit or store offsets, or acknowledge
  * upstream, on some path? */
@@ -336,6 +342,15 @@ size_t kdc_facts_explain(const kdc_facts_t *fx, const char *file, unsigned line,
 
 /* The objects handle tracking found (clients, configurations, topics, ...). */
 const kdc_pts_t *kdc_facts_pts_of(const kdc_facts_t *fx);
+
+/* Can the call run again after it ran in f (a loop, a goto back)? */
+int kdc_call_in_loop(const kdc_func_t *f, const kdc_expr_t *call);
+
+/* Does f run more than once: called at several places (directly or through
+ * function pointers), or at one that can run again, its callers followed
+ * `depth` levels up (0..2)? A function the program never calls (main, a
+ * thread's start routine, a callback) does not, as far as the program shows. */
+int kdc_facts_func_runs_repeatedly(const kdc_facts_t *fx, const kdc_func_t *f, int depth);
 
 /* Where a client is created, as a user sees it: the factory call for a
  * client made by a factory function, else the creating call. */

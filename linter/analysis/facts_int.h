@@ -52,6 +52,8 @@ struct kdc_facts {
     kdc_strset_t props;         /* property names of settings, interned (settings.c) */
     kdc_summary_t *sum;         /* per function index */
     frame_vec_t *callers;       /* per function index: the call sites that may reach it */
+    unsigned char *repeats[3];  /* per depth and function index: runs repeatedly? 0 not yet
+                                   known, 1 no, 2 yes (kdc_facts_func_runs_repeatedly) */
     unsigned consumes : 1;      /* the program consumes messages somewhere */
     unsigned unknown_produce : 1; /* a produce on a handle that cannot be followed */
     uint64_t *mains;            /* per function index: which main()s reach it (bit per main,
@@ -66,7 +68,8 @@ struct kdc_facts {
     struct kdc_ckpt *ckpt;      /* per function index: what it checkpoints (checkpoint.c) */
     kdc_strmap_t derived;       /* storage keys holding values derived from consumed
                                    messages → (void*)1 (input_flow.c) */
-    kdc_strmap_t params_written; /* parameter USR → 2 when its function assigns it, else 1 */
+    uint64_t *param_writes;     /* per function index: parameters (the first 64) it assigns,
+                                   increments or takes the address of (noreturn.c) */
     kdc_strmap_t call_guards;   /* configuration call → conditions on parameters it is under */
 };
 
@@ -101,6 +104,10 @@ int kdc__expr_names_dlq(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_ex
  * whose exit is unreachable, per call site with the constant arguments
  * bound); sets summary.noreturn. */
 void kdc__build_cfgs(kdc_facts_t *fx);
+
+/* Does parameter i of f hold its argument's value all through f's body (never
+ * assigned, incremented or its address taken)? Parameters past the 64th never do. */
+int kdc__param_fixed(const kdc_facts_t *fx, const kdc_func_t *f, int i);
 
 /* Is the call one of the C library's or a common client's durable writes
  * (file, database, network; not stdout, stderr or a log)? */

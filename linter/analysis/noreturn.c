@@ -38,8 +38,6 @@ typedef struct pval {
 
 typedef struct nr_ctx {
     kdc_facts_t *fx;
-    uint64_t *written;          /* per function: parameters assigned or whose address is taken */
-    unsigned char *written_set; /* ... computed */
     unsigned char *stops;       /* per function: some path ends in a call that never returns
                                    (here or in a function it calls) */
     size_t hits, bound_hits;    /* calls cut in the graphs built last; of those, calls cut
@@ -48,6 +46,7 @@ typedef struct nr_ctx {
 
 /* ---------- parameters a function writes ---------- */
 
+/* (`if (!conf) conf_init(&conf, ..)`: conf is not the caller's argument.) */
 static int note_written(const kdc_expr_t *e, void *arg) {
     uint64_t *mask = arg;
     const kdc_expr_t *w = kdc_expr_assigned(e);
@@ -60,22 +59,25 @@ static int note_written(const kdc_expr_t *e, void *arg) {
     return 0;
 }
 
-/* Does parameter i hold its argument's value all through g's body (never
- * assigned, its address never taken)? */
-static int param_fixed(nr_ctx_t *nc, const kdc_func_t *g, int i) {
+static void find_param_writes(kdc_facts_t *fx) {
+    size_t nf = kdc_program_nfuncs(fx->p);
+    fx->param_writes = calloc(nf ? nf : 1, sizeof *fx->param_writes);
+    if (!fx->param_writes)
+        kdc_oom();
+    for (size_t i = 0; i < nf; i++)
+        kdc_func_walk_exprs(kdc_program_func(fx->p, i), note_written, &fx->param_writes[i]);
+}
+
+int kdc__param_fixed(const kdc_facts_t *fx, const kdc_func_t *g, int i) {
     if (i < 0 || i >= 64 || (unsigned)i >= g->nparams)
         return 0;
-    if (!nc->written_set[g->index]) {
-        kdc_func_walk_exprs(g, note_written, &nc->written[g->index]);
-        nc->written_set[g->index] = 1;
-    }
-    return !(nc->written[g->index] >> i & 1);
+    return !(fx->param_writes[g->index] >> i & 1);
 }
 
 /* ---------- values and conditions ---------- */
 
 /* The value of e (in g, whose parameters hold vals; vals NULL: none known). */
-static pval_t value_of(nr_ctx_t *nc, const kdc_func_t *g, const pval_t *vals,
+static pval_t value_of(const kdc_facts_t *fx, const kdc_func_t *g, const pval_t *vals,
                        const kdc_expr_t *e) {
     pval_t r = {PV_UNKNOWN, 0};
     e = kdc_expr_strip(e);
@@ -90,10 +92,10 @@ static pval_t value_of(nr_ctx_t *nc, const kdc_func_t *g, const pval_t *vals,
                (e->kind == KDC_E_UNARY && e->op == KDC_OP_ADDR && e->nkids == 1)) {
         r.kind = PV_NONZERO;
     } else if (vals && e->kind == KDC_E_REF && e->ref == KDC_REF_PARAM &&
-               param_fixed(nc, g, e->param_index)) {
+               kdc__param_fixed(fx, g, e->param_index)) {
         r = vals[e->param_index];
     } else if (e->kind == KDC_E_UNARY && e->op == KDC_OP_NOT && e->nkids == 1) {
-        pval_t k = value_of(nc, g, vals, e->kids[0]);
+        pval_t k = value_of(fx, g, vals, e->kids[0]);
         if (k.kind != PV_UNKNOWN) {
             r.kind = PV_INT;
             r.v = k.kind == PV_INT ? k.v == 0 : 0;
@@ -103,24 +105,24 @@ static pval_t value_of(nr_ctx_t *nc, const kdc_func_t *g, const pval_t *vals,
 }
 
 /* 1 or 0 when the condition is decided by what g's parameters hold; -1 when not. */
-static int cond_value(nr_ctx_t *nc, const kdc_func_t *g, const pval_t *vals,
+static int cond_value(const kdc_facts_t *fx, const kdc_func_t *g, const pval_t *vals,
                       const kdc_expr_t *e) {
     e = kdc_expr_strip(e);
     if (!e)
         return -1;
-    pval_t v = value_of(nc, g, vals, e);
+    pval_t v = value_of(fx, g, vals, e);
     if (v.kind != PV_UNKNOWN)
         return v.kind == PV_NONZERO || v.v != 0;
     if (e->kind != KDC_E_BINARY || e->nkids != 2)
         return -1;
     if (e->op == KDC_OP_LAND || e->op == KDC_OP_LOR) {
-        int a = cond_value(nc, g, vals, e->kids[0]), b = cond_value(nc, g, vals, e->kids[1]);
+        int a = cond_value(fx, g, vals, e->kids[0]), b = cond_value(fx, g, vals, e->kids[1]);
         int dominant = e->op == KDC_OP_LOR; /* 1 decides ||, 0 decides && */
         if (a == dominant || b == dominant)
             return dominant;
         return a >= 0 && b >= 0 ? !dominant : -1;
     }
-    pval_t l = value_of(nc, g, vals, e->kids[0]), r = value_of(nc, g, vals, e->kids[1]);
+    pval_t l = value_of(fx, g, vals, e->kids[0]), r = value_of(fx, g, vals, e->kids[1]);
     if (l.kind == PV_INT && r.kind == PV_INT) {
         switch (e->op) {
         case KDC_OP_EQ: return l.v == r.v;
@@ -176,7 +178,7 @@ static int bound_edge(void *arg, const kdc_cfg_t *cfg, int n, unsigned i, int st
     const kdc_node_t *nd = &cfg->nodes[n];
     if (nd->kind != KDC_N_COND)
         return 1;
-    int v = cond_value(bw->nc, bw->g, bw->vals, nd->expr);
+    int v = cond_value(bw->nc->fx, bw->g, bw->vals, nd->expr);
     return v < 0 || i == (unsigned)(v ? 0 : 1);
 }
 
@@ -200,13 +202,13 @@ static const kdc_func_t *callee_of(const kdc_facts_t *fx, const kdc_func_t *f,
 /* What g's parameters hold at this call (in f, whose own parameters hold
  * fvals; NULL: nothing known); returns how many are known. vals has room for
  * 64. */
-static unsigned bind_args(nr_ctx_t *nc, const kdc_func_t *f, const pval_t *fvals,
+static unsigned bind_args(const kdc_facts_t *fx, const kdc_func_t *f, const pval_t *fvals,
                           const kdc_expr_t *call, const kdc_func_t *g, pval_t *vals) {
     unsigned n = g->nparams < 64 ? g->nparams : 64, known = 0;
     for (unsigned i = 0; i < n; i++) {
         vals[i] = (pval_t){PV_UNKNOWN, 0};
-        if (i < call->nkids && param_fixed(nc, g, (int)i))
-            vals[i] = value_of(nc, f, fvals, call->kids[i]);
+        if (i < call->nkids && kdc__param_fixed(fx, g, (int)i))
+            vals[i] = value_of(fx, f, fvals, call->kids[i]);
         known += vals[i].kind != PV_UNKNOWN;
     }
     return known;
@@ -230,7 +232,7 @@ static int call_noreturn_at(nr_ctx_t *nc, const kdc_func_t *f, const pval_t *fva
         (call->is_method && !call->recv))
         return 0;
     pval_t vals[64];
-    if (!bind_args(nc, f, fvals, call, g, vals) || returns_bound(nc, g, vals, depth + 1))
+    if (!bind_args(nc->fx, f, fvals, call, g, vals) || returns_bound(nc, g, vals, depth + 1))
         return 0;
     if (bound)
         *bound = 1;
@@ -249,6 +251,15 @@ static int noreturn_cb(const kdc_expr_t *call, void *arg) {
     nc->hits += (size_t)r;
     nc->bound_hits += (size_t)bound;
     return r;
+}
+
+int kdc_facts_bound_cond(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call,
+                         const kdc_func_t *g, const kdc_expr_t *cond) {
+    pval_t vals[64];
+    if (!g->nparams || !call->nkids || (call->is_method && !call->recv) ||
+        !bind_args(fx, f, NULL, call, g, vals))
+        return -1;
+    return cond_value(fx, g, vals, cond);
 }
 
 /* ---------- the fixpoint ---------- */
@@ -294,7 +305,7 @@ static int find_stops(kdc_facts_t *fx, nr_ctx_t *nc) {
             const kdc_func_t *g = callee_of(fx, f, call);
             pval_t vals[64];
             if (g && g->nparams && call->nkids && nc->stops[g->index] &&
-                !(call->is_method && !call->recv) && bind_args(nc, f, NULL, call, g, vals))
+                !(call->is_method && !call->recv) && bind_args(fx, f, NULL, call, g, vals))
                 return 1;
         }
     }
@@ -305,11 +316,10 @@ void kdc__build_cfgs(kdc_facts_t *fx) {
     size_t nf = kdc_program_nfuncs(fx->p);
     nr_ctx_t nc = {0};
     nc.fx = fx;
-    nc.written = calloc(nf ? nf : 1, sizeof *nc.written);
-    nc.written_set = calloc(nf ? nf : 1, 1);
     nc.stops = calloc(nf ? nf : 1, 1);
-    if (!nc.written || !nc.written_set || !nc.stops)
+    if (!nc.stops)
         kdc_oom();
+    find_param_writes(fx);
     build_all(fx, &nc); /* no call judged by its arguments yet: stops[] is empty */
     size_t last_hits = nc.hits;
     for (int round = 0; round < NR_ROUNDS; round++) {
@@ -331,7 +341,5 @@ void kdc__build_cfgs(kdc_facts_t *fx) {
         last_hits = nc.hits;
         build_all(fx, &nc);
     }
-    free(nc.written);
-    free(nc.written_set);
     free(nc.stops);
 }

@@ -338,8 +338,18 @@ static int ruled_out(choose_t *c, const kdc_expr_t *call, const char *ctx) {
     return 0;
 }
 
+/* Does f call a candidate under a condition on its parameters, which the
+ * arguments of an instance may rule out? */
+static int has_guarded_calls(choose_t *c, const kdc_func_t *f) {
+    for (unsigned k = 0; k < f->ncalls; k++)
+        if (kdc_strmap_get(&c->guards, (const char *)f->calls[k]))
+            return 1;
+    return 0;
+}
+
 /* Factories: functions that give their caller handles they create (or a
- * factory creates for them), reached by at least two chains of calls, never
+ * factory creates for them), reached by at least two chains of calls (or by
+ * one, when a condition on its parameters chooses what it calls), never
  * through a pointer. Each chain (call string) from code that is not a factory
  * gets an instance of its own, so the objects `make_consumer(list)` creates
  * for one caller are not those it creates for another, also when it creates
@@ -427,7 +437,8 @@ static void choose_factories(kdc_pts_t *t) {
                     depth = d;
             }
         }
-        if (v->n < 2 || v->n > KDC_MAX_INSTANCES || depth > KDC_MAX_CHAIN ||
+        if ((v->n < 2 && !(v->n == 1 && has_guarded_calls(&c, f))) ||
+            v->n > KDC_MAX_INSTANCES || depth > KDC_MAX_CHAIN ||
             all + v->n > KDC_MAX_ALL_INSTANCES) {
             free(v->v);
             free(v);
@@ -1462,6 +1473,16 @@ const kdc_expr_t *kdc_pts_instance_arg(const kdc_pts_t *t, const char *ctx, unsi
     *caller = in->caller;
     *caller_ctx = in->caller_ctx;
     return kdc_call_arg(in->call, idx);
+}
+
+const kdc_expr_t *kdc_pts_instance_call(const kdc_pts_t *t, const char *ctx,
+                                        const kdc_func_t **caller, const char **caller_ctx) {
+    const instance_t *in = instance_of(t, ctx);
+    if (!in)
+        return NULL;
+    *caller = in->caller;
+    *caller_ctx = in->caller_ctx;
+    return in->call;
 }
 
 int kdc_pts_is_factory(const kdc_pts_t *t, const kdc_func_t *f) {

@@ -81,6 +81,12 @@ const char *kdc_pts_context_of_call(const kdc_pts_t *t, const kdc_func_t *f,
 const kdc_expr_t *kdc_pts_instance_arg(const kdc_pts_t *t, const char *ctx, unsigned idx,
                                        const kdc_func_t **caller, const char **caller_ctx);
 
+/* The call that selects the factory instance ctx, with the function holding
+ * it and that function's own instance (NULL when it has one); NULL when ctx
+ * is none. */
+const kdc_expr_t *kdc_pts_instance_call(const kdc_pts_t *t, const char *ctx,
+                                        const kdc_func_t **caller, const char **caller_ctx);
+
 /* Is f analysed per chain of calls (a factory)? */
 int kdc_pts_is_factory(const kdc_pts_t *t, const kdc_func_t *f);
 

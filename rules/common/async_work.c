@@ -7,49 +7,8 @@
 
 /* ---------- is a call executed repeatedly? ---------- */
 
-/* Does f run more than once: called at several places or in a loop (callers
- * followed `depth` levels up)? memo (optional): per depth and function, 0
- * unknown, 1 no, 2 yes. */
-typedef struct repeat_memo {
-    unsigned char *v[3];
-} repeat_memo_t;
-
-static int runs_repeatedly(kdc_rule_ctx_t *ctx, const kdc_func_t *f, int depth,
-                           repeat_memo_t *memo) {
-    unsigned char *m = memo && depth >= 0 && depth < 3 ? memo->v[depth] : NULL;
-    if (m && m[f->index])
-        return m[f->index] == 2;
-    const kdc_pts_t *pts = kdc_facts_pts_of(ctx->facts);
-    unsigned sites = 0;
-    int repeats = 0;
-    size_t nf = kdc_program_nfuncs(ctx->program);
-    for (size_t i = 0; i < nf && !repeats; i++) {
-        const kdc_func_t *caller = kdc_program_func(ctx->program, i);
-        for (unsigned c = 0; c < caller->ncalls && !repeats; c++) {
-            kdc_funcvec_t callees = {0};
-            kdc_pts_callees(pts, caller, caller->calls[c], &callees);
-            int hit = 0;
-            for (size_t k = 0; k < callees.n; k++)
-                hit |= callees.v[k] == f;
-            free(callees.v);
-            if (!hit)
-                continue;
-            repeats = ++sites > 1 || kdc_call_in_loop(caller, caller->calls[c]) ||
-                      (depth > 0 && caller != f && runs_repeatedly(ctx, caller, depth - 1, memo));
-        }
-    }
-    if (m)
-        m[f->index] = repeats ? 2 : 1;
-    return repeats;
-}
-
-static int call_repeats(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,
-                        int depth, repeat_memo_t *memo) {
-    return kdc_call_in_loop(f, call) || runs_repeatedly(ctx, f, depth, memo);
-}
-
 int kdc_call_repeats(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call, int depth) {
-    return call_repeats(ctx, f, call, depth, NULL);
+    return kdc_call_in_loop(f, call) || kdc_facts_func_runs_repeatedly(ctx->facts, f, depth);
 }
 
 /* ---------- entries ---------- */
@@ -90,8 +49,8 @@ static const kdc_func_t *named_func(kdc_rule_ctx_t *ctx, const kdc_func_t *f,
 }
 
 static void thread_entry(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,
-                         const kdc_expr_t *fn, kdc_async_vec_t *out, repeat_memo_t *memo) {
-    int repeated = call_repeats(ctx, f, call, 2, memo);
+                         const kdc_expr_t *fn, kdc_async_vec_t *out) {
+    int repeated = kdc_call_repeats(ctx, f, call, 2);
     const kdc_func_t *entry = named_func(ctx, f, fn);
     if (entry) {
         add_entry(out, entry, f, call, repeated, KDC_ASYNC_THREAD);
@@ -130,19 +89,13 @@ static int is_async_api(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr
 
 void kdc_async_entries(kdc_rule_ctx_t *ctx, kdc_async_vec_t *out) {
     size_t nf = kdc_program_nfuncs(ctx->program);
-    repeat_memo_t memo;
-    for (int d = 0; d < 3; d++) {
-        memo.v[d] = calloc(nf ? nf : 1, 1);
-        if (!memo.v[d])
-            kdc_oom();
-    }
     for (size_t i = 0; i < nf; i++) {
         const kdc_func_t *f = kdc_program_func(ctx->program, i);
         for (unsigned c = 0; c < f->ncalls; c++) {
             const kdc_expr_t *call = f->calls[c];
             const kdc_expr_t *fn = kdc_thread_fn_arg(call);
             if (fn) {
-                thread_entry(ctx, f, call, fn, out, &memo);
+                thread_entry(ctx, f, call, fn, out);
                 continue;
             }
             if (!is_async_api(ctx, f, call))
@@ -150,13 +103,11 @@ void kdc_async_entries(kdc_rule_ctx_t *ctx, kdc_async_vec_t *out) {
             for (unsigned k = 0; k < call->nkids; k++) {
                 const kdc_func_t *cb = named_func(ctx, f, call->kids[k]);
                 if (cb && cb != f)
-                    add_entry(out, cb, f, call, call_repeats(ctx, f, call, 2, &memo),
+                    add_entry(out, cb, f, call, kdc_call_repeats(ctx, f, call, 2),
                               KDC_ASYNC_CALLBACK);
             }
         }
     }
-    for (int d = 0; d < 3; d++)
-        free(memo.v[d]);
     const kdc_func_t **funcs;
     const kdc_expr_t **sites;
     size_t n = kdc_facts_dr_callbacks(ctx->facts, &funcs, &sites);

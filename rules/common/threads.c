@@ -9,56 +9,6 @@ int kdc_func_vec_has(const kdc_func_vec_t *v, const kdc_func_t *f) {
     return 0;
 }
 
-/* ---------- is a call executed repeatedly? ---------- */
-
-typedef struct cycle_walk {
-    int start;
-    int found;
-} cycle_walk_t;
-
-static int cycle_visit(void *arg, const kdc_cfg_t *g, int n, int st) {
-    (void)g;
-    cycle_walk_t *c = arg;
-    if (n == c->start) {
-        c->found = 1;
-        return -1;
-    }
-    return st;
-}
-
-int kdc_call_in_loop(const kdc_func_t *f, const kdc_expr_t *call) {
-    const kdc_cfg_t *g = f->cfg;
-    if (!g || call->call_id < 0 || g->call_node[call->call_id] < 0)
-        return 0;
-    cycle_walk_t c = {g->call_node[call->call_id], 0};
-    kdc_search_t s = {cycle_visit, NULL, &c, 1};
-    kdc_cfg_search(g, c.start, 0, &s);
-    return c.found;
-}
-
-int kdc_func_runs_repeatedly(kdc_rule_ctx_t *ctx, const kdc_func_t *f, int depth) {
-    const kdc_pts_t *pts = kdc_facts_pts_of(ctx->facts);
-    unsigned sites = 0;
-    size_t nf = kdc_program_nfuncs(ctx->program);
-    for (size_t i = 0; i < nf; i++) {
-        const kdc_func_t *caller = kdc_program_func(ctx->program, i);
-        for (unsigned c = 0; c < caller->ncalls; c++) {
-            kdc_funcvec_t callees = {0};
-            kdc_pts_callees(pts, caller, caller->calls[c], &callees);
-            int hit = 0;
-            for (size_t k = 0; k < callees.n; k++)
-                hit |= callees.v[k] == f;
-            free(callees.v);
-            if (!hit)
-                continue;
-            if (++sites > 1 || kdc_call_in_loop(caller, caller->calls[c]) ||
-                (depth > 0 && caller != f && kdc_func_runs_repeatedly(ctx, caller, depth - 1)))
-                return 1;
-        }
-    }
-    return 0;
-}
-
 /* ---------- thread start routines ---------- */
 
 const kdc_func_t *kdc_lambda_at(kdc_rule_ctx_t *ctx, const kdc_expr_t *e) {
@@ -121,7 +71,7 @@ void kdc_thread_entries(kdc_rule_ctx_t *ctx, kdc_thread_entry_vec_t *out) {
             const kdc_expr_t *fn = kdc_thread_fn_arg(call);
             if (!fn)
                 continue;
-            int repeated = kdc_call_in_loop(f, call) || kdc_func_runs_repeatedly(ctx, f, 2);
+            int repeated = kdc_call_in_loop(f, call) || kdc_facts_func_runs_repeatedly(ctx->facts, f, 2);
             const kdc_expr_t *s = kdc_expr_strip(fn);
             if (s && s->kind == KDC_E_UNARY && s->op == KDC_OP_ADDR && s->nkids == 1)
                 s = kdc_expr_strip(s->kids[0]);

@@ -26,13 +26,6 @@ typedef KDC_VEC(const kdc_func_t *) kdc_func_vec_t;
 /* Every thread start routine of the program, each once. Free out->v. */
 void kdc_thread_entries(kdc_rule_ctx_t *ctx, kdc_thread_entry_vec_t *out);
 
-/* Can the call run again after it ran in f (a loop, a goto back)? */
-int kdc_call_in_loop(const kdc_func_t *f, const kdc_expr_t *call);
-
-/* Does f run more than once: called at several places or in a loop (callers
- * followed `depth` levels up)? */
-int kdc_func_runs_repeatedly(kdc_rule_ctx_t *ctx, const kdc_func_t *f, int depth);
-
 /* Appends entry and every function reachable from it (direct calls and
  * function pointers), each once. */
 void kdc_func_closure(kdc_rule_ctx_t *ctx, const kdc_func_t *entry, kdc_func_vec_t *out);
