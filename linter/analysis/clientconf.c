@@ -377,6 +377,7 @@ typedef struct must_ctx {
     const kdc_func_t *f;
     const kdc_expr_t *set;   /* the configuration call a condition tests */
     int helper;              /* ... a helper of the program that makes one, returning bool */
+    const frame_t *site;     /* the call of f whose constant arguments decide conditions, or NULL */
 } must_ctx_t;
 
 /* A helper of the program returning bool that sets a property
@@ -420,7 +421,13 @@ static int must_edge(void *ctx, const kdc_cfg_t *g, int n, unsigned i, int st) {
     (void)st;
     const kdc_node_t *nd = &g->nodes[n];
     must_ctx_t *m = ctx;
-    if (nd->kind != KDC_N_COND || !kdc_expr_walk(nd->expr, find_conf_set, m))
+    if (nd->kind != KDC_N_COND)
+        return 1;
+    int bound = m->site ? kdc_facts_bound_cond(m->fx, m->site->f, m->site->call, m->f, nd->expr)
+                        : -1;
+    if (bound >= 0) /* `if (store) set(conf, .., store)` for a caller passing "false" */
+        return i == (unsigned)(bound ? 0 : 1);
+    if (!kdc_expr_walk(nd->expr, find_conf_set, m))
         return 1;
     kdc_outcome_t o = {0};
     o.p = m->p;
@@ -460,11 +467,11 @@ static int conf_start(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr
 }
 
 static int on_every_path(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call,
-                         const kdc_expr_t *conf) {
+                         const kdc_expr_t *conf, const frame_t *site) {
     const kdc_cfg_t *g = f->cfg;
     if (!g || call->call_id < 0 || g->call_node[call->call_id] < 0)
         return 0;
-    must_ctx_t m = {g->call_node[call->call_id], 0, fx->p, fx, f, NULL, 0};
+    must_ctx_t m = {g->call_node[call->call_id], 0, fx->p, fx, f, NULL, 0, site};
     kdc_search_t s = {must_visit, must_edge, &m, 1};
     kdc_cfg_search(g, conf_start(fx, f, conf), 0, &s);
     return !m.found;
@@ -499,7 +506,7 @@ static int avoid_node(void *arg, int n) { return n == *(const int *)arg; }
  * start, and no iteration skips the call (`continue`, `break`, `return`
  * before it)? Outside a loop: on_every_path(). */
 static int every_pass(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call,
-                      const kdc_expr_t *conf) {
+                      const kdc_expr_t *conf, const frame_t *site) {
     const kdc_cfg_t *g = f->cfg;
     int c = g ? kdc_cfg_node_of_call(g, call) : -1;
     if (c < 0)
@@ -511,7 +518,7 @@ static int every_pass(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr
             kdc_cfg_reaches_avoiding(g, c, (int)n, NULL, NULL))
             KDC_VEC_PUSH(loop, (int)n);
     if (!loop.n)
-        return on_every_path(fx, f, call, conf);
+        return on_every_path(fx, f, call, conf, site);
     int every = !kdc_cfg_reaches_avoiding(g, conf_start(fx, f, conf), g->exit, avoid_in_vec, &loop);
     for (size_t i = 0; every && i < loop.n; i++) {
         const kdc_node_t *nd = &g->nodes[loop.v[i]];
@@ -942,13 +949,19 @@ static void apply_in_context(kdc_facts_t *fx, const frame_t *chain, int n, void 
     pair_vec_t pairs = {0};
     int from = sc->kind == CALL_SET ? pairs_of(fx, sc, chain, n, key, value, &pairs) : 0;
     /* made on every path: at each level out to the one deciding the value; the
-     * loop over a table's rows (or a helper's variadic pairs) on every row */
-    for (int l = 0; l <= used; l++) {
+     * loop over a table's rows (or a helper's variadic pairs) on every row. Not
+     * above the level where the configuration is created: a call there that
+     * leads to the creation makes the setting with it (`if (x)
+     * run(make_consumer("g", "false"))`). */
+    for (int l = 0; l <= used && l <= conf.level; l++) {
         const kdc_expr_t *cf = l == conf.level ? (l ? conf.e : sc->conf) : NULL;
+        const frame_t *site = l < n ? &chain[l] : NULL; /* the call of the function at level l */
         if (from == 1 && l == key.level)
-            a.setting.conditional |= !every_pass(fx, func_at(sc, chain, l), call_at(sc, chain, l), cf);
+            a.setting.conditional |=
+                !every_pass(fx, func_at(sc, chain, l), call_at(sc, chain, l), cf, site);
         else
-            a.setting.conditional |= !on_every_path(fx, func_at(sc, chain, l), call_at(sc, chain, l), cf);
+            a.setting.conditional |=
+                !on_every_path(fx, func_at(sc, chain, l), call_at(sc, chain, l), cf, site);
     }
     if (from == 2)
         a.setting.conditional = 1; /* one of several values */
