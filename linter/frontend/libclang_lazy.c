@@ -86,12 +86,16 @@
     F(CXSourceLocation, clang_getLocationForOffset,                                             \
       (CXTranslationUnit a, CXFile b, unsigned c), (a, b, c))                                   \
     F(CXCursor, clang_getNullCursor, (void), ())                                                \
+    F(unsigned, clang_getNumOverloadedDecls, (CXCursor a), (a))                                 \
     F(unsigned, clang_getNumDiagnostics, (CXTranslationUnit a), (a))                            \
+    F(CXCursor, clang_getOverloadedDecl, (CXCursor a, unsigned b), (a, b))                      \
     F(CXSourceRange, clang_getRange, (CXSourceLocation a, CXSourceLocation b), (a, b))          \
     F(CXSourceLocation, clang_getRangeEnd, (CXSourceRange a), (a))                              \
     F(CXSourceLocation, clang_getRangeStart, (CXSourceRange a), (a))                            \
+    F(CXCursor, clang_getSpecializedCursorTemplate, (CXCursor a), (a))                          \
     V(clang_getSpellingLocation,                                                                \
       (CXSourceLocation a, CXFile *b, unsigned *c, unsigned *d, unsigned *e), (a, b, c, d, e))  \
+    F(enum CXCursorKind, clang_getTemplateCursorKind, (CXCursor a), (a))                        \
     F(CXTokenKind, clang_getTokenKind, (CXToken a), (a))                                        \
     F(CXSourceLocation, clang_getTokenLocation, (CXTranslationUnit a, CXToken b), (a, b))       \
     F(CXString, clang_getTokenSpelling, (CXTranslationUnit a, CXToken b), (a, b))               \

@@ -630,14 +630,49 @@ static int decl_noreturn(pctx_t *c, CXCursor d, const char *usr, const char *typ
     return nv.found;
 }
 
+/* The member function a dependent call in a template names (`c->set(k, v,
+ * err)` with v of a template parameter's type: an overload set of
+ * RdKafka::Conf::set, resolved only per instantiation): the first of the set
+ * when every candidate is a member function of one name. */
+static CXCursor dependent_member_callee(pctx_t *c, const cursor_vec_t *kv) {
+    CXCursor none = clang_getNullCursor();
+    if (!kv->n || clang_getCursorKind(kv->v[0]) != CXCursor_MemberRefExpr)
+        return none;
+    CXCursor set = clang_getCursorReferenced(kv->v[0]);
+    unsigned n = clang_getNumOverloadedDecls(set);
+    const char *name = NULL;
+    for (unsigned i = 0; i < n; i++) {
+        CXCursor d = clang_getOverloadedDecl(set, i);
+        enum CXCursorKind k = clang_getCursorKind(d);
+        if (k == CXCursor_FunctionTemplate)
+            k = clang_getTemplateCursorKind(d);
+        const char *q = k == CXCursor_CXXMethod ? qualified_name(c, d) : NULL;
+        if (!q || (name && q != name))
+            return none;
+        name = q;
+    }
+    return name ? clang_getOverloadedDecl(set, 0) : none;
+}
+
 static kdc_expr_t *conv_call(pctx_t *c, CXCursor cur) {
     kdc_expr_t *e = new_expr(c, KDC_E_CALL, cur);
     CXCursor d = clang_getCursorReferenced(cur);
-    enum CXCursorKind dk = clang_getCursorKind(d);
     cursor_vec_t kv = children(cur);
+    if (clang_Cursor_isNull(d))
+        d = dependent_member_callee(c, &kv);
+
+    enum CXCursorKind dk = clang_getCursorKind(d);
+    if (dk == CXCursor_FunctionTemplate)
+        dk = clang_getTemplateCursorKind(d);
     if (!clang_Cursor_isNull(d) && is_func_kind(dk)) {
         e->name = qualified_name(c, d);
         e->usr = intern_cx(c, clang_getCursorUSR(d));
+        /* a function template of the program: its instantiations have no body of
+         * their own in the model, the template has */
+        CXCursor t = clang_getSpecializedCursorTemplate(d);
+        if (!clang_Cursor_isNull(t) && clang_getCursorKind(t) == CXCursor_FunctionTemplate &&
+            !clang_Location_isInSystemHeader(clang_getCursorLocation(t)))
+            e->usr = intern_cx(c, clang_getCursorUSR(t));
         e->str = type_spelling(c, d);
         e->is_method = dk == CXCursor_CXXMethod || dk == CXCursor_Destructor ||
                        dk == CXCursor_ConversionFunction;
@@ -1555,19 +1590,31 @@ static void build_function(pctx_t *c, CXCursor cur) {
     enum CXCursorKind k = clang_getCursorKind(cur);
     if (k == CXCursor_CXXMethod || k == CXCursor_Constructor || k == CXCursor_Destructor)
         f->class_usr = intern_cx(c, clang_getCursorUSR(clang_getCursorSemanticParent(cur)));
+    /* a function template's parameters are its ParmDecl children (libclang
+     * gives arguments for functions only) */
+    cursor_vec_t params = {0};
     int np = clang_Cursor_getNumArguments(cur);
+    if (k == CXCursor_FunctionTemplate) {
+        cursor_vec_t all = children(cur);
+        for (size_t i = 0; i < all.n; i++)
+            if (clang_getCursorKind(all.v[i]) == CXCursor_ParmDecl)
+                KDC_VEC_PUSH(params, all.v[i]);
+        free(all.v);
+        np = (int)params.n;
+    }
     if (np > 0) {
         f->nparams = (unsigned)np;
         f->param_usrs = kdc_alloc(c->p, (size_t)np * sizeof *f->param_usrs);
         f->param_names = kdc_alloc(c->p, (size_t)np * sizeof *f->param_names);
         f->param_types = kdc_alloc(c->p, (size_t)np * sizeof *f->param_types);
         for (int i = 0; i < np; i++) {
-            CXCursor a = clang_Cursor_getArgument(cur, (unsigned)i);
+            CXCursor a = params.n ? params.v[i] : clang_Cursor_getArgument(cur, (unsigned)i);
             f->param_usrs[i] = intern_cx(c, clang_getCursorUSR(a));
             f->param_names[i] = intern_cx(c, clang_getCursorSpelling(a));
             f->param_types[i] = type_spelling(c, a);
         }
     }
+    free(params.v);
     cursor_vec_t kv = children(cur);
     CXCursor body = clang_getNullCursor();
     for (size_t i = 0; i < kv.n; i++) {
