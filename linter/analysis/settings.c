@@ -63,23 +63,36 @@ static const char *query_prop(const kdc_facts_t *fx, const char *key) {
 
 static int is_node(void *arg, int n) { return n == *(const int *)arg; }
 
-/* Does `later` happen after `earlier` on every path? */
+/* Does `later` happen after `earlier` on every path? They are ordered where
+ * their chains of calls part: in the first function both pass through, or,
+ * when both make the same call there (one helper setting from a table), in
+ * the function out from it where they call it at different places
+ * (apply(conf, defaults); apply(conf, overrides);). */
 static int after(const kdc_setting_t *later, const kdc_setting_t *earlier) {
     if (later->inherited != earlier->inherited)
         return earlier->inherited;
     for (unsigned i = 0; i < earlier->npath; i++)
         for (unsigned j = 0; j < later->npath; j++) {
-            const kdc_func_t *f = earlier->pathf[i];
-            if (f != later->pathf[j])
+            if (earlier->pathf[i] != later->pathf[j])
                 continue;
-            if (earlier->path[i] == later->path[j] || !f->cfg)
-                return 0; /* one call: a loop over pairs, or the same helper call */
+            unsigned a = i, b = j; /* where the chains part */
+            while (earlier->path[a] == later->path[b]) {
+                a++, b++;
+                if (a >= earlier->npath || b >= later->npath ||
+                    earlier->pathf[a] != later->pathf[b])
+                    return 0; /* one call: a loop over pairs, or the same helper call */
+            }
+            const kdc_func_t *f = earlier->pathf[a];
+            if (!f->cfg)
+                return 0;
             const kdc_cfg_t *g = f->cfg;
-            int from = kdc_cfg_node_of_call(g, earlier->path[i]);
-            int to = kdc_cfg_node_of_call(g, later->path[j]);
+            int from = kdc_cfg_node_of_call(g, earlier->path[a]);
+            int to = kdc_cfg_node_of_call(g, later->path[b]);
             if (from < 0 || to < 0)
                 return 0;
-            return !kdc_cfg_reaches_avoiding(g, from, g->exit, is_node, &to);
+            /* (reached at all: a function that never returns reaches no exit) */
+            return kdc_cfg_reaches_avoiding(g, from, to, NULL, NULL) &&
+                   !kdc_cfg_reaches_avoiding(g, from, g->exit, is_node, &to);
         }
     return 0;
 }
@@ -116,15 +129,14 @@ static void prop_range(const objinfo_t *oi, const char *prop, size_t *lo, size_t
 }
 
 /* Is s followed on every path by a setting of prop that is made on every path
- * of its own (so s never holds)? Settings of the same call (one call in a
- * loop over pairs, or the same helper call) do not order each other. */
+ * of its own (so s never holds)? Settings of the same chain of calls (one
+ * call in a loop over pairs, or the same helper call) do not order each other. */
 static int followed_by(const objinfo_t *oi, const kdc_setting_t *s, const char *prop) {
     size_t lo, hi;
     prop_range(oi, prop, &lo, &hi);
     for (size_t k = lo; k < hi; k++) {
         const kdc_setting_t *l = &oi->settings.v[oi->by_prop[k]];
-        if (l != s && !l->conditional && (!first_call(s) || first_call(l) != first_call(s)) &&
-            after(l, s))
+        if (l != s && !l->conditional && after(l, s))
             return 1;
     }
     return 0;
