@@ -150,10 +150,10 @@ int tk_result_add_fault(struct tk_result *r, const char *line) {
         char **p = realloc(r->faults, (r->nfaults + 1) * sizeof *p);
 
         if (!p)
-                return -1;
+                return KDC_ERR_NOMEM;
         r->faults = p;
         if (!(p[r->nfaults] = strdup(line)))
-                return -1;
+                return KDC_ERR_NOMEM;
         r->nfaults++;
         return 0;
 }
@@ -190,9 +190,11 @@ static void apply(struct tk_run *run, const struct tk_step *st) {
                  " output and DLQ records) %s",
                  (tk_now_ms() - run->t0) / 1000.0, run->w.enqueued * 100 / run->w.n, committed,
                  outputs, what);
-        tk_result_add_fault(run->r, line);
-        run->r->pub.faults++;
-        run_log(run, "fault: %s", what);
+        run->r->pub.faults++; /* applied, whether or not its line fits in the log */
+        if (tk_result_add_fault(run->r, line) < 0)
+                run_log(run, "fault: %s (not in the fault log: out of memory)", what);
+        else
+                run_log(run, "fault: %s", what);
 }
 
 static void supervise(struct tk_run *run) {
@@ -517,8 +519,9 @@ const char *kdc_testkit_result_fault(const kdc_testkit_result_t *result, size_t 
 
 int64_t kdc_testkit_result_committed(const kdc_testkit_result_t *result, int32_t partition) {
         if (!result || partition < 0 || partition >= priv(result)->partitions)
-                return -1;
-        return priv(result)->committed[partition];
+                return KDC_ERR_INVALID;
+        return priv(result)->committed[partition] >= 0 ? priv(result)->committed[partition]
+                                                        : KDC_ERR_NOENT;
 }
 
 void kdc_testkit_result_destroy(kdc_testkit_result_t *result) {

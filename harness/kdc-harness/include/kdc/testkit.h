@@ -222,9 +222,10 @@ typedef struct kdc_testkit_env_s {
  */
 typedef int(kdc_testkit_loop_t)(const kdc_testkit_env_t *env, void *opaque);
 
-/** @brief Non-zero once the loop running with @p env should return.
+/** @brief 1 once the loop running with @p env should return, else 0
+ *         (never negative: it cannot fail).
  *         @p env is the pointer the loop was given or a copy of it; for
- *         any other env (or NULL), non-zero. Thread-safe; cheap enough to
+ *         any other env (or NULL), 1. Thread-safe; cheap enough to
  *         call once per poll (a mutex and a few comparisons). */
 KDC_TESTKIT_EXPORT int kdc_testkit_stopping(const kdc_testkit_env_t *env);
 
@@ -303,7 +304,12 @@ KDC_TESTKIT_EXPORT const char *
 kdc_testkit_result_fault(const kdc_testkit_result_t *result, size_t i);
 
 /** @brief The group's committed offset of input partition @p partition at
- *         the end (-1 when none). */
+ *         the end.
+ *  @returns the offset (>= 0); KDC_ERR_NOENT when the group committed none
+ *           for it; KDC_ERR_INVALID for a NULL @p result or a partition out
+ *           of range.
+ *  @note libkdc 0.1 returned -1 for "none"; the JSON report still writes
+ *        -1 there (committed_offsets). */
 KDC_TESTKIT_EXPORT int64_t
 kdc_testkit_result_committed(const kdc_testkit_result_t *result,
                              int32_t partition);
