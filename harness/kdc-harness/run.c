@@ -521,7 +521,7 @@ int64_t kdc_testkit_result_committed(const kdc_testkit_result_t *result, int32_t
         if (!result || partition < 0 || partition >= priv(result)->partitions)
                 return KDC_ERR_INVALID;
         return priv(result)->committed[partition] >= 0 ? priv(result)->committed[partition]
-                                                        : KDC_ERR_NOENT;
+                                                       : KDC_ERR_NOENT;
 }
 
 void kdc_testkit_result_destroy(kdc_testkit_result_t *result) {

@@ -319,8 +319,8 @@ static void a_failed_wait_for_the_workers_loses_no_unit(void **state) {
             chdir(g.tree) != 0)
             _exit(126);
         close(err_pipe[0]);
-        const char *argv[] = {scale_lint_path(), "--no-cache", "-j2", "--progress=always",
-                              "--format=json", "-p", "build", NULL};
+        const char *argv[] = {scale_lint_path(), "--no-cache", "-j2",   "--progress=always",
+                              "--format=json",   "-p",         "build", NULL};
         execv(argv[0], (char *const *)argv);
         _exit(127);
     }
@@ -368,7 +368,8 @@ static void a_failed_wait_for_the_workers_loses_no_unit(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_fixtures_give_the_same_json_and_sarif_with_1_2_and_4_jobs),
-        cmocka_unit_test(units_of_twelve_directories_each_read_their_own_headers_with_any_job_count),
+        cmocka_unit_test(
+            units_of_twelve_directories_each_read_their_own_headers_with_any_job_count),
         cmocka_unit_test(the_default_job_count_is_the_number_of_cpus),
         cmocka_unit_test(a_bad_job_count_is_a_usage_error_naming_the_range),
         cmocka_unit_test(progress_is_one_rewritten_line_on_a_terminal_and_cleared_at_the_end),

@@ -72,7 +72,8 @@ static char *take(CXString s) {
         return copy;
 }
 
-static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData data) {
+static enum CXChildVisitResult visit(CXCursor c, CXCursor parent,
+                                     CXClientData data) {
         (void)parent;
         const char *header = data;
         if (clang_getCursorKind(c) != CXCursor_FunctionDecl ||
@@ -80,9 +81,10 @@ static enum CXChildVisitResult visit(CXCursor c, CXCursor parent, CXClientData d
                 return CXChildVisit_Continue;
         decls = realloc(decls, (ndecls + 1) * sizeof *decls);
         assert_non_null(decls);
-        decls[ndecls++] = (decl_t){take(clang_getCursorSpelling(c)),
-                                   take(clang_Cursor_getRawCommentText(c)),
-                                   kind_of(clang_getCursorResultType(c)), strdup(header)};
+        decls[ndecls++] =
+            (decl_t){take(clang_getCursorSpelling(c)),
+                     take(clang_Cursor_getRawCommentText(c)),
+                     kind_of(clang_getCursorResultType(c)), strdup(header)};
         return CXChildVisit_Continue;
 }
 
@@ -95,15 +97,17 @@ static int setup(void **state) {
                     index, g.headers[i], g.clang_args, g.nclang_args, NULL, 0,
                     CXTranslationUnit_SkipFunctionBodies, &tu);
                 if (rc != CXError_Success || !tu) {
-                        fprintf(stderr, "libclang could not parse %s (%d)\n", g.headers[i],
-                                (int)rc);
+                        fprintf(stderr, "libclang could not parse %s (%d)\n",
+                                g.headers[i], (int)rc);
                         return -1;
                 }
                 for (unsigned d = 0; d < clang_getNumDiagnostics(tu); d++) {
                         CXDiagnostic diag = clang_getDiagnostic(tu, d);
-                        if (clang_getDiagnosticSeverity(diag) >= CXDiagnostic_Error) {
+                        if (clang_getDiagnosticSeverity(diag) >=
+                            CXDiagnostic_Error) {
                                 char *text = take(clang_formatDiagnostic(
-                                    diag, clang_defaultDiagnosticDisplayOptions()));
+                                    diag,
+                                    clang_defaultDiagnosticDisplayOptions()));
                                 fprintf(stderr, "%s\n", text);
                                 free(text);
                                 return -1;
@@ -158,7 +162,8 @@ static char *returns_of(const char *comment) {
         return strndup(at, end ? (size_t)(end - at) : strlen(at));
 }
 
-static void every_public_function_documents_errors_by_the_one_rule(void **state) {
+static void
+every_public_function_documents_errors_by_the_one_rule(void **state) {
         (void)state;
         const char *section = values_section();
         int bad = 0;
@@ -168,21 +173,29 @@ static void every_public_function_documents_errors_by_the_one_rule(void **state)
                 char *c = returns_of(d->comment ? d->comment : "");
                 if (!d->comment)
                         why = "has no doc comment";
-                else if (d->kind == RET_SIGNED && mentions(c, "(^|[^0-9A-Za-z_<])-1([^0-9]|$)"))
-                        why = "returns a signed integer and documents -1 (use a KDC_ERR_* code)";
-                else if (d->kind == RET_SIGNED && !mentions(c, "KDC_ERR_[A-Z]+|never negative"))
-                        why = "returns a signed integer but names no KDC_ERR_* code it returns "
+                else if (d->kind == RET_SIGNED &&
+                         mentions(c, "(^|[^0-9A-Za-z_<])-1([^0-9]|$)"))
+                        why = "returns a signed integer and documents -1 (use "
+                              "a KDC_ERR_* code)";
+                else if (d->kind == RET_SIGNED &&
+                         !mentions(c, "KDC_ERR_[A-Z]+|never negative"))
+                        why = "returns a signed integer but names no KDC_ERR_* "
+                              "code it returns "
                               "(nor says it is never negative)";
                 else if (d->kind == RET_POINTER && !strstr(c, "NULL"))
-                        why = "returns a pointer but does not say when it is NULL";
+                        why = "returns a pointer but does not say when it is "
+                              "NULL";
                 else if (d->kind == RET_VALUE && !listed(section, d->name))
-                        why = "returns a value that cannot be negative, and error.h's \"Values, "
+                        why = "returns a value that cannot be negative, and "
+                              "error.h's \"Values, "
                               "not statuses\" does not list it";
                 else if (d->kind != RET_VALUE && listed(section, d->name))
-                        why = "is listed under error.h's \"Values, not statuses\" but returns "
+                        why = "is listed under error.h's \"Values, not "
+                              "statuses\" but returns "
                               "a signed integer, a pointer or void";
                 if (why) {
-                        fprintf(stderr, "%s: %s() %s\n", d->header, d->name, why);
+                        fprintf(stderr, "%s: %s() %s\n", d->header, d->name,
+                                why);
                         bad++;
                 }
                 free(c);
@@ -196,7 +209,9 @@ static void every_public_function_documents_errors_by_the_one_rule(void **state)
                                 found |= strlen(decls[i].name) == len &&
                                          !strncmp(decls[i].name, p, len);
                         if (!found) {
-                                fprintf(stderr, "error.h lists %.*s(), which no header declares\n",
+                                fprintf(stderr,
+                                        "error.h lists %.*s(), which no header "
+                                        "declares\n",
                                         (int)len, p);
                                 bad++;
                         }
@@ -211,7 +226,9 @@ static void every_public_function_documents_errors_by_the_one_rule(void **state)
 int main(int argc, char **argv) {
         int i = 1;
         if (argc < 3)
-                return fprintf(stderr, "usage: %s ERROR_H HEADER... -- CLANG_ARGS...\n", argv[0]),
+                return fprintf(stderr,
+                               "usage: %s ERROR_H HEADER... -- CLANG_ARGS...\n",
+                               argv[0]),
                        2;
         g.error_h = argv[i++];
         g.headers = (const char **)argv + i;
@@ -222,8 +239,9 @@ int main(int argc, char **argv) {
         g.clang_args = (const char **)argv + i;
         g.nclang_args = argc - i;
         const struct CMUnitTest tests[] = {
-            cmocka_unit_test(every_public_function_documents_errors_by_the_one_rule),
+            cmocka_unit_test(
+                every_public_function_documents_errors_by_the_one_rule),
         };
-        return cmocka_run_group_tests_name("the error convention of kdc/error.h", tests, setup,
-                                           NULL);
+        return cmocka_run_group_tests_name(
+            "the error convention of kdc/error.h", tests, setup, NULL);
 }
