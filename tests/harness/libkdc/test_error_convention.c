@@ -162,8 +162,8 @@ static char *returns_of(const char *comment) {
         return strndup(at, end ? (size_t)(end - at) : strlen(at));
 }
 
-static void
-every_public_function_documents_errors_by_the_one_rule(void **state) {
+static void every_public_function_documents_errors_by_the_one_rule(
+    void **state) {
         (void)state;
         const char *section = values_section();
         int bad = 0;
