@@ -108,19 +108,26 @@ typedef enum kdc_testkit_format_e {
         KDC_TESTKIT_JSON = 1  /**< one JSON document (see docs/kdc-harness.md) */
 } kdc_testkit_format_t;
 
+/** The most input events of a run (kdc_testkit_options_t.events). */
+#define KDC_TESTKIT_EVENTS_MAX 10000000
+/** The most partitions of the input and output topics
+ *  (kdc_testkit_options_t.partitions). */
+#define KDC_TESTKIT_PARTITIONS_MAX 64
+
 /**
  * @brief Options of a run. Initialise with kdc_testkit_options_init(), then
  *        change what you need. Strings are borrowed for the run's duration.
  *        New fields are only ever appended.
  */
 typedef struct kdc_testkit_options_s {
-        /** Input events to produce (default 1000; 1..10,000,000). */
+        /** Input events to produce (default 1000; 1..KDC_TESTKIT_EVENTS_MAX). */
         int64_t events;
         /** Seed of the fault schedule and of the poison events (default 1;
          *  at most INT64_MAX). The same seed gives the same schedule and the
          *  same events. */
         uint64_t seed;
-        /** Partitions of the input and output topics (default 4; 1..64). */
+        /** Partitions of the input and output topics (default 4;
+         *  1..KDC_TESTKIT_PARTITIONS_MAX). */
         int partitions;
         /** Topic names (defaults "kdc.input", "kdc.output", "kdc.dlq"). */
         const char *input_topic, *output_topic, *dlq_topic;
