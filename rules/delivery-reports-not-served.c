@@ -128,7 +128,7 @@ static int serves(drns_t *d, const kdc_func_t *f, const kdc_expr_t *call, int de
     const kdc_api_t *api = kdc_api_lookup(call);
     if (api && (api->roles & KDC_API_SERVE_DR))
         return kdc_call_on_client(d->ctx, f, call, api, 0, d->client);
-    if (kdc_facts_call_confirms(d->ctx->facts, f, call))
+    if (kdc_facts_call_roles(d->ctx->facts, f, call).confirms)
         return 1;
     if (d->routed && is_queue_poll(call))
         return 1;
