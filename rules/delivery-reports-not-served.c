@@ -845,7 +845,7 @@ static void check(kdc_rule_ctx_t *ctx) {
                 if (d.have_loop_loc)
                     kdc_notes_add(&notes, &d.loop_loc,
                                   "this loop never serves the producer's delivery reports");
-                const char *name = call->is_method ? call->name + 9 : call->name;
+                const char *name = kdc_api_display_name(call);
                 void (*report)(kdc_rule_ctx_t *, const kdc_func_t *, const kdc_loc_t *,
                                const kdc_related_t *, size_t, const char *, ...) =
                     dr == KDC_TRI_YES ? kdc_rule_report : kdc_rule_note;
