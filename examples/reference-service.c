@@ -338,7 +338,7 @@ static int serve(struct service *s) {
 }
 
 int main(void) {
-        struct service s = {{0}};
+        struct service s = {0};
         int status;
 
         s.cfg.brokers = env("KAFKA_BOOTSTRAP_SERVERS", NULL);

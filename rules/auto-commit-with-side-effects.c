@@ -60,7 +60,7 @@ static int after_consume(kdc_rule_ctx_t *ctx, const kdc_func_t *f, size_t client
             consumes = kdc_bits_get(&clients, client) || unknown;
             kdc_bits_free(&clients);
         } else if (!api) {
-            consumes = kdc_facts_call_consumes(ctx->facts, f, k);
+            consumes = kdc_facts_call_roles(ctx->facts, f, k).consumes;
         }
         int from = consumes ? kdc_cfg_node_of_call(g, k) : -1;
         if (from >= 0 && (from == to || kdc_cfg_reaches_avoiding(g, from, to, NULL, NULL)))
@@ -115,7 +115,7 @@ static const kdc_expr_t *side_effect(kdc_rule_ctx_t *ctx, size_t client) {
         for (unsigned c = 0; c < f->ncalls; c++) {
             const kdc_expr_t *call = f->calls[c];
             if ((kdc_facts_call_effect(ctx->facts, f, call) ||
-                 (manual && kdc_facts_call_commits(ctx->facts, f, call))) &&
+                 (manual && kdc_facts_call_roles(ctx->facts, f, call).commits)) &&
                 after_consume(ctx, f, client, call))
                 return call;
             /* the message handed to processing code outside the analysed program,

@@ -77,7 +77,7 @@ static void check_commit(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_exp
                         "partition, including messages whose effect is not confirmed; commit the "
                         "processed message instead (rd_kafka_commit_message, or a one-partition "
                         "list with offset+1)",
-                        call->is_method ? call->name + 9 : call->name);
+                        kdc_api_display_name(call));
 }
 
 static void check(kdc_rule_ctx_t *ctx) { kdc_rule_for_each_api_call(ctx, KDC_API_COMMIT, check_commit); }

@@ -105,7 +105,7 @@ static int is_effect_on(cbe_walk_t *w, const kdc_expr_t *call) {
         return 0;
     if (kdc_facts_call_effect(w->ctx->facts, w->f, call))
         return 1;
-    if (kdc_facts_call_commits(w->ctx->facts, w->f, call))
+    if (kdc_facts_call_roles(w->ctx->facts, w->f, call).commits)
         return 0; /* committing it again (a commit helper) is not its effect */
     const kdc_api_t *api = kdc_api_lookup(call);
     if (api || kdc_api_is_librdkafka(call) || call->callee_system)
@@ -215,9 +215,10 @@ static void check_commit_helpers(kdc_rule_ctx_t *ctx, const kdc_func_t *f) {
     const kdc_cfg_t *g = f->cfg;
     for (unsigned c = 0; g && c < f->ncalls; c++) {
         const kdc_expr_t *call = f->calls[c];
-        if (g->call_node[c] < 0 || kdc_api_lookup(call) || kdc_api_is_librdkafka(call) ||
-            !kdc_facts_call_commits(ctx->facts, f, call) ||
-            kdc_facts_call_consumes(ctx->facts, f, call))
+        if (g->call_node[c] < 0 || kdc_api_lookup(call) || kdc_api_is_librdkafka(call))
+            continue;
+        kdc_call_roles_t roles = kdc_facts_call_roles(ctx->facts, f, call);
+        if (!roles.commits || roles.consumes)
             continue;
         for (unsigned a = 0; a < call->nkids; a++) {
             const kdc_expr_t *arg = kdc_expr_strip(call->kids[a]);

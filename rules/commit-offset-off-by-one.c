@@ -301,8 +301,8 @@ static int collect_own(const kdc_expr_t *e, void *arg) {
                (e->op == KDC_OP_PREINC || e->op == KDC_OP_POSTINC || e->op == KDC_OP_PREDEC ||
                 e->op == KDC_OP_POSTDEC)) {
         const kdc_expr_t *t = kdc_expr_strip(e->kids[0]);
-        const char *ck = t && t->kind == KDC_E_CALL ? container_read(o, t) : NULL; /* c[k]++ */
-        add_key(&o->poison, ck ? ck : key_of(o, e->kids[0]));
+        const char *rk = t && t->kind == KDC_E_CALL ? container_read(o, t) : NULL; /* c[k]++ */
+        add_key(&o->poison, rk ? rk : key_of(o, e->kids[0]));
     }
     return 0;
 }

@@ -180,11 +180,11 @@ static int cof_visit(void *arg, const kdc_cfg_t *g, int n, int st) {
     const kdc_api_t *api = kdc_api_lookup(c);
     if (api && (api->roles & KDC_API_CONSUME))
         return -1;
-    if (kdc_facts_call_routes_dlq(w->ctx->facts, w->f, c) ||
-        kdc_facts_call_confirms(w->ctx->facts, w->f, c) ||
+    kdc_call_roles_t roles = kdc_facts_call_roles(w->ctx->facts, w->f, c);
+    if (roles.routes_dlq || roles.confirms ||
         kdc_options_has_role(w->ctx->opts, c, KDC_ROLE_CLASSIFIER))
         return -1; /* the poison path */
-    if (kdc_facts_call_commits(w->ctx->facts, w->f, c) && commit_matches(w, c, st)) {
+    if (roles.commits && commit_matches(w, c, st)) {
         w->commit = c;
         return -1;
     }
@@ -325,8 +325,8 @@ static int is_processing(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_exp
     if (kdc_api_is_librdkafka(call) || call->callee_system || !*call->name ||
         is_classifier_name(call->name))
         return 0;
-    return !kdc_facts_call_commits(ctx->facts, f, call) &&
-           !kdc_facts_call_routes_dlq(ctx->facts, f, call) &&
+    kdc_call_roles_t roles = kdc_facts_call_roles(ctx->facts, f, call);
+    return !roles.commits && !roles.routes_dlq &&
            !kdc_options_has_role(ctx->opts, call, KDC_ROLE_CLASSIFIER);
 }
 

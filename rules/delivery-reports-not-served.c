@@ -128,7 +128,7 @@ static int serves(drns_t *d, const kdc_func_t *f, const kdc_expr_t *call, int de
     const kdc_api_t *api = kdc_api_lookup(call);
     if (api && (api->roles & KDC_API_SERVE_DR))
         return kdc_call_on_client(d->ctx, f, call, api, 0, d->client);
-    if (kdc_facts_call_confirms(d->ctx->facts, f, call))
+    if (kdc_facts_call_roles(d->ctx->facts, f, call).confirms)
         return 1;
     if (d->routed && is_queue_poll(call))
         return 1;
@@ -845,7 +845,7 @@ static void check(kdc_rule_ctx_t *ctx) {
                 if (d.have_loop_loc)
                     kdc_notes_add(&notes, &d.loop_loc,
                                   "this loop never serves the producer's delivery reports");
-                const char *name = call->is_method ? call->name + 9 : call->name;
+                const char *name = kdc_api_display_name(call);
                 void (*report)(kdc_rule_ctx_t *, const kdc_func_t *, const kdc_loc_t *,
                                const kdc_related_t *, size_t, const char *, ...) =
                     dr == KDC_TRI_YES ? kdc_rule_report : kdc_rule_note;

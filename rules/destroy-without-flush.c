@@ -166,7 +166,7 @@ static int dwf_edge(void *arg, const kdc_cfg_t *g, int n, unsigned i, int st) {
 static int flushes(dwf_walk_t *w, const kdc_expr_t *call) {
     const kdc_func_t *h = kdc_call_helper_for_client(w->ctx, w->f, call, 0, w->client);
     return is_barrier_api(w->ctx, w->f, call, w->client) ||
-           kdc_facts_call_confirms(w->ctx->facts, w->f, call) ||
+           kdc_facts_call_roles(w->ctx->facts, w->f, call).confirms ||
            (h && helper_flushes(w->ctx, h, w->client, w->depth + 1));
 }
 

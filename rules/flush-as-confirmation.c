@@ -200,11 +200,12 @@ static int fwalk_visit(void *arg, const kdc_cfg_t *g, int n, int st) {
     }
     if (nd->kind == KDC_N_CALL) {
         const kdc_expr_t *call = nd->expr;
-        if (kdc_facts_call_confirms(w->x->ctx->facts, w->f, call))
+        kdc_call_roles_t roles = kdc_facts_call_roles(w->x->ctx->facts, w->f, call);
+        if (roles.confirms)
             return -1;
         if (func_consults(w->x, callee_of(w->x, w->f, call), 0))
             return -1; /* a helper that checks the recorded outcomes */
-        if (kdc_facts_call_produces(w->x->ctx->facts, w->f, call))
+        if (roles.produces)
             return -1; /* a new batch: what follows is gated by what follows it */
         if (kdc_facts_call_checkpoints(w->x->ctx->facts, w->f, call))
             w->checkpoint = call;

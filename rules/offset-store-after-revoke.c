@@ -197,7 +197,7 @@ static int is_delivery_wait(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_
     const kdc_api_t *api = kdc_api_lookup(c);
     return (api && (api->roles & (KDC_API_FLUSH | KDC_API_CONFIRM))) ||
            kdc_options_has_role(ctx->opts, c, KDC_ROLE_CONFIRM) ||
-           kdc_facts_call_confirms(ctx->facts, f, c);
+           kdc_facts_call_roles(ctx->facts, f, c).confirms;
 }
 
 /* Does the rebalance handling wait for the work: a join/wait/drain call, a
@@ -283,7 +283,7 @@ static int before_poll_visit(void *arg, const kdc_cfg_t *g, int n, int st) {
         return st;
     if (call_waits(w->ctx, w->f, nd->expr, w->deliveries, 2))
         return -1;
-    if (kdc_facts_call_consumes(w->ctx->facts, w->f, nd->expr)) {
+    if (kdc_facts_call_roles(w->ctx->facts, w->f, nd->expr).consumes) {
         w->consumed = 1;
         return -1;
     }

@@ -351,10 +351,10 @@ static int walk_visit(void *arg, const kdc_cfg_t *g, int n, int st) {
     const kdc_expr_t *c = nd->expr;
     const kdc_api_t *api = kdc_api_lookup(c);
     if (c == b->helper || (api && (api->roles & KDC_API_CONSUME)) ||
-        kdc_facts_call_consumes(b->ctx->facts, b->f, c))
+        kdc_facts_call_roles(b->ctx->facts, b->f, c).consumes)
         return -1; /* the batch again, or the next one */
     if ((api && (api->roles & (KDC_API_COMMIT | KDC_API_STORE))) ||
-        (!api && kdc_facts_call_commits(b->ctx->facts, b->f, c))) {
+        (!api && kdc_facts_call_roles(b->ctx->facts, b->f, c).commits)) {
         w->commit = c;
         w->covers = commit_covers_batch(b, c, &w->notes);
         return -1;

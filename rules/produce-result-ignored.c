@@ -250,7 +250,7 @@ static void check_produce(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_ex
     int last_error = calls_last_error(f);
     if (legacy && (last_error || (use == KDC_USE_DISCARDED && callers_read_last_error(ctx, f))))
         return; /* rd_kafka_produce() sets rd_kafka_last_error() */
-    const char *name = call->is_method ? call->name + 9 : call->name;
+    const char *name = kdc_api_display_name(call);
     if (last_error)
         kdc_rule_report(ctx, f, &call->loc, NULL, 0,
                         "%s's error is dropped and read through rd_kafka_last_error(), which only "

@@ -44,7 +44,7 @@ static void check_produce(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_ex
                         "%s on a producer without a delivery-report callback: broker-side "
                         "delivery failures are discarded and flush() still returns 0; register "
                         "one with rd_kafka_conf_set_dr_msg_cb() before rd_kafka_new()",
-                        call->is_method ? call->name + 9 : call->name);
+                        kdc_api_display_name(call));
 }
 
 static void check(kdc_rule_ctx_t *ctx) { kdc_rule_for_each_api_call(ctx, KDC_API_PRODUCE, check_produce); }

@@ -22,12 +22,6 @@
  */
 #include "common/produce_failure.h"
 
-#include <string.h>
-
-static const char *api_name(const kdc_expr_t *call) {
-    return !strncmp(call->name, "RdKafka::", 9) ? call->name + 9 : call->name;
-}
-
 static void report(kdc_rule_ctx_t *ctx, const kdc_produce_loss_t *l, void *arg) {
     (void)arg;
     kdc_notes_t notes = {0};
@@ -47,20 +41,20 @@ static void report(kdc_rule_ctx_t *ctx, const kdc_produce_loss_t *l, void *arg) 
                         "RD_KAFKA_RESP_ERR__QUEUE_FULL from %s (the local queue is full: delivery "
                         "reports are not served fast enough) %s: the record is dropped and %s; "
                         "serve delivery reports (rd_kafka_poll) and produce the same record again",
-                        api_name(l->produce), how, what);
+                        kdc_api_display_name(l->produce), how, what);
     else if (l->swallowed)
         kdc_rule_report(ctx, l->func, &l->call->loc, notes.v, notes.n,
                         "%s does not tell its caller that %s failed, so on "
                         "RD_KAFKA_RESP_ERR__QUEUE_FULL (the local queue is full) the record is "
                         "dropped and %s; retry in %s: serve delivery reports (rd_kafka_poll) and "
                         "produce the same record again",
-                        callee, api_name(l->produce), what, callee);
+                        callee, kdc_api_display_name(l->produce), what, callee);
     else
         kdc_rule_report(ctx, l->func, &l->call->loc, notes.v, notes.n,
                         "%s returns the failure of %s, and on RD_KAFKA_RESP_ERR__QUEUE_FULL (the "
                         "local queue is full) this caller drops the record: %s; serve delivery "
                         "reports (rd_kafka_poll) and produce the same record again",
-                        callee, api_name(l->produce), what);
+                        callee, kdc_api_display_name(l->produce), what);
 }
 
 static void check_produce(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call,

@@ -212,7 +212,7 @@ static int txn_visit(void *arg, const kdc_cfg_t *g, int n, int st) {
     if (destroys_producer(w, c, api))
         return -1;
     if ((api && (api->roles & (KDC_API_TXN | KDC_API_PRODUCE | KDC_API_COMMIT | KDC_API_STORE))) ||
-        kdc_facts_call_commits(w->ctx->facts, w->f, c)) {
+        kdc_facts_call_roles(w->ctx->facts, w->f, c).commits) {
         w->continued = c;
         return -1;
     }

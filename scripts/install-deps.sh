@@ -12,6 +12,7 @@ packages=(
   libcmocka-dev                # unit tests
   libssl-dev                   # libkdc: SHA-256 DLQ event identity (OpenSSL EVP)
   git pre-commit               # --changed-since; the pre-commit hook test (lint.precommit)
+  clang-format-14              # changed C lines as .clang-format says (ctest tree.format)
 )
 
 missing=()

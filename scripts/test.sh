@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Quick start 2: install what is missing, build, and run the whole test suite (ctest + cmocka),
-# the real-code suite included: its source packages are fetched and configured first (about
+# Quick start 2: install what is missing, build (compiler warnings are errors), and run the whole
+# test suite (ctest + cmocka), the real-code suite included: its source packages are fetched and configured first (about
 # three minutes the first time, kept in build/real-code/ after that).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
-cmake --preset dev
+cmake --preset dev -DKDC_WERROR=ON # CI's build: a compiler warning fails it
 cmake --build --preset dev -j"$(nproc)"
 bash scripts/real-code.sh prepare
 ctest --preset dev

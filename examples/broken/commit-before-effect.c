@@ -33,7 +33,7 @@ static const char *env(const char *name, const char *fallback) {
 
 static void conf_set(rd_kafka_conf_t *conf, const char *name, const char *value) {
         char err[256];
-        int status = 0;
+        /* the reason goes to stderr; the setting stays unset */
         if (value && rd_kafka_conf_set(conf, name, value, err, sizeof err) != RD_KAFKA_CONF_OK)
                 fprintf(stderr, "commit-before-effect: %s\n", err);
 }

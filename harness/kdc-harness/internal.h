@@ -277,6 +277,7 @@ struct tk_result {
         int exactly_once, require_complete;
 };
 
+/* Appends a line to r's fault log: 0, or KDC_ERR_NOMEM (the log is unchanged). */
 int tk_result_add_fault(struct tk_result *r, const char *line);
 
 #endif

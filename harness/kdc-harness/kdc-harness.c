@@ -296,7 +296,7 @@ static int run(int argc, char **argv) {
                         all = 1;
                         break;
                 case O_EVENTS:
-                        if (number(name, optarg, 1, 10000000, &o.events))
+                        if (number(name, optarg, 1, KDC_TESTKIT_EVENTS_MAX, &o.events))
                                 return 2;
                         break;
                 case O_SEED:
@@ -313,7 +313,7 @@ static int run(int argc, char **argv) {
                                 return usage_error("--format: '%s' is not text or json", optarg);
                         break;
                 case O_PARTITIONS:
-                        if (number(name, optarg, 1, 64, &v))
+                        if (number(name, optarg, 1, KDC_TESTKIT_PARTITIONS_MAX, &v))
                                 return 2;
                         o.partitions = (int)v;
                         break;

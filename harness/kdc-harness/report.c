@@ -83,9 +83,12 @@ static json_t *json_one(const kdc_testkit_result_t *r) {
         json_t *committed = json_array(), *faults = json_array();
         const char *f;
 
-        for (int32_t p = 0; p < ((const struct tk_result *)r)->partitions; p++)
-                json_array_append_new(committed,
-                                      json_integer(kdc_testkit_result_committed(r, p)));
+        for (int32_t p = 0; p < ((const struct tk_result *)r)->partitions; p++) {
+                int64_t c = kdc_testkit_result_committed(r, p);
+
+                /* none (KDC_ERR_NOENT) is -1 in the report, as it always was */
+                json_array_append_new(committed, json_integer(c >= 0 ? c : -1));
+        }
         for (size_t i = 0; (f = kdc_testkit_result_fault(r, i)); i++)
                 json_array_append_new(faults, json_string(f));
         return json_pack(

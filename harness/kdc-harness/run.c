@@ -6,6 +6,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <kdc/dlq.h>
+
 #include "internal.h"
 
 #define TK_WARMUP_MS 60000     /* wait this long at most for the service to start working */
@@ -37,18 +39,6 @@ void kdc_testkit_options_init(kdc_testkit_options_t *o) {
         o->service_fd = -1;
 }
 
-static int valid_topic(const char *t) {
-        size_t n = t ? strlen(t) : 0;
-
-        if (n == 0 || n > 249 || !strcmp(t, ".") || !strcmp(t, ".."))
-                return 0;
-        for (size_t i = 0; i < n; i++)
-                if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-",
-                            t[i]))
-                        return 0;
-        return 1;
-}
-
 static int problem(char *errstr, size_t size, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -76,19 +66,20 @@ int kdc_testkit_options_validate(const kdc_testkit_options_t *o, char *errstr,
                                "seed: %" PRIu64 " is above %" PRId64 " (reports and the command "
                                "line carry it as a signed 64-bit integer)",
                                o->seed, INT64_MAX);
-        if (o->events < 1 || o->events > 10000000)
-                return problem(errstr, errstr_size, "events: %" PRId64 " is not in 1..10000000",
-                               o->events);
-        if (o->partitions < 1 || o->partitions > 64)
-                return problem(errstr, errstr_size, "partitions: %d is not in 1..64",
-                               o->partitions);
+        if (o->events < 1 || o->events > KDC_TESTKIT_EVENTS_MAX)
+                return problem(errstr, errstr_size, "events: %" PRId64 " is not in 1..%d",
+                               o->events, KDC_TESTKIT_EVENTS_MAX);
+        if (o->partitions < 1 || o->partitions > KDC_TESTKIT_PARTITIONS_MAX)
+                return problem(errstr, errstr_size, "partitions: %d is not in 1..%d", o->partitions,
+                               KDC_TESTKIT_PARTITIONS_MAX);
         const char *topics[3] = {o->input_topic, o->output_topic, o->dlq_topic};
         for (int i = 0; i < 3; i++) {
-                if (!valid_topic(topics[i]))
+                if (kdc_topic_name_check(topics[i]) < 0)
                         return problem(errstr, errstr_size,
-                                       "%s topic '%.*s' is not a topic name (1 to 249 "
+                                       "%s topic '%.*s' is not a topic name (1 to %d "
                                        "characters of A-Z a-z 0-9 . _ -, not . or ..)",
-                                       role[i], 260, topics[i] ? topics[i] : "(null)");
+                                       role[i], 260, topics[i] ? topics[i] : "(null)",
+                                       KDC_DLQ_TOPIC_MAX);
                 for (int j = 0; j < i; j++)
                         if (!strcmp(topics[i], topics[j]))
                                 return problem(errstr, errstr_size,
@@ -150,10 +141,10 @@ int tk_result_add_fault(struct tk_result *r, const char *line) {
         char **p = realloc(r->faults, (r->nfaults + 1) * sizeof *p);
 
         if (!p)
-                return -1;
+                return KDC_ERR_NOMEM;
         r->faults = p;
         if (!(p[r->nfaults] = strdup(line)))
-                return -1;
+                return KDC_ERR_NOMEM;
         r->nfaults++;
         return 0;
 }
@@ -190,9 +181,11 @@ static void apply(struct tk_run *run, const struct tk_step *st) {
                  " output and DLQ records) %s",
                  (tk_now_ms() - run->t0) / 1000.0, run->w.enqueued * 100 / run->w.n, committed,
                  outputs, what);
-        tk_result_add_fault(run->r, line);
-        run->r->pub.faults++;
-        run_log(run, "fault: %s", what);
+        run->r->pub.faults++; /* applied, whether or not its line fits in the log */
+        if (tk_result_add_fault(run->r, line) < 0)
+                run_log(run, "fault: %s (not in the fault log: out of memory)", what);
+        else
+                run_log(run, "fault: %s", what);
 }
 
 static void supervise(struct tk_run *run) {
@@ -517,8 +510,9 @@ const char *kdc_testkit_result_fault(const kdc_testkit_result_t *result, size_t 
 
 int64_t kdc_testkit_result_committed(const kdc_testkit_result_t *result, int32_t partition) {
         if (!result || partition < 0 || partition >= priv(result)->partitions)
-                return -1;
-        return priv(result)->committed[partition];
+                return KDC_ERR_INVALID;
+        return priv(result)->committed[partition] >= 0 ? priv(result)->committed[partition]
+                                                       : KDC_ERR_NOENT;
 }
 
 void kdc_testkit_result_destroy(kdc_testkit_result_t *result) {

@@ -217,7 +217,7 @@ int kdc_testkit_stopping(const kdc_testkit_env_t *env) {
                     live[i]->env.instance == env->instance)
                         in = live[i];
         if (in)
-                stopping = __atomic_load_n(&in->stopping, __ATOMIC_ACQUIRE);
+                stopping = __atomic_load_n(&in->stopping, __ATOMIC_ACQUIRE) != 0;
         pthread_mutex_unlock(&live_lock);
         return stopping;
 }

@@ -27,6 +27,12 @@ int kdc__topic_name_valid(const char *topic, size_t len) {
         return 1;
 }
 
+int kdc_topic_name_check(const char *topic) {
+        return topic && kdc__topic_name_valid(topic, strlen(topic))
+                   ? 0
+                   : KDC_ERR_INVALID;
+}
+
 /* Canonical decimal in [min, max]: "0", or a non-zero digit then digits;
  * "-1" only when min allows it. */
 static int parse_int(const char *s, size_t len, int64_t min, int64_t max,

@@ -158,6 +158,11 @@ int kdc_api_is_librdkafka(const kdc_expr_t *call) {
            (!strncmp(call->name, "rd_kafka_", 9) || !strncmp(call->name, "RdKafka::", 9));
 }
 
+const char *kdc_api_display_name(const kdc_expr_t *call) {
+    static const char ns[] = "RdKafka::";
+    return !strncmp(call->name, ns, sizeof ns - 1) ? call->name + sizeof ns - 1 : call->name;
+}
+
 const kdc_expr_t *kdc_api_producev_arg(const kdc_expr_t *call, long long vtype) {
     /* Each RD_KAFKA_V_* macro yields the vtype enumerator followed by its values. */
     static const int nvals[] = {0, 1, 1, 1, 2, 2, 1, 1, 1, 3, 1};

@@ -63,6 +63,10 @@ const kdc_expr_t *kdc_api_arg(const kdc_expr_t *call, int pos);
 /* Is the callee part of librdkafka (rd_kafka_* or RdKafka::*)? */
 int kdc_api_is_librdkafka(const kdc_expr_t *call);
 
+/* The callee's name as a finding writes it: a C++ method of librdkafka's without the
+ * RdKafka:: namespace ("KafkaConsumer::commitSync"); any other name as it is. */
+const char *kdc_api_display_name(const kdc_expr_t *call);
+
 /* rd_kafka_producev() argument following an RD_KAFKA_V_<vtype> marker, or NULL.
  * vtype is the rd_kafka_vtype_t value (RD_KAFKA_VTYPE_TOPIC = 1, RKT = 2, OPAQUE = 6). */
 const kdc_expr_t *kdc_api_producev_arg(const kdc_expr_t *call, long long vtype);

@@ -883,19 +883,15 @@ static int reads_dr_state_in(const kdc_facts_t *fx, const kdc_func_t *f, const k
     return r.hit;
 }
 
-int kdc_facts_call_confirms(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call) {
+kdc_call_roles_t kdc_facts_call_roles(const kdc_facts_t *fx, const kdc_func_t *f,
+                                      const kdc_expr_t *call) {
     kdc_summary_t m;
-    return effects_of(fx, f, call, &m).confirms;
-}
-
-int kdc_facts_call_commits(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call) {
-    kdc_summary_t m;
-    return effects_of(fx, f, call, &m).commits;
-}
-
-int kdc_facts_call_produces(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call) {
-    kdc_summary_t m;
-    return effects_of(fx, f, call, &m).produces;
+    call_effects_t e = effects_of(fx, f, call, &m);
+    return (kdc_call_roles_t){.produces = e.produces,
+                              .commits = e.commits,
+                              .confirms = e.confirms,
+                              .consumes = e.consumes,
+                              .routes_dlq = e.routes_dlq};
 }
 
 /* Do f's callers give f, for the parameters in mask, a stream other than
@@ -927,16 +923,6 @@ int kdc_facts_call_effect(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_
     kdc_summary_t m;
     call_effects_t e = effects_of(fx, f, call, &m);
     return e.effects || (e.stream_params && streams_written(fx, f, e.stream_params, 0));
-}
-
-int kdc_facts_call_routes_dlq(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call) {
-    kdc_summary_t m;
-    return effects_of(fx, f, call, &m).routes_dlq;
-}
-
-int kdc_facts_call_consumes(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call) {
-    kdc_summary_t m;
-    return effects_of(fx, f, call, &m).consumes;
 }
 
 /* A walk along paths on which a message is not (yet) confirmed: from a

@@ -239,15 +239,25 @@ int kdc_facts_reads_delivery_state(const kdc_facts_t *fx, const kdc_expr_t *e);
 int kdc_facts_bound_cond(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call,
                          const kdc_func_t *g, const kdc_expr_t *cond);
 
-/* Does the call wait for delivery reports on every path (API, helper summary,
- * configured confirm function)? Commit or store offsets, or acknowledge
- * upstream, on some path? */
-int kdc_facts_call_confirms(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call);
-int kdc_facts_call_commits(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call);
-
-/* Does the call produce a message (API, configured produce function, a helper
- * that returns with one unconfirmed)? */
-int kdc_facts_call_produces(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call);
+/* What a call (in f) does, from the API table, a configured role or the
+ * callee's summary (the union over a function pointer's targets), computed at
+ * once: read the roles a question needs from one answer. */
+typedef struct kdc_call_roles {
+    /* produces a message (API, configured produce function, a helper that
+     * returns with one unconfirmed) */
+    unsigned produces : 1;
+    /* commits or stores offsets, or acknowledges upstream, on some path */
+    unsigned commits : 1;
+    /* waits for delivery reports on every path (API, helper summary,
+     * configured confirm function) */
+    unsigned confirms : 1;
+    /* consumes messages (directly or in a helper) */
+    unsigned consumes : 1;
+    /* routes a message to a dead-letter destination (directly or in a helper) */
+    unsigned routes_dlq : 1;
+} kdc_call_roles_t;
+kdc_call_roles_t kdc_facts_call_roles(const kdc_facts_t *fx, const kdc_func_t *f,
+                                      const kdc_expr_t *call);
 
 /* Does the call perform a side effect: a produce; write, send, fwrite, pwrite,
  * fprintf, fputs, dprintf (not to stdout/stderr or a stream named like a log),
@@ -308,12 +318,6 @@ int kdc_facts_output_tied_to_input(const kdc_facts_t *fx, const kdc_func_t *f,
 int kdc_facts_return_acks(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *value);
 /* Does the call acknowledge upstream by its first argument (kdc_options_t.ack_calls)? */
 int kdc_facts_call_acks(const kdc_facts_t *fx, const kdc_expr_t *call);
-
-/* Does the call route a message to a dead-letter destination (directly or in a helper)? */
-int kdc_facts_call_routes_dlq(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call);
-
-/* Does the call consume messages (directly or in a helper)? */
-int kdc_facts_call_consumes(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call);
 
 /* Did a configuration of the client register a rebalance callback? UNKNOWN
  * when its configuration cannot be followed. */

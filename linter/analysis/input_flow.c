@@ -327,7 +327,8 @@ static void find_consume_loop(const kdc_stmt_t *s, void *arg) {
     if (!stmt_contains(s, q->produce) || !stmt_contains(s, q->commit))
         return;
     for (unsigned c = 0; c < q->f->ncalls && !q->hit; c++)
-        if (kdc_facts_call_consumes(q->fx, q->f, q->f->calls[c]) && stmt_contains(s, q->f->calls[c]))
+        if (kdc_facts_call_roles(q->fx, q->f, q->f->calls[c]).consumes &&
+            stmt_contains(s, q->f->calls[c]))
             q->hit = 1;
 }
 

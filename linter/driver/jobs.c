@@ -365,7 +365,22 @@ static void merge_done(run_t *run, result_t *res, size_t *merged, kdc_program_t 
     }
 }
 
-/* Parses run->parse[] in nworkers worker processes, merging as units are done. */
+/* Ends the workers still running (SIGKILL), without reading what they had not sent. */
+static void stop_workers(worker_t *ws, unsigned nworkers) {
+    for (unsigned i = 0; i < nworkers; i++) {
+        if (ws[i].fd < 0)
+            continue;
+        kill(ws[i].pid, SIGKILL);
+        close(ws[i].fd);
+        ws[i].fd = -1;
+        while (waitpid(ws[i].pid, NULL, 0) < 0 && errno == EINTR) {
+        }
+    }
+}
+
+/* Parses run->parse[] in nworkers worker processes, merging as units are done; what the
+ * workers do not parse (none could be started, or they cannot be waited for) is parsed in
+ * this process. On return every unit is merged (or an input error). */
 static void run_workers(run_t *run, unsigned nworkers, result_t *res, size_t *merged_io,
                         progress_t *pg, kdc_program_t *prog, kdc_jobs_stats_t *st) {
     size_t shsize = sizeof(shared_t) + nworkers * sizeof(_Atomic long);
@@ -416,10 +431,19 @@ static void run_workers(run_t *run, unsigned nworkers, result_t *res, size_t *me
         if (poll(pfd, n, -1) < 0) {
             if (errno == EINTR)
                 continue;
-            break;
+            /* The workers cannot be waited for (EINVAL: the open-file limit was lowered
+             * below their number; ENOMEM): stop them; the `!alive` step above parses
+             * what they had not sent in this process. */
+            fprintf(stderr,
+                    "kdc-lint: note: waiting for the parser processes failed (poll: %s); "
+                    "the files they had not parsed are parsed in this process\n",
+                    strerror(errno));
+            stop_workers(ws, nworkers);
+            alive = 0;
+            continue;
         }
         for (unsigned j = 0; j < n; j++) {
-            if (!(pfd[j].revents & (POLLIN | POLLHUP | POLLERR)))
+            if (!(pfd[j].revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL)))
                 continue;
             worker_t *w = &ws[slot_of[j]];
             char buf[1 << 16];
@@ -459,13 +483,8 @@ static void run_workers(run_t *run, unsigned nworkers, result_t *res, size_t *me
             }
         }
     }
-    for (unsigned i = 0; i < nworkers; i++) {
-        if (ws[i].fd >= 0) {
-            close(ws[i].fd);
-            waitpid(ws[i].pid, NULL, 0);
-        }
+    for (unsigned i = 0; i < nworkers; i++)
         kdc_buf_free(&ws[i].in);
-    }
     free(pfd);
     free(slot_of);
     free(ws);
@@ -523,6 +542,13 @@ void kdc_jobs_run(const kdc_jobs_opts_t *o, kdc_inputs_t *inputs, const size_t *
             progress_step(&pg, &run, k);
             merge_done(&run, res, &merged, prog, stats);
         }
+    }
+    /* Every unit ends merged or an input error; none is dropped without a word. */
+    for (; merged < ntodo; merged++) {
+        kdc_inputs_add_error(inputs, inputs->jobs[todo[merged]].file,
+                             "internal error: kdc-lint did not parse this file");
+        stats->failed++;
+        result_free(&res[merged]);
     }
     progress_end(&pg);
     XXH128_canonical_t digest;

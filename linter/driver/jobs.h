@@ -18,7 +18,9 @@
  * does not hold up the others, and send each model back through a pipe. A
  * worker that dies (a crash libclang's own recovery did not catch, the OOM
  * killer) costs only the unit it was parsing, which becomes an input error;
- * another worker takes over the rest. With -j1, or one unit to parse, there
+ * another worker takes over the rest. When the workers cannot be waited for
+ * (poll() fails), they are stopped and the units they had not sent are parsed in
+ * the driver's process. With -j1, or one unit to parse, there
  * is no worker: the driver's own process parses. The driver loads libclang
  * (libclang_lazy.h) before it forks workers, so they share its pages; a run
  * that parses nothing neither forks nor loads libclang.
@@ -57,8 +59,9 @@ unsigned kdc_jobs_cpus(void);
 
 /*
  * Parses inputs->jobs[todo[0..ntodo)] (or loads them from the cache) and
- * merges them into prog in that order. A unit libclang cannot parse becomes
- * an input error (in the same order); notes (a damaged cache entry, a cache
+ * merges them into prog in that order. Every unit ends merged or an input
+ * error, never dropped: a unit libclang cannot parse becomes an input error
+ * (in the same order); notes (a damaged cache entry, a cache
  * that cannot be written) are printed to stderr, never into the report.
  */
 void kdc_jobs_run(const kdc_jobs_opts_t *o, kdc_inputs_t *inputs, const size_t *todo,

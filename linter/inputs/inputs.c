@@ -84,17 +84,11 @@ static const char header_note[] =
     "headers are analysed through the translation units that include them; name those units "
     "(or their directory) to analyse it";
 
-typedef struct argv_b {
-    char **v;
-    int n, cap;
-} argv_b;
+/* A unit's compiler arguments, each a copy. */
+typedef KDC_VEC(char *) argv_b;
 
 static void argv_push(argv_b *a, const char *s) {
-    if (a->n == a->cap) {
-        a->cap = a->cap ? a->cap * 2 : 16;
-        a->v = kdc_xrealloc(a->v, (size_t)a->cap * sizeof *a->v);
-    }
-    a->v[a->n++] = kdc_xstrdup(s);
+    KDC_VEC_PUSH(*a, kdc_xstrdup(s));
 }
 
 static int has_job(const kdc_inputs_t *in, const char *file) {
@@ -106,7 +100,7 @@ static int has_job(const kdc_inputs_t *in, const char *file) {
 
 static void add_job(kdc_inputs_t *in, const char *file, argv_b *args) {
     if (has_job(in, file)) {
-        for (int i = 0; i < args->n; i++)
+        for (size_t i = 0; i < args->n; i++)
             free(args->v[i]);
         free(args->v);
         return;
@@ -114,7 +108,7 @@ static void add_job(kdc_inputs_t *in, const char *file, argv_b *args) {
     GROW(in->jobs, in->njobs, in->capjobs);
     in->jobs[in->njobs].file = kdc_xstrdup(file);
     in->jobs[in->njobs].argv = args->v;
-    in->jobs[in->njobs].argc = args->n;
+    in->jobs[in->njobs].argc = (int)args->n;
     in->njobs++;
 }
 
@@ -172,10 +166,7 @@ static void default_job(kdc_inputs_t *in, const char *shown, const char *path,
     free(real);
 }
 
-typedef struct pathvec {
-    char **v;
-    size_t n, cap;
-} pathvec_t;
+typedef KDC_VEC(char *) pathvec_t;
 
 static int cmp_str(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -194,9 +185,7 @@ static void walk_dir(kdc_inputs_t *in, const char *dir, pathvec_t *out, int dept
     while ((de = readdir(d))) {
         if (de->d_name[0] == '.')
             continue; /* ., .., .git and other hidden folders */
-        char *p = kdc_xasprintf("%s/%s", dir, de->d_name);
-        GROW(local.v, local.n, local.cap);
-        local.v[local.n++] = p;
+        KDC_VEC_PUSH(local, kdc_xasprintf("%s/%s", dir, de->d_name));
     }
     closedir(d);
     if (local.n)
@@ -207,8 +196,7 @@ static void walk_dir(kdc_inputs_t *in, const char *dir, pathvec_t *out, int dept
             walk_dir(in, local.v[i], out, depth + 1);
         else if (stat(local.v[i], &st) == 0 && S_ISREG(st.st_mode) &&
                  kdc_source_language(local.v[i])) {
-            GROW(out->v, out->n, out->cap);
-            out->v[out->n++] = kdc_xstrdup(local.v[i]);
+            KDC_VEC_PUSH(*out, kdc_xstrdup(local.v[i]));
         }
         free(local.v[i]);
     }

@@ -745,7 +745,8 @@ static int pf_visit(pf_walk_t *w, int n, int st) {
     if (has_expr(&w->inner, c))
         return st;
     if (failed) {
-        if (kdc_facts_call_commits(w->run->ctx->facts, w->f, c) && !commits_other_message(w, c)) {
+        if (kdc_facts_call_roles(w->run->ctx->facts, w->f, c).commits &&
+            !commits_other_message(w, c)) {
             lose(w, KDC_LOSS_COMMIT, c, st);
             return -1;
         }

@@ -13,7 +13,7 @@
  *     to a call, an array filled by fgets/read/snprintf/memcpy.., a call in a
  *     loop condition given one: `while (fgets(buf, ..))`,
  *     `std::getline(in, line)`), or
- *   - commits or stores the input's offset (kdc_facts_call_commits).
+ *   - commits or stores the input's offset (kdc_facts_call_roles().commits).
  * It is not lost when the path comes back to the same produce without
  * moving on (a retry), seeks the input back (rd_kafka_seek*), hands the
  * record to other code (a call of the program or of a library outside the

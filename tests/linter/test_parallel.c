@@ -24,9 +24,11 @@
 #include <poll.h>
 #include <pty.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -300,14 +302,79 @@ static void progress_is_off_on_a_pipe_unless_asked_for_and_then_one_line_per_uni
     kdc_run_free(&r);
 }
 
+/* A real fault in the driver's wait for its workers: once the first unit is merged, the
+ * driver's open-file limit is lowered (prlimit, from outside) below the number of workers,
+ * so its next poll() fails with EINVAL (and it can open no file). Every unit must still
+ * end in the report: analysed, or an input error; none may vanish from the run. */
+static void a_failed_wait_for_the_workers_loses_no_unit(void **state) {
+    (void)state;
+    char *out_path = scratch_path(g.work, "poll-fails.json");
+    int err_pipe[2];
+    assert_int_equal(pipe(err_pipe), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (out < 0 || dup2(out, STDOUT_FILENO) < 0 || dup2(err_pipe[1], STDERR_FILENO) < 0 ||
+            chdir(g.tree) != 0)
+            _exit(126);
+        close(err_pipe[0]);
+        const char *argv[] = {scale_lint_path(), "--no-cache", "-j2",   "--progress=always",
+                              "--format=json",   "-p",         "build", NULL};
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    close(err_pipe[1]);
+    char *err = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&err, &len);
+    int lowered = 0;
+    char buf[4096];
+    ssize_t got;
+    while ((got = read(err_pipe[0], buf, sizeof buf)) > 0) {
+        fwrite(buf, 1, (size_t)got, mem);
+        fflush(mem);
+        if (!lowered && strstr(err, "[1/12] ")) {
+            struct rlimit one = {1, 1};
+            assert_int_equal(prlimit(pid, RLIMIT_NOFILE, &one, NULL), 0);
+            lowered = 1;
+        }
+    }
+    fclose(mem);
+    close(err_pipe[0]);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(lowered);
+    kdc_run_t r = {.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128, .err = err};
+    r.out = scratch_read(g.work, "poll-fails.json");
+    kdc_report_t rep;
+    char perr[256];
+    if (kdc_report_parse(r.out, g.tree, &rep, perr, sizeof perr) != 0) {
+        scale_show(&r);
+        fail_msg("no JSON report: %s", perr);
+    }
+    if (!strstr(err, "waiting for the parser processes failed (poll: Invalid argument)") ||
+        rep.nerrors == 0 || rep.translation_units + (long long)rep.nerrors != NDIRS ||
+        r.exit_code != 2) {
+        scale_show(&r);
+        fail_msg("%lld units analysed and %zu input errors of %d units (exit %d)",
+                 rep.translation_units, rep.nerrors, NDIRS, r.exit_code);
+    }
+    kdc_report_free(&rep);
+    kdc_run_free(&r);
+    free(out_path);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_fixtures_give_the_same_json_and_sarif_with_1_2_and_4_jobs),
-        cmocka_unit_test(units_of_twelve_directories_each_read_their_own_headers_with_any_job_count),
+        cmocka_unit_test(
+            units_of_twelve_directories_each_read_their_own_headers_with_any_job_count),
         cmocka_unit_test(the_default_job_count_is_the_number_of_cpus),
         cmocka_unit_test(a_bad_job_count_is_a_usage_error_naming_the_range),
         cmocka_unit_test(progress_is_one_rewritten_line_on_a_terminal_and_cleared_at_the_end),
         cmocka_unit_test(progress_is_off_on_a_pipe_unless_asked_for_and_then_one_line_per_unit),
+        cmocka_unit_test(a_failed_wait_for_the_workers_loses_no_unit),
     };
     return cmocka_run_group_tests_name("kdc-lint -j and progress", tests, setup, teardown);
 }

@@ -169,6 +169,10 @@ static void a_loop_that_halts_on_failure_loses_nothing(void **state) {
         assert_null(kdc_testkit_result_event(r, KDC_TESTKIT_LOST, 0));
         for (int p = 0; p < 4; p++)
                 assert_int_equal(kdc_testkit_result_committed(r, p), 75);
+        /* kdc/error.h's rule: a bad argument is a negative KDC_ERR_* code */
+        assert_int_equal(kdc_testkit_result_committed(r, 4), KDC_ERR_INVALID);
+        assert_int_equal(kdc_testkit_result_committed(r, -1), KDC_ERR_INVALID);
+        assert_int_equal(kdc_testkit_result_committed(NULL, 0), KDC_ERR_INVALID);
         kdc_testkit_result_destroy(r);
 }
 

@@ -410,6 +410,29 @@ static void random_and_mutated_headers_never_break_the_decoder(void **state) {
         assert_true(outcomes[0] > 0 && outcomes[1] > 0 && outcomes[2] > 0);
 }
 
+/* The one topic-name check of libkdc (the testkit validates its topics with
+ * it too). */
+static void a_topic_name_is_1_to_249_legal_bytes_not_dot_or_dot_dot(
+    void **state) {
+        char name[KDC_DLQ_TOPIC_MAX + 2];
+
+        (void)state;
+        memset(name, 'a', sizeof name);
+        name[KDC_DLQ_TOPIC_MAX] = '\0';
+        assert_int_equal(kdc_topic_name_check(name), 0);
+        name[KDC_DLQ_TOPIC_MAX] = 'a';
+        name[KDC_DLQ_TOPIC_MAX + 1] = '\0';
+        assert_int_equal(kdc_topic_name_check(name), KDC_ERR_INVALID);
+        assert_int_equal(kdc_topic_name_check("orders.v2_dlq-1"), 0);
+        assert_int_equal(kdc_topic_name_check("..."), 0);
+        assert_int_equal(kdc_topic_name_check("."), KDC_ERR_INVALID);
+        assert_int_equal(kdc_topic_name_check(".."), KDC_ERR_INVALID);
+        assert_int_equal(kdc_topic_name_check(""), KDC_ERR_INVALID);
+        assert_int_equal(kdc_topic_name_check("orders dlq"), KDC_ERR_INVALID);
+        assert_int_equal(kdc_topic_name_check("orders/dlq"), KDC_ERR_INVALID);
+        assert_int_equal(kdc_topic_name_check(NULL), KDC_ERR_INVALID);
+}
+
 #define SENTENCE(text, fn) {text, fn, NULL, NULL, NULL}
 
 int main(void) {
@@ -430,12 +453,15 @@ int main(void) {
                      boundary_values_are_accepted),
             SENTENCE("optional fields may be missing, required ones may not",
                      optional_fields_may_be_missing_required_ones_may_not),
-            SENTENCE("a repeated header is malformed; unknown kdc.* names are "
-                     "ignored",
-                     a_repeated_header_is_malformed_and_unknown_kdc_names_ignored),
+            SENTENCE(
+                "a repeated header is malformed; unknown kdc.* names are "
+                "ignored",
+                a_repeated_header_is_malformed_and_unknown_kdc_names_ignored),
             SENTENCE("100,000 random and mutated header sets never break the "
                      "decoder",
                      random_and_mutated_headers_never_break_the_decoder),
+            SENTENCE("a topic name is 1 to 249 legal bytes, not . or ..",
+                     a_topic_name_is_1_to_249_legal_bytes_not_dot_or_dot_dot),
         };
 
         return cmocka_run_group_tests_name("DLQ header decoder", tests, NULL,

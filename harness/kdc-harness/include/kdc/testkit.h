@@ -108,19 +108,26 @@ typedef enum kdc_testkit_format_e {
         KDC_TESTKIT_JSON = 1  /**< one JSON document (see docs/kdc-harness.md) */
 } kdc_testkit_format_t;
 
+/** The most input events of a run (kdc_testkit_options_t.events). */
+#define KDC_TESTKIT_EVENTS_MAX 10000000
+/** The most partitions of the input and output topics
+ *  (kdc_testkit_options_t.partitions). */
+#define KDC_TESTKIT_PARTITIONS_MAX 64
+
 /**
  * @brief Options of a run. Initialise with kdc_testkit_options_init(), then
  *        change what you need. Strings are borrowed for the run's duration.
  *        New fields are only ever appended.
  */
 typedef struct kdc_testkit_options_s {
-        /** Input events to produce (default 1000; 1..10,000,000). */
+        /** Input events to produce (default 1000; 1..KDC_TESTKIT_EVENTS_MAX). */
         int64_t events;
         /** Seed of the fault schedule and of the poison events (default 1;
          *  at most INT64_MAX). The same seed gives the same schedule and the
          *  same events. */
         uint64_t seed;
-        /** Partitions of the input and output topics (default 4; 1..64). */
+        /** Partitions of the input and output topics (default 4;
+         *  1..KDC_TESTKIT_PARTITIONS_MAX). */
         int partitions;
         /** Topic names (defaults "kdc.input", "kdc.output", "kdc.dlq"). */
         const char *input_topic, *output_topic, *dlq_topic;
@@ -222,9 +229,10 @@ typedef struct kdc_testkit_env_s {
  */
 typedef int(kdc_testkit_loop_t)(const kdc_testkit_env_t *env, void *opaque);
 
-/** @brief Non-zero once the loop running with @p env should return.
+/** @brief 1 once the loop running with @p env should return, else 0
+ *         (never negative: it cannot fail).
  *         @p env is the pointer the loop was given or a copy of it; for
- *         any other env (or NULL), non-zero. Thread-safe; cheap enough to
+ *         any other env (or NULL), 1. Thread-safe; cheap enough to
  *         call once per poll (a mutex and a few comparisons). */
 KDC_TESTKIT_EXPORT int kdc_testkit_stopping(const kdc_testkit_env_t *env);
 
@@ -303,7 +311,12 @@ KDC_TESTKIT_EXPORT const char *
 kdc_testkit_result_fault(const kdc_testkit_result_t *result, size_t i);
 
 /** @brief The group's committed offset of input partition @p partition at
- *         the end (-1 when none). */
+ *         the end.
+ *  @returns the offset (>= 0); KDC_ERR_NOENT when the group committed none
+ *           for it; KDC_ERR_INVALID for a NULL @p result or a partition out
+ *           of range.
+ *  @note libkdc 0.1 returned -1 for "none"; the JSON report still writes
+ *        -1 there (committed_offsets). */
 KDC_TESTKIT_EXPORT int64_t
 kdc_testkit_result_committed(const kdc_testkit_result_t *result,
                              int32_t partition);

@@ -156,7 +156,9 @@ KDC_EXPORT int kdc_assignment_rebalance(
  *        rd_kafka_consumer_poll(): its partition's current epoch.
  * @returns the epoch (> 0); 0 if @p assignment or @p msg is NULL, msg->err is
  *          set (an event, not a message), or its partition is not assigned
- *          through this record (then every helper refuses it).
+ *          through this record (then every helper refuses it). 0 is a
+ *          value, not an error code: one of the "values, not statuses" of
+ *          kdc/error.h, kept from libkdc 0.1.
  * Thread-safe. Relies on: rd_kafka_topic_name().
  */
 KDC_EXPORT uint64_t kdc_assignment_stamp(const kdc_assignment_t *assignment,
@@ -164,7 +166,8 @@ KDC_EXPORT uint64_t kdc_assignment_stamp(const kdc_assignment_t *assignment,
 
 /**
  * @brief The current epoch of @p topic / @p partition, 0 if not assigned
- *        (or NULL arguments). Thread-safe.
+ *        (or NULL arguments): a value, not an error code (kdc/error.h,
+ *        "values, not statuses"). Thread-safe.
  */
 KDC_EXPORT uint64_t kdc_assignment_epoch(const kdc_assignment_t *assignment,
                                          const char *topic,

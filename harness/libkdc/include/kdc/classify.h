@@ -229,7 +229,8 @@ KDC_EXPORT kdc_class_t kdc_classify_app(const kdc_classifier_t *classifier,
 /**
  * @brief Lower-case name of a class: "none", "poison", "transient",
  *        "membership", "fatal" (the values of the DLQ header
- *        kdc.failure.class); "unknown" for any other value. Static storage.
+ *        kdc.failure.class); "unknown" for any other value; never NULL.
+ *        Static storage.
  */
 KDC_EXPORT const char *kdc_class_name(kdc_class_t cls);
 

@@ -157,6 +157,15 @@ KDC_EXPORT int kdc_dlq_new(kdc_dlq_t **dlqp, rd_kafka_t *producer,
 KDC_EXPORT void kdc_dlq_destroy(kdc_dlq_t *dlq);
 
 /**
+ * @brief Is @p topic a topic name Kafka accepts: 1 to KDC_DLQ_TOPIC_MAX
+ *        bytes of [A-Za-z0-9._-], not "." or ".."? The check
+ *        kdc_dlq_set_topic() and kdc_dlq_decode() make.
+ * @returns 0 if it is; KDC_ERR_INVALID if it is not, or @p topic is NULL.
+ * Thread-safe; no librdkafka call (the broker's rule, Topic.validate).
+ */
+KDC_EXPORT int kdc_topic_name_check(const char *topic);
+
+/**
  * @brief Route every message to @p topic (copied) instead of the default
  *        "<original topic>.dlq"; NULL restores the default.
  * @returns 0; KDC_ERR_INVALID (NULL @p dlq, an empty or over-long name);

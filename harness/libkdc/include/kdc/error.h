@@ -2,9 +2,16 @@
  * @file kdc/error.h
  * @brief The one error convention of libkdc.
  *
- * Every libkdc function that can fail returns an @c int: 0 on success, a
- * negative KDC_ERR_* code on failure (the libuv convention). Functions that
- * cannot fail (destructors, kdc_strerror()) return void or their value.
+ * The rule (libuv's): whenever a libkdc or kdc testkit function returns a
+ * signed integer (int, int32_t, int64_t), a negative value is an error and
+ * is one of the KDC_ERR_* codes below; anything else is success. A call
+ * that only succeeds or fails returns 0 (KDC_OK); a call that returns a
+ * count (int64_t, as message counts are) or another value (an offset)
+ * returns it as 0 or more, so `if (rc < 0)` is the one test for failure
+ * everywhere. A function that returns a pointer
+ * returns NULL where its comment says so; one that cannot fail says it
+ * ("never negative"), or returns void.
+ *
  * libkdc never aborts or exits the process, and a call that fails never
  * runs or arms a callback: a message whose produce call failed has no
  * delivery report and is not counted anywhere.
@@ -12,6 +19,22 @@
  * Where a librdkafka error code explains a failure, the function hands it
  * back through a separate rd_kafka_resp_err_t out-parameter; it is never
  * folded into the int.
+ *
+ * @par Values, not statuses
+ * These calls return a type that cannot carry a negative KDC_ERR_*; they
+ * keep the signatures libkdc 0.1 was released with, and each says what it
+ * returns for bad arguments (tests/harness/libkdc/test_error_convention.c
+ * checks that this list and the headers agree):
+ * - kdc_assignment_stamp(), kdc_assignment_epoch(): an epoch (uint64_t).
+ *   0 means "no epoch", also for NULL arguments; it is not an error code
+ *   but a value every call that takes an epoch refuses (KDC_ERR_STALE).
+ * - kdc_tracker_first_error(): a librdkafka code (rd_kafka_resp_err_t),
+ *   RD_KAFKA_RESP_ERR_NO_ERROR when no report failed, and librdkafka's own
+ *   RD_KAFKA_RESP_ERR__INVALID_ARG for a NULL tracker (check the tracker
+ *   first, or read the count of failures, which follows the rule).
+ * - kdc_classify(), kdc_classify_error(), kdc_classify_app(): a kdc_class_t;
+ *   they cannot fail (NULL arguments have a documented class).
+ * - kdc_testkit_scenario_count(): a count (size_t); it cannot fail.
  */
 #ifndef KDC_ERROR_H
 #define KDC_ERROR_H

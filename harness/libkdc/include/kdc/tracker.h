@@ -355,7 +355,9 @@ KDC_EXPORT int64_t kdc_tracker_failed(const kdc_tracker_t *tracker);
  * @returns RD_KAFKA_RESP_ERR_NO_ERROR if none failed, or if the first failure
  *          was a report without error but not PERSISTED (check
  *          kdc_tracker_failed() and kdc_tracker_failure(t, 0)->status);
- *          RD_KAFKA_RESP_ERR__INVALID_ARG if @p tracker is NULL.
+ *          RD_KAFKA_RESP_ERR__INVALID_ARG if @p tracker is NULL. A
+ *          librdkafka code, not a KDC_ERR_* status: one of the "values, not
+ *          statuses" of kdc/error.h, kept from libkdc 0.1.
  * Describe it with rd_kafka_err2str().
  */
 KDC_EXPORT rd_kafka_resp_err_t
