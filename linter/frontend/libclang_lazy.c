@@ -29,6 +29,7 @@
  * The stubs below are definitions of the functions clang-c/ declares, so the
  * compiler checks each signature against the headers of the libclang found.
  */
+/* clang-format off: a table, aligned by hand */
 #define KDC_LIBCLANG_FUNCTIONS(F, V)                                                            \
     V(clang_CompilationDatabase_dispose, (CXCompilationDatabase a), (a))                        \
     F(CXCompilationDatabase, clang_CompilationDatabase_fromDirectory,                           \
@@ -111,6 +112,7 @@
     V(clang_tokenize, (CXTranslationUnit a, CXSourceRange b, CXToken **c, unsigned *d),         \
       (a, b, c, d))                                                                             \
     F(unsigned, clang_visitChildren, (CXCursor a, CXCursorVisitor b, CXClientData c), (a, b, c))
+/* clang-format on */
 
 /* The real functions, resolved all at once when libclang is loaded. */
 static struct {
