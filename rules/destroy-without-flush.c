@@ -105,8 +105,8 @@ typedef struct dwf_walk {
     const kdc_expr_t *produce; /* where the walk starts */
     int depth;
     kdc_outcome_t outcome; /* of the produce: its failure edges queue nothing */
-    const kdc_func_t *site_f; /* f is a helper called here (site, in site_f), with its */
-    const kdc_expr_t *site;   /* constant arguments bound; NULL: any call */
+    const kdc_func_t *site_f;    /* f is a helper called here (site, in site_f), with its */
+    const kdc_expr_t *site;      /* constant arguments bound; NULL: any call */
     const kdc_expr_t *drain[32]; /* conditions of drain loops (`while (run && outq_len(rk))`) */
     size_t ndrain;
     int reached;
@@ -152,8 +152,8 @@ static int dwf_edge(void *arg, const kdc_cfg_t *g, int n, unsigned i, int st) {
     const kdc_node_t *nd = &g->nodes[n];
     if (nd->kind != KDC_N_COND)
         return 1;
-    int bound = w->site ? kdc_facts_bound_cond(w->ctx->facts, w->site_f, w->site, w->f, nd->expr)
-                        : -1;
+    int bound =
+        w->site ? kdc_facts_bound_cond(w->ctx->facts, w->site_f, w->site, w->f, nd->expr) : -1;
     if (bound >= 0 && i != (unsigned)(bound ? 0 : 1))
         return 0; /* `if (expect_fail)` in a helper called with expect_fail = 1 */
     if (st)
@@ -232,9 +232,14 @@ static const kdc_expr_t *pending_produce(kdc_rule_ctx_t *ctx, const kdc_func_t *
     for (unsigned c = 0; c < f->ncalls; c++) {
         if (g->call_node[c] < 0 || !queues(ctx, f, f->calls[c], client, depth))
             continue;
-        dwf_walk_t w = {.ctx = ctx,         .f = f,         .client = client,
-                        .destroy = destroy, .produce = f->calls[c], .depth = depth,
-                        .site_f = site_f,   .site = site};
+        dwf_walk_t w = {.ctx = ctx,
+                        .f = f,
+                        .client = client,
+                        .destroy = destroy,
+                        .produce = f->calls[c],
+                        .depth = depth,
+                        .site_f = site_f,
+                        .site = site};
         kdc_outcome_init(&w.outcome, ctx->program, f, f->calls[c]);
         kdc_stmt_walk(f->body, find_drain_loops, &w);
         kdc_search_t s = {dwf_visit, dwf_edge, &w, 2};
@@ -290,7 +295,8 @@ static void check_destroy(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_ex
             !kdc_facts_client_produces(ctx->facts, k, NULL) || kdc_config_is_transactional(ctx, k))
             continue;
         const kdc_expr_t *produce = NULL;
-        if (flushes_anywhere(ctx, k) && !(produce = pending_produce(ctx, f, k, call, 0, NULL, NULL)) &&
+        if (flushes_anywhere(ctx, k) &&
+            !(produce = pending_produce(ctx, f, k, call, 0, NULL, NULL)) &&
             !(produce = pending_at_caller(ctx, f, k, call)))
             continue;
         kdc_notes_t notes = {0};

@@ -423,8 +423,8 @@ static int must_edge(void *ctx, const kdc_cfg_t *g, int n, unsigned i, int st) {
     must_ctx_t *m = ctx;
     if (nd->kind != KDC_N_COND)
         return 1;
-    int bound = m->site ? kdc_facts_bound_cond(m->fx, m->site->f, m->site->call, m->f, nd->expr)
-                        : -1;
+    int bound =
+        m->site ? kdc_facts_bound_cond(m->fx, m->site->f, m->site->call, m->f, nd->expr) : -1;
     if (bound >= 0) /* `if (store) set(conf, .., store)` for a caller passing "false" */
         return i == (unsigned)(bound ? 0 : 1);
     if (!kdc_expr_walk(nd->expr, find_conf_set, m))
@@ -1364,7 +1364,7 @@ void kdc_facts_clients_of(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_
 typedef struct guard_walk {
     const kdc_facts_t *fx;
     const kdc_func_t *f;
-    int param; /* the handle parameter */
+    int param;  /* the handle parameter */
     size_t obj; /* the client it is taken to denote */
     int target; /* the call's node */
     int reached;
@@ -1443,7 +1443,7 @@ static int handle_cond(const guard_walk_t *w, const kdc_expr_t *e) {
         return -1;
     const kdc_expr_t *other = is_handle_param(e->kids[0], w->param)   ? e->kids[1]
                               : is_handle_param(e->kids[1], w->param) ? e->kids[0]
-                                                               : NULL;
+                                                                      : NULL;
     int eq = other ? compare_clients(w, other) : -1;
     return eq < 0 ? -1 : eq == (e->op == KDC_OP_EQ);
 }
@@ -1470,8 +1470,8 @@ static int guard_edge(void *arg, const kdc_cfg_t *g, int n, unsigned i, int st) 
 
 static int mentions_param(const kdc_expr_t *e, void *arg) {
     const int *param = arg;
-    return e->kind == KDC_E_BINARY && (e->op == KDC_OP_EQ || e->op == KDC_OP_NE) &&
-           e->nkids == 2 && (is_handle_param(e->kids[0], *param) || is_handle_param(e->kids[1], *param));
+    return e->kind == KDC_E_BINARY && (e->op == KDC_OP_EQ || e->op == KDC_OP_NE) && e->nkids == 2 &&
+           (is_handle_param(e->kids[0], *param) || is_handle_param(e->kids[1], *param));
 }
 
 /* Drops the clients for which the call is not reached (see above). */
@@ -1480,8 +1480,8 @@ static void prune_by_handle_guards(const kdc_facts_t *fx, const kdc_func_t *f,
                                    kdc_bits_t *clients) {
     e = kdc_expr_strip(e);
     const kdc_cfg_t *g = f ? f->cfg : NULL;
-    if (!call || !e || e->kind != KDC_E_REF || e->ref != KDC_REF_PARAM || !g ||
-        call->call_id < 0 || (unsigned)call->call_id >= f->ncalls || f->calls[call->call_id] != call ||
+    if (!call || !e || e->kind != KDC_E_REF || e->ref != KDC_REF_PARAM || !g || call->call_id < 0 ||
+        (unsigned)call->call_id >= f->ncalls || f->calls[call->call_id] != call ||
         g->call_node[call->call_id] < 0)
         return;
     int param = e->param_index, compared = 0;

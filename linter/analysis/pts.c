@@ -437,9 +437,8 @@ static void choose_factories(kdc_pts_t *t) {
                     depth = d;
             }
         }
-        if ((v->n < 2 && !(v->n == 1 && has_guarded_calls(&c, f))) ||
-            v->n > KDC_MAX_INSTANCES || depth > KDC_MAX_CHAIN ||
-            all + v->n > KDC_MAX_ALL_INSTANCES) {
+        if ((v->n < 2 && !(v->n == 1 && has_guarded_calls(&c, f))) || v->n > KDC_MAX_INSTANCES ||
+            depth > KDC_MAX_CHAIN || all + v->n > KDC_MAX_ALL_INSTANCES) {
             free(v->v);
             free(v);
             continue;

@@ -29,7 +29,7 @@
  * The stubs below are definitions of the functions clang-c/ declares, so the
  * compiler checks each signature against the headers of the libclang found.
  */
-/* clang-format off: a table, aligned by hand */
+/* clang-format off */ /* a table, aligned by hand */
 #define KDC_LIBCLANG_FUNCTIONS(F, V)                                                            \
     V(clang_CompilationDatabase_dispose, (CXCompilationDatabase a), (a))                        \
     F(CXCompilationDatabase, clang_CompilationDatabase_fromDirectory,                           \

@@ -71,7 +71,8 @@ void kdc_thread_entries(kdc_rule_ctx_t *ctx, kdc_thread_entry_vec_t *out) {
             const kdc_expr_t *fn = kdc_thread_fn_arg(call);
             if (!fn)
                 continue;
-            int repeated = kdc_call_in_loop(f, call) || kdc_facts_func_runs_repeatedly(ctx->facts, f, 2);
+            int repeated =
+                kdc_call_in_loop(f, call) || kdc_facts_func_runs_repeatedly(ctx->facts, f, 2);
             const kdc_expr_t *s = kdc_expr_strip(fn);
             if (s && s->kind == KDC_E_UNARY && s->op == KDC_OP_ADDR && s->nkids == 1)
                 s = kdc_expr_strip(s->kids[0]);
