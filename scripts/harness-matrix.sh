@@ -10,9 +10,13 @@
 # (cmake --build BUILD_DIR --target harness-matrix runs it.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+usage() { echo "harness-matrix: $*; usage: scripts/harness-matrix.sh [BUILD_DIR] [EVENTS] [SEED]" >&2; exit 2; }
+[ -d "${1:-build/release}" ] || usage "build directory '${1:-build/release}' does not exist"
 build=$(cd "${1:-build/release}" && pwd)
 events=${2:-10000}
 seed=${3:-1}
+[[ $events =~ ^[1-9][0-9]{0,7}$ ]] || usage "EVENTS '$events' is not an integer in 1..10000000"
+[[ $seed =~ ^[0-9]{1,19}$ ]] || usage "SEED '$seed' is not a non-negative integer"
 out=$build/harness-matrix
 harness=$build/harness/kdc-harness/kdc-harness
 lint=$build/linter/kdc-lint
@@ -30,6 +34,10 @@ set +e
   >"$out/reference.json" 2>"$out/reference.progress"
 rc=$?
 set -e
+if [ "$rc" -eq 2 ]; then
+  echo "harness-matrix: kdc-harness refused to run (exit 2): $(tail -n 1 "$out/reference.progress")" >&2
+  exit 2
+fi
 "$lint" --format=json -p "$build" examples/reference-service.c >"$out/reference.lint.json" || true
 if [ "$rc" -ne 0 ]; then
   echo "FAIL: reference-service lost or left events (kdc-harness exit $rc; $out/reference.json)"
@@ -56,6 +64,6 @@ for v in "${variants[@]}"; do
   fi
 done
 
-"$table" "$out" "${variants[@]}" | tee "$out/table.md"
+"$table" "$out" "${variants[@]}" | tee "$out/table.md" || status=1
 echo "harness-matrix: $(( ($(date +%s) - started) / 60 )) min; reports in $out"
 exit $status

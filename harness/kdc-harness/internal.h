@@ -203,6 +203,12 @@ void tk_instance_pause(struct tk_instance *in, int pause);
 /* Stop (SIGTERM / stopping flag), wait up to grace_ms, then SIGKILL. */
 void tk_instance_stop(struct tk_instance *in, int grace_ms);
 void tk_instance_destroy(struct tk_instance *in);
+/* Kill and reap the children of this process that are none of its services'
+ * processes: what services left outside their process groups (a daemon
+ * started with setsid, a double fork), handed to this process because it is
+ * the child subreaper (kdc-harness sets PR_SET_CHILD_SUBREAPER). Does nothing
+ * in a process that is not one. Returns how many were killed. */
+int tk_services_collect_strays(void);
 
 /* ---- probe.c ---------------------------------------------------------- */
 

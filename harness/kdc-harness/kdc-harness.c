@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -384,6 +385,10 @@ static int run(int argc, char **argv) {
                 free(names);
                 return 2;
         }
+        /* What a service leaves outside its process group (a daemon started
+         * with setsid, a double fork) comes to us when its parent dies, and is
+         * killed at the service's next stop (tk_services_collect_strays()). */
+        prctl(PR_SET_CHILD_SUBREAPER, 1);
         /* A signal we inherited ignored (a background job's SIGINT) stays
          * ignored. */
         static const int interrupts[] = {SIGINT, SIGTERM, SIGHUP};

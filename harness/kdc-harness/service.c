@@ -2,16 +2,24 @@
  * process group of its own (so SIGKILL, SIGSTOP and SIGTERM reach a wrapper
  * script and the service behind it alike), or a loop function run in a
  * thread. Either way an instance that exits while it is wanted is started
- * again, as an orchestrator would restart a halted service. */
-/* posix_spawn_file_actions_addclosefrom_np() (glibc >= 2.34) */
+ * again, as an orchestrator would restart a halted service.
+ *
+ * A command dies with the thread that started it (PR_SET_PDEATHSIG: a
+ * SIGKILLed kdc-harness leaves no service behind), and what escapes its
+ * process group (a daemon started with setsid, a double fork) is collected
+ * when kdc-harness is the child subreaper (tk_services_collect_strays()). */
+/* execvpe(), close_range() (glibc >= 2.34) */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <spawn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -163,11 +171,73 @@ void kdc_testkit_services_kill(void) {
         }
 }
 
-/* Wait for the (signalled) child and forget it. */
+static int child_known(pid_t pid) {
+        for (int i = 0; i < TK_LIVE_MAX; i++)
+                if (__atomic_load_n(&children[i], __ATOMIC_SEQ_CST) == pid)
+                        return 1;
+        return 0;
+}
+
+/* The parent of process pid (from /proc/PID/stat), or -1. */
+static pid_t parent_of(const char *pid) {
+        char path[64], buf[512];
+        int fd, n;
+
+        snprintf(path, sizeof path, "/proc/%s/stat", pid);
+        if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+                return -1;
+        n = (int)read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (n <= 0)
+                return -1;
+        buf[n] = '\0';
+        /* "pid (comm) state ppid ...": comm may hold spaces and parentheses */
+        char *end = strrchr(buf, ')');
+        long ppid;
+        char state;
+        if (!end || sscanf(end + 1, " %c %ld", &state, &ppid) != 2)
+                return -1;
+        return (pid_t)ppid;
+}
+
+int tk_services_collect_strays(void) {
+        int subreaper = 0, collected = 0;
+        pid_t self = getpid();
+
+        if (prctl(PR_GET_CHILD_SUBREAPER, &subreaper) != 0 || !subreaper)
+                return 0; /* our children are not only services' leftovers */
+        /* Killing one may hand its own children to us: again until none. */
+        for (int round = 0, found = 1; found && round < 16; round++) {
+                DIR *d = opendir("/proc");
+                struct dirent *e;
+
+                found = 0;
+                while (d && (e = readdir(d))) {
+                        char *endp;
+                        long pid = strtol(e->d_name, &endp, 10);
+
+                        if (*endp || pid <= 0 || child_known((pid_t)pid) ||
+                            parent_of(e->d_name) != self)
+                                continue;
+                        kill((pid_t)pid, SIGKILL);
+                        waitpid((pid_t)pid, NULL, 0);
+                        found++;
+                }
+                if (d)
+                        closedir(d);
+                collected += found;
+        }
+        return collected;
+}
+
+/* Wait for the (signalled) child and forget it; then collect what it left
+ * outside its process group. */
 static void child_reap(struct tk_instance *in, int *status) {
         waitpid(in->pid, status, 0);
         child_remove(in->pid);
         in->pid = -1;
+        if (tk_services_collect_strays())
+                ilog(in, "killed processes it left outside its process group");
 }
 
 int tk_instance_init(struct tk_instance *in, int index, const kdc_testkit_env_t *env,
@@ -233,41 +303,83 @@ static int backoff_ms(const struct tk_instance *in) {
         return backoff < TK_RESTART_MAX_MS ? backoff : TK_RESTART_MAX_MS;
 }
 
+/* The child's side of spawn(), between fork() and exec: async-signal-safe
+ * calls only (the harness has librdkafka's threads). */
+static void spawn_child(const struct tk_instance *in, pid_t parent, int report) {
+        struct sigaction dfl;
+        sigset_t none;
+        int err;
+
+        /* Own process group: signals reach wrappers and the service. */
+        setpgid(0, 0);
+        /* Dies with the thread that started it, even by SIGKILL. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+                _exit(127); /* it died before the line above */
+        memset(&dfl, 0, sizeof dfl);
+        dfl.sa_handler = SIG_DFL;
+        for (int sig = 1; sig < NSIG; sig++)
+                sigaction(sig, &dfl, NULL);
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        /* Keep the harness's stdout for its report. */
+        if (in->out_fd >= 0) {
+                dup2(in->out_fd, 1);
+                dup2(in->out_fd, 2);
+        } else {
+                dup2(2, 1);
+        }
+        if (report != 3) {
+                dup2(report, 3);
+                fcntl(3, F_SETFD, FD_CLOEXEC);
+        }
+        /* Nothing else: librdkafka 2.0.2's mock accepts connections without
+         * close-on-exec, and a child holding a copy of an accepted socket
+         * would keep that connection open after the mock closed it (a
+         * broker "down" that clients never see). */
+        close_range(4, ~0U, 0);
+        execvpe(in->argv[0], in->argv, in->envp);
+        err = errno;
+        (void)!write(3, &err, sizeof err);
+        _exit(127);
+}
+
+/* Start the command: 0, or the errno that kept it from running (fork, or
+ * exec, reported through a close-on-exec pipe). */
+static int spawn(struct tk_instance *in) {
+        int pipefd[2], err = 0;
+        pid_t parent = getpid();
+        ssize_t n;
+
+        if (pipe2(pipefd, O_CLOEXEC) != 0)
+                return errno;
+        if ((in->pid = fork()) < 0) {
+                err = errno;
+                close(pipefd[0]);
+                close(pipefd[1]);
+                return err;
+        }
+        if (in->pid == 0) {
+                close(pipefd[0]);
+                spawn_child(in, parent, pipefd[1]);
+        }
+        close(pipefd[1]);
+        while ((n = read(pipefd[0], &err, sizeof err)) < 0 && errno == EINTR)
+                ;
+        close(pipefd[0]);
+        if (n == (ssize_t)sizeof err) { /* exec failed: the child is gone */
+                waitpid(in->pid, NULL, 0);
+                return err;
+        }
+        return 0;
+}
+
 int tk_instance_start(struct tk_instance *in) {
         in->wanted = 1;
         if (in->running)
                 return 0;
         if (in->argv) {
-                posix_spawn_file_actions_t fa;
-                posix_spawnattr_t attr;
-                int rc;
-
-                posix_spawn_file_actions_init(&fa);
-                posix_spawnattr_init(&attr);
-                /* Own process group: signals reach wrappers and the service. */
-                posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                                    POSIX_SPAWN_SETSIGDEF);
-                posix_spawnattr_setpgroup(&attr, 0);
-                sigset_t none, all;
-                sigemptyset(&none);
-                sigfillset(&all);
-                posix_spawnattr_setsigmask(&attr, &none);
-                posix_spawnattr_setsigdefault(&attr, &all);
-                /* Keep the harness's stdout for its report. */
-                if (in->out_fd >= 0) {
-                        posix_spawn_file_actions_adddup2(&fa, in->out_fd, 1);
-                        posix_spawn_file_actions_adddup2(&fa, in->out_fd, 2);
-                } else {
-                        posix_spawn_file_actions_adddup2(&fa, 2, 1);
-                }
-                /* Nothing else: librdkafka 2.0.2's mock accepts connections
-                 * without close-on-exec, and a child holding a copy of an
-                 * accepted socket would keep that connection open after the
-                 * mock closed it (a broker "down" that clients never see). */
-                posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-                rc = posix_spawnp(&in->pid, in->argv[0], &fa, &attr, in->argv, in->envp);
-                posix_spawn_file_actions_destroy(&fa);
-                posix_spawnattr_destroy(&attr);
+                int rc = spawn(in);
                 if (rc == 0)
                         child_add(in->pid);
                 if (rc != 0) {
@@ -309,9 +421,7 @@ static int reap(struct tk_instance *in, int *status) {
                     si.si_pid != in->pid)
                         return 0;
                 kill(-in->pid, SIGKILL);
-                waitpid(in->pid, status, 0);
-                child_remove(in->pid);
-                in->pid = -1;
+                child_reap(in, status);
                 return 1;
         }
         if (!__atomic_load_n(&in->finished, __ATOMIC_ACQUIRE))

@@ -148,6 +148,21 @@ static int add(rd_kafka_headers_t *h, const char *name, const char *value) {
                RD_KAFKA_RESP_ERR_NO_ERROR;
 }
 
+/* The DLQ of the topic the message was consumed from: "<topic>.dlq", or
+ * the topic itself when it is already one (a retry consumer reading a DLQ
+ * routes back to it). Never from the message's headers: a record must not
+ * choose where it goes. */
+static void default_topic(const char *consumed,
+                          char out[KDC_DLQ_TOPIC_MAX + 8]) {
+        size_t n = consumed ? strlen(consumed) : 0;
+
+        if (n >= 4 && strcmp(consumed + n - 4, ".dlq") == 0)
+                snprintf(out, KDC_DLQ_TOPIC_MAX + 8, "%s", consumed);
+        else
+                snprintf(out, KDC_DLQ_TOPIC_MAX + 8, "%s.dlq",
+                         consumed ? consumed : "");
+}
+
 /* A new header list with the input's headers except any kdc.* one. */
 static rd_kafka_headers_t *headers_base(const rd_kafka_headers_t *in) {
         rd_kafka_headers_t *h = rd_kafka_headers_new(16);
@@ -222,7 +237,7 @@ int kdc_dlq_route(kdc_dlq_t *d, const rd_kafka_message_t *msg,
         if (d->topic)
                 snprintf(topic, sizeof(topic), "%s", d->topic);
         else
-                snprintf(topic, sizeof(topic), "%s.dlq", orig_topic);
+                default_topic(rd_kafka_topic_name(msg->rkt), topic);
         pthread_mutex_unlock(&d->lock);
 
         out = headers_base(in);
@@ -258,6 +273,6 @@ int kdc_dlq_route(kdc_dlq_t *d, const rd_kafka_message_t *msg,
                                    msg->payload, msg->payload ? msg->len : 0,
                                    out, timeout_ms, delivery_err);
         if (r == 0)
-                remember(d, id, retry + 1);
+                remember(d, id, retry < INT32_MAX ? retry + 1 : INT32_MAX);
         return r;
 }

@@ -562,10 +562,29 @@ int kdc_tracker_track(kdc_tracker_t *t, rd_kafka_t *rk, void *opaque,
         return kdc__tracker_add(t, opaque, handlep);
 }
 
+/* Is p the start of one of t's handles? Found by address among t's chunks:
+ * nothing p points to is read before it is known to be libkdc's memory. */
+static int handle_of(kdc_tracker_t *t, const void *p) {
+        uintptr_t a = (uintptr_t)p;
+        int found = 0;
+
+        pthread_mutex_lock(&t->lock);
+        for (struct handle_chunk *c = t->chunks; c && !found; c = c->next) {
+                uintptr_t lo = (uintptr_t)c->handles;
+                uintptr_t hi = (uintptr_t)(c->handles + HANDLES_PER_CHUNK);
+
+                found =
+                    a >= lo && a < hi && (a - lo) % sizeof(c->handles[0]) == 0;
+        }
+        pthread_mutex_unlock(&t->lock);
+        return found;
+}
+
 int kdc_tracker_untrack(kdc_tracker_t *t, void *handle) {
         struct kdc__track *h = handle;
 
-        if (!t || !h || h->target.magic != KDC__DR_TARGET_MAGIC ||
+        if (!t || !h || !handle_of(t, h) ||
+            h->target.magic != KDC__DR_TARGET_MAGIC ||
             h->target.kind != KDC__DR_TRACK || h->t != t)
                 return KDC_ERR_INVALID;
         kdc__tracker_sub(t, h);

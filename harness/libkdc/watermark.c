@@ -155,7 +155,8 @@ int kdc_watermark_track(kdc_watermark_t *wm, const char *topic,
         uint64_t hash;
         int r = 0;
 
-        if (!wm || !topic || offset < 0)
+        /* (the next offset, offset + 1, must be an offset too) */
+        if (!wm || !topic || partition < 0 || offset < 0 || offset == INT64_MAX)
                 return KDC_ERR_INVALID;
         if (!epoch_current(wm, topic, partition, epoch))
                 return KDC_ERR_STALE;
@@ -204,7 +205,7 @@ int kdc_watermark_done(kdc_watermark_t *wm, const char *topic,
         long i;
         int r = 0;
 
-        if (!wm || !topic)
+        if (!wm || !topic || partition < 0 || offset < 0)
                 return KDC_ERR_INVALID;
         if (!epoch_current(wm, topic, partition, epoch))
                 return KDC_ERR_STALE;

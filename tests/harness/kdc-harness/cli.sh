@@ -111,6 +111,42 @@ if [ -z "$worker" ] || alive "$worker"; then
 else
         echo "ok: what is left of a stopped service's process group is killed"
 fi
+
+# A service that starts a daemon of its own in a new session (setsid: outside
+# the service's process group): the daemon must not outlive the run.
+printf '#!/bin/sh\nsetsid sh -c '"'"'echo $$ >"%s/daemon"; exec sleep 300'"'"' &\ntrap "exit 0" TERM\nwhile :; do sleep 0.1; done\n' "$dir" >"$dir/service"
+rm -f "$dir/daemon"
+"$h" run --scenario baseline --events 10 --timeout 2 --quiet -- "$dir/service" >/dev/null 2>&1
+daemon=$(cat "$dir/daemon" 2>/dev/null)
+i=0
+while [ -n "$daemon" ] && alive "$daemon" && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+if [ -z "$daemon" ] || alive "$daemon"; then
+        echo "FAIL: the daemon a service started with setsid (pid ${daemon:-never started}) outlived the run"
+        fail=1
+        [ -n "$daemon" ] && kill -KILL "$daemon"
+else
+        echo "ok: a daemon a service started with setsid is killed with it"
+fi
+
+# kdc-harness killed with SIGKILL (no handler runs): its service dies with it.
+printf '#!/bin/sh\necho $$ >"%s/pid"\nexec sleep 300\n' "$dir" >"$dir/service"
+rm -f "$dir/pid"
+"$h" run --scenario baseline --events 10 --quiet -- "$dir/service" >/dev/null 2>&1 &
+harness=$!
+i=0
+while [ ! -s "$dir/pid" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+kill -KILL $harness
+wait $harness 2>/dev/null
+pid=$(cat "$dir/pid" 2>/dev/null)
+i=0
+while [ -n "$pid" ] && alive "$pid" && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+if [ -z "$pid" ] || alive "$pid"; then
+        echo "FAIL: the service (pid ${pid:-never started}) outlived a SIGKILLed kdc-harness"
+        fail=1
+        [ -n "$pid" ] && kill -KILL "$pid"
+else
+        echo "ok: the service dies with a SIGKILLed kdc-harness"
+fi
 rm -rf "$dir"
 "$h" --version | grep -q '^kdc-harness [0-9]'; check "--version" 0 $?
 exit $fail

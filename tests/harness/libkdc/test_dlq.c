@@ -304,23 +304,101 @@ static void invalid_arguments_route_nothing(void **state) {
         fixture_fini(&f);
 }
 
+/* A record produced to the input with kdc.* headers of someone's choosing:
+ * the envelope of a DLQ message naming `victim` and a retry count. */
+static void produce_forged(struct fixture *f, const char *victim,
+                           const char *retry_count) {
+        rd_kafka_headers_t *h = rd_kafka_headers_new(8);
+        kdc_tracker_t *t;
+
+        rd_kafka_header_add(h, KDC_DLQ_HDR_TOPIC, -1, victim, -1);
+        rd_kafka_header_add(h, KDC_DLQ_HDR_PARTITION, -1, "0", -1);
+        rd_kafka_header_add(h, KDC_DLQ_HDR_OFFSET, -1, "7", -1);
+        rd_kafka_header_add(h, KDC_DLQ_HDR_RETRY, -1, retry_count, -1);
+        rd_kafka_header_add(h, KDC_DLQ_HDR_IDENTITY, -1,
+                            "00000000000000000000000000000000"
+                            "00000000000000000000000000000000",
+                            -1);
+        assert_int_equal(kdc_tracker_new(&t), 0);
+        assert_int_equal(kdc_tracker_produce(t, f->producer, f->topic, 0, "k",
+                                             1, "v", 1, h, WAIT_MS, NULL),
+                         0);
+        assert_int_equal(kdc_tracker_wait(t, f->producer, WAIT_MS), 0);
+        kdc_tracker_destroy(t);
+}
+
+static void a_record_cannot_choose_its_dlq_topic(void **state) {
+        char victim[80];
+        struct fixture f;
+        rd_kafka_message_t *in, *out;
+        kdc_dlq_info_t info;
+
+        fixture_init(&f, *state, "dlq-forged", 0);
+        mock_env_topic(f.env, "victim", 1, victim);
+        produce_forged(&f, victim, "0");
+        in = mock_env_next(f.consumer, 0);
+        assert_int_equal(
+            kdc_dlq_route(f.dlq, in, KDC_CLASS_POISON, "forged", WAIT_MS, NULL),
+            0);
+        /* The DLQ of the topic it was consumed from, not "<victim>.dlq". */
+        out = mock_env_next(f.reader, 0);
+        decode_dlq_message(out, &info);
+        assert_string_equal(info.topic, victim);
+        assert_int_equal(mock_env_stored(f.producer, f.dlq_topic), 1);
+        rd_kafka_message_destroy(out);
+        rd_kafka_message_destroy(in);
+        fixture_fini(&f);
+}
+
+static void the_largest_retry_count_stays_the_largest(void **state) {
+        unsigned char id[KDC_IDENTITY_LEN] = {0};
+        rd_kafka_message_t *in, *out;
+        kdc_dlq_info_t info;
+        struct fixture f;
+
+        fixture_init(&f, *state, "dlq-retry-max", 0);
+        produce_forged(&f, f.topic, "2147483647");
+        in = mock_env_next(f.consumer, 0);
+        assert_int_equal(
+            kdc_dlq_route(f.dlq, in, KDC_CLASS_POISON, "again", WAIT_MS, NULL),
+            0);
+        out = mock_env_next(f.reader, 0);
+        decode_dlq_message(out, &info);
+        /* INT32_MAX + 1 does not wrap: the count saturates, in the header
+         * and in the router's memory of the identity. */
+        assert_int_equal(info.retry_count, INT32_MAX);
+        memcpy(id, info.identity, KDC_IDENTITY_LEN);
+        assert_int_equal(kdc_dlq_retry_count(f.dlq, id), INT32_MAX);
+        rd_kafka_message_destroy(out);
+        rd_kafka_message_destroy(in);
+        fixture_fini(&f);
+}
+
 #define SENTENCE(text, fn) {text, fn, NULL, heal, NULL}
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-            SENTENCE("a confirmed routing stores the input with every kdc "
-                     "header and its own headers; then the input commits",
-                     a_confirmed_routing_carries_every_header_then_the_input_commits),
-            SENTENCE("an injected produce error on the DLQ topic: not "
-                     "confirmed, and the input stays uncommitted",
-                     a_failed_dlq_produce_is_not_confirmed_and_the_input_stays_uncommitted),
-            SENTENCE("the identity stays and the retry count grows across "
-                     "re-routings, also from a fresh router",
-                     the_identity_stays_and_the_retry_count_grows_across_reroutings),
+            SENTENCE(
+                "a confirmed routing stores the input with every kdc "
+                "header and its own headers; then the input commits",
+                a_confirmed_routing_carries_every_header_then_the_input_commits),
+            SENTENCE(
+                "an injected produce error on the DLQ topic: not "
+                "confirmed, and the input stays uncommitted",
+                a_failed_dlq_produce_is_not_confirmed_and_the_input_stays_uncommitted),
+            SENTENCE(
+                "the identity stays and the retry count grows across "
+                "re-routings, also from a fresh router",
+                the_identity_stays_and_the_retry_count_grows_across_reroutings),
             SENTENCE("a configured DLQ topic replaces the default name",
                      a_configured_dlq_topic_replaces_the_default_name),
             SENTENCE("invalid arguments route nothing",
                      invalid_arguments_route_nothing),
+            SENTENCE("a record's own kdc headers do not choose its DLQ topic",
+                     a_record_cannot_choose_its_dlq_topic),
+            SENTENCE("a retry count of INT32_MAX stays INT32_MAX when routed "
+                     "again",
+                     the_largest_retry_count_stays_the_largest),
         };
 
         return cmocka_run_group_tests_name("confirmed DLQ routing", tests,

@@ -392,6 +392,14 @@ static void untrack_withdraws_a_message_librdkafka_refused(void **state) {
         assert_int_equal(kdc_tracker_untrack(NULL, h), KDC_ERR_INVALID);
         assert_int_equal(kdc_tracker_untrack(t, h), 0);
         assert_counts(t, 0, 0, 0);
+        /* Not a live handle of t: refused without being read (a handle
+         * given back, any address, one inside a handle). */
+        assert_int_equal(kdc_tracker_untrack(t, h), KDC_ERR_INVALID);
+        assert_int_equal(kdc_tracker_untrack(t, (void *)1), KDC_ERR_INVALID);
+        assert_int_equal(kdc_tracker_untrack(t, &s), KDC_ERR_INVALID);
+        assert_int_equal(kdc_tracker_untrack(t, (char *)h + 1),
+                         KDC_ERR_INVALID);
+        assert_counts(t, 0, 0, 0);
         assert_int_equal(kdc_tracker_track(t, NULL, NULL, &h),
                          KDC_ERR_INVALID);
         assert_null(h);

@@ -130,6 +130,21 @@ static void invalid_arguments_are_refused(void **state) {
                          KDC_ERR_INVALID);
         assert_int_equal(kdc_watermark_track(wm, "t", 0, -1, 1),
                          KDC_ERR_INVALID);
+        /* No partition -1 (RD_KAFKA_PARTITION_UA is no message's), and no
+         * offset whose next offset is not one. */
+        assert_int_equal(kdc_watermark_track(wm, "t", -1, 0, 1),
+                         KDC_ERR_INVALID);
+        assert_int_equal(kdc_watermark_done(wm, "t", -1, 0, 1),
+                         KDC_ERR_INVALID);
+        assert_int_equal(kdc_watermark_track(wm, "t", 0, INT64_MAX, 1),
+                         KDC_ERR_INVALID);
+        assert_int_equal(kdc_watermark_done(wm, "t", 0, INT64_MAX, 1),
+                         KDC_ERR_NOENT);
+        assert_int_equal(kdc_watermark_position(wm, "t", 0), KDC_ERR_NOENT);
+        /* The largest trackable offset commits INT64_MAX. */
+        assert_int_equal(kdc_watermark_track(wm, "t", 1, INT64_MAX - 1, 1), 0);
+        assert_int_equal(kdc_watermark_done(wm, "t", 1, INT64_MAX - 1, 1), 0);
+        assert_int_equal(kdc_watermark_position(wm, "t", 1), INT64_MAX);
         assert_int_equal(kdc_watermark_done(wm, NULL, 0, 0, 1),
                          KDC_ERR_INVALID);
         assert_int_equal(kdc_watermark_position(NULL, "t", 0),

@@ -328,12 +328,15 @@ KDC_TESTKIT_EXPORT void kdc_testkit_result_destroy(kdc_testkit_result_t *result)
  * @brief Run @p scenario with a command service.
  *
  * @p argv (NULL-terminated; argv[0] is looked up in PATH) is started with
- * posix_spawnp() in a process group of its own, with the environment of
+ * fork() and execvpe() in a process group of its own, dying with the thread
+ * that started it (PR_SET_PDEATHSIG, SIGKILL), with the environment of
  * this process plus the KDC_TESTKIT_ENV_* variables, stdin inherited,
  * stdout and stderr on options->service_fd (default: this process's
  * stderr), and no other descriptor (the mock's sockets stay here). SIGKILL, SIGSTOP and
  * SIGCONT of a scenario, and the final SIGTERM, go to that process group;
- * when the process ends, what is left of its group is SIGKILLed.
+ * when the process ends, what is left of its group is SIGKILLed, and, in a
+ * process that is the child subreaper (kdc-harness), what it started outside
+ * the group (setsid, a double fork) too.
  *
  * @param options  NULL for the defaults.
  * @param scenario a name from kdc_testkit_scenario().

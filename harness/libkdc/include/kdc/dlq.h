@@ -166,8 +166,12 @@ KDC_EXPORT void kdc_dlq_destroy(kdc_dlq_t *dlq);
 KDC_EXPORT int kdc_topic_name_check(const char *topic);
 
 /**
- * @brief Route every message to @p topic (copied) instead of the default
- *        "<original topic>.dlq"; NULL restores the default.
+ * @brief Route every message to @p topic (copied) instead of the default:
+ *        "<topic the message was consumed from>.dlq", or that topic itself
+ *        when its name already ends in ".dlq" (a retry consumer reading a
+ *        DLQ routes back to it). The default never comes from the
+ *        message's headers: a record cannot choose where it is routed.
+ *        NULL restores the default.
  * @returns 0; KDC_ERR_INVALID (NULL @p dlq, an empty or over-long name);
  *          KDC_ERR_NOMEM. Thread-safe with concurrent routes.
  */

@@ -80,8 +80,10 @@ KDC_EXPORT void kdc_watermark_destroy(kdc_watermark_t *watermark);
  *
  * @returns 0; KDC_ERR_STALE if @p epoch is not the partition's current epoch
  *          (nothing recorded: the message is not this consumer's to
- *          commit); KDC_ERR_INVALID (NULL arguments, @p offset < 0);
- *          KDC_ERR_NOMEM. Thread-safe.
+ *          commit); KDC_ERR_INVALID (NULL arguments, @p partition < 0,
+ *          @p offset < 0 or INT64_MAX: the offset after it, which the
+ *          watermark commits, must be an offset too); KDC_ERR_NOMEM.
+ *          Thread-safe.
  */
 KDC_EXPORT int kdc_watermark_track(kdc_watermark_t *watermark,
                                    const char *topic,
@@ -96,8 +98,8 @@ KDC_EXPORT int kdc_watermark_track(kdc_watermark_t *watermark,
  *          or @p epoch ended (the mark is dropped: the message's new owner
  *          processes it again); KDC_ERR_NOENT if the offset is not tracked
  *          (never tracked, already passed by the watermark, or marked
- *          twice); KDC_ERR_INVALID for NULL arguments. Thread-safe; callable
- *          from worker threads.
+ *          twice); KDC_ERR_INVALID for NULL arguments, @p partition < 0 or
+ *          @p offset < 0. Thread-safe; callable from worker threads.
  */
 KDC_EXPORT int kdc_watermark_done(kdc_watermark_t *watermark,
                                   const char *topic,
