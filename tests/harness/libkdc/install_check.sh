@@ -13,8 +13,9 @@ rm -rf "$work"
 mkdir -p "$work"
 prefix=$work/prefix
 
-echo "== cmake --install (component libkdc) into $prefix"
+echo "== cmake --install (components libkdc and harness) into $prefix"
 "$cmake" --install "$build_dir" --prefix "$prefix" --component libkdc
+"$cmake" --install "$build_dir" --prefix "$prefix" --component harness
 
 for f in include/kdc/kdc.h include/kdc/tracker.h include/kdc/export.h \
         include/kdc/dlq.h include/kdc/watermark.h include/kdc/assignment.h \
@@ -69,8 +70,17 @@ case " $flags " in
 *) echo "no -lrdkafka (Requires: rdkafka)"; exit 1 ;;
 esac
 # shellcheck disable=SC2086 # flags are words by design
-"$cc" $cflags "$consumer_src/main.c" $flags $ldflags -o "$work/pc-consumer"
-LD_LIBRARY_PATH=$(pkg-config --variable=libdir kdc) "$work/pc-consumer"
+# As the README says for a prefix the dynamic linker does not search: the
+# run path of libkdc's directory. Run with an empty environment.
+"$cc" $cflags "$consumer_src/main.c" $flags -Wl,-rpath,"$(pkg-config --variable=libdir kdc)" \
+        $ldflags -o "$work/pc-consumer"
+env -i "$work/pc-consumer"
+
+echo "== the installed kdc-harness runs with an empty environment"
+env -i "$prefix/bin/kdc-harness" --version | grep -q "^kdc-harness $version\$" ||
+        { echo "installed kdc-harness does not run"; env -i "$prefix/bin/kdc-harness" --version; exit 1; }
+env -i "$prefix/bin/kdc-harness" list | grep -q '^baseline' ||
+        { echo "installed kdc-harness list failed"; exit 1; }
 
 echo "== pkg-config --static consumer (libkdc.a)"
 static_flags=$(pkg-config --static --libs kdc)
