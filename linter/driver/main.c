@@ -8,11 +8,27 @@
 #include "options.h"
 #include "run.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+/* kdc-lint reads nothing from standard input: it is /dev/null for it, its workers and
+ * libclang, so that nothing a unit names (#include "/dev/stdin", -include /dev/stdin, a
+ * response file @/dev/stdin, clang's "-") can wait for the user's pipe or terminal. The
+ * open guard refuses such files anyway (openguard.h); this covers reads of descriptor 0
+ * that open nothing. */
+static void stdin_from_dev_null(void) {
+    int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (fd > STDIN_FILENO) {
+        dup2(fd, STDIN_FILENO); /* dup2 clears close-on-exec: git (--changed-since) gets it too */
+        close(fd);
+    }
+}
 
 static int run(int argc, char **argv) {
+    stdin_from_dev_null();
     if (argc > 1 && !strcmp(argv[1], "merge"))
         return kdc_merge_main(argc - 1, argv + 1);
     kdc_lint_opts_t o;
