@@ -1,6 +1,7 @@
 /* Parsing the translation units of a run, in parallel (see jobs.h). */
 #define _GNU_SOURCE
 #include "jobs.h"
+#include "escape.h"
 #include "libclang_lazy.h"
 #include "paths.h"
 #include "parse.h"
@@ -118,6 +119,13 @@ static void result_free(result_t *r) {
     kdc_buf_free(&r->model);
 }
 
+/* "kdc-lint: note: ..." on stderr, control characters escaped (escape.h). */
+static void note_line(const char *note) {
+    fputs("kdc-lint: note: ", stderr);
+    kdc_fputs_shown(note, stderr);
+    fputc('\n', stderr);
+}
+
 /* ---------- progress ---------- */
 
 typedef struct progress {
@@ -133,9 +141,13 @@ static void progress_step(progress_t *p, const run_t *run, size_t k) {
         return;
     const char *path = kdc_display_path(run->o->cwd, run->inputs->jobs[run->todo[k]].file);
     if (p->mode == 2) {
-        fprintf(stderr, "[%zu/%zu] %s\n", p->done, run->ntodo, path);
+        fprintf(stderr, "[%zu/%zu] ", p->done, run->ntodo);
+        kdc_fputs_shown(path, stderr); /* escape.h */
+        fputc('\n', stderr);
     } else if (p->shown || p->mode == 3 || kdc_now_seconds() - p->start >= 1.0) {
-        fprintf(stderr, "\r[%zu/%zu] %s\033[K", p->done, run->ntodo, path);
+        fprintf(stderr, "\r[%zu/%zu] ", p->done, run->ntodo);
+        kdc_fputs_shown(path, stderr);
+        fputs("\033[K", stderr);
         p->shown = 1;
     }
     fflush(stderr);
@@ -166,7 +178,7 @@ static void merge_one(run_t *run, result_t *r, size_t k, kdc_program_t *prog,
                       kdc_jobs_stats_t *st) {
     const kdc_tu_job_t *job = &run->inputs->jobs[run->todo[k]];
     if (r->note)
-        fprintf(stderr, "kdc-lint: note: %s\n", r->note);
+        note_line(r->note);
     if (r->error) {
         kdc_inputs_add_error(run->inputs, job->file, "%s", r->error);
         st->failed++;
@@ -196,7 +208,7 @@ static void merge_one(run_t *run, result_t *r, size_t k, kdc_program_t *prog,
         process_unit(run, job, &again, UNIT_WHOLE);
     }
     if (again.note)
-        fprintf(stderr, "kdc-lint: note: %s\n", again.note);
+        note_line(again.note);
     if (again.error) {
         kdc_inputs_add_error(run->inputs, job->file, "%s", again.error);
         st->failed++;
