@@ -1,0 +1,371 @@
+/*
+ * kdc-lint against hostile input (issue 16; the attack table in docs/reliability.md):
+ * every input that is not what it claims to be is refused with one message and exit 2,
+ * before anything could block, while every other input is still analysed and reported;
+ * nothing but a regular file is ever replaced; no damaged report crashes kdc-lint merge.
+ * Each kdc-lint run has a deadline (a hang fails the test, it does not stall CI).
+ *
+ *   test_hostile       (KDC_LINT)
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "scale.h"
+
+/* A deadline far above what these small runs take, far below a CI time limit. */
+#define DEADLINE_S 60
+
+static char *root; /* a scratch directory per test */
+
+static const char bare_commit[] = "#include <librdkafka/rdkafka.h>\n"
+                                  "void drain(rd_kafka_t *consumer) {\n"
+                                  "    rd_kafka_commit(consumer, NULL, 0);\n"
+                                  "}\n";
+/* the finding of bare_commit in good.c, as the text report's first line shows it */
+#define GOOD_FINDING "good.c:3:5: warning: rd_kafka_commit without an offset list"
+
+static int setup(void **state) {
+    (void)state;
+    root = scratch_dir("hostile");
+    scratch_write(root, "good.c", bare_commit);
+    return 0;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    scratch_remove(root);
+    free(root);
+    return 0;
+}
+
+/* Runs kdc-lint in root with the NULL-terminated arguments, stdin an open and empty
+ * pipe when stdin_pipe; fails the test when it does not end within the deadline. */
+static int hostile_run(kdc_run_t *r, int stdin_pipe, ...) {
+    const char *argv[64] = {scale_lint_path()};
+    size_t n = 1;
+    va_list ap;
+    va_start(ap, stdin_pipe);
+    for (const char *a; (a = va_arg(ap, const char *)) && n < 63;)
+        argv[n++] = a;
+    va_end(ap);
+    argv[n] = NULL;
+    kdc_run_opts_t o = {.timeout = DEADLINE_S, .stdin_pipe = stdin_pipe};
+    if (kdc_run_ex(root, (char *const *)argv, &o, r) != 0)
+        fail_msg("cannot run %s", argv[0]);
+    if (r->timed_out) {
+        scale_show(r);
+        fail_msg("kdc-lint did not end within %d s (a hang)", DEADLINE_S);
+    }
+    if (r->signaled) {
+        scale_show(r);
+        fail_msg("kdc-lint was killed by signal %d", r->exit_code - 128);
+    }
+    return r->exit_code;
+}
+#define RUN(r, ...) hostile_run((r), 0, __VA_ARGS__, (const char *)NULL)
+#define RUN_STDIN_PIPE(r, ...) hostile_run((r), 1, __VA_ARGS__, (const char *)NULL)
+
+static void expect_in(const char *what, const char *text, const char *needle) {
+    if (!strstr(text, needle)) {
+        print_error("%s:\n%s\n", what, text);
+        fail_msg("%s lacks \"%s\"", what, needle);
+    }
+}
+
+static void make_fifo(const char *rel) {
+    char *p = scratch_path(root, rel);
+    assert_int_equal(mkfifo(p, 0644), 0);
+    free(p);
+}
+
+static mode_t type_of(const char *rel) {
+    char *p = scratch_path(root, rel);
+    struct stat st;
+    assert_int_equal(lstat(p, &st), 0);
+    free(p);
+    return st.st_mode & S_IFMT;
+}
+
+/* ---------- 1. kdc-lint merge of damaged shard reports ---------- */
+
+/* Writes a shard report of good.c (--shard=1/1) with its "shard" object edited. */
+static void shard_report_with(const char *rel, json_int_t index, json_int_t count,
+                              json_int_t total) {
+    kdc_run_t r;
+    assert_int_equal(RUN(&r, "--no-cache", "--format=json", "--shard=1/1", "-o", "s.json",
+                         "good.c"),
+                     1);
+    kdc_run_free(&r);
+    char *path = scratch_path(root, "s.json");
+    json_error_t e;
+    json_t *doc = json_load_file(path, 0, &e);
+    assert_non_null(doc);
+    json_t *shard = json_object_get(doc, "shard");
+    assert_true(json_is_object(shard));
+    json_object_set_new(shard, "index", json_integer(index));
+    json_object_set_new(shard, "count", json_integer(count));
+    json_object_set_new(shard, "total", json_integer(total));
+    char *out = scratch_path(root, rel);
+    assert_int_equal(json_dump_file(doc, out, JSON_INDENT(2)), 0);
+    json_decref(doc);
+    free(out);
+    free(path);
+}
+
+static void merge_refuses_a_shard_count_of_2_to_the_32_instead_of_overflowing(void **state) {
+    (void)state;
+    /* truncated to unsigned, 2^32 was shard 3 of 0: a write past a one-slot array */
+    shard_report_with("big.json", 3, (json_int_t)1 << 32, 1);
+    kdc_run_t r;
+    assert_int_equal(RUN(&r, "merge", "big.json"), 2);
+    expect_in("stderr", r.err,
+              "kdc-lint merge: error: big.json: its shard description is damaged (shard 3 of "
+              "4294967296; N is at most 1000)\n");
+    assert_string_equal(r.out, "");
+    kdc_run_free(&r);
+    /* 2^32 + 1 was shard 1 of 1: merged as if whole */
+    shard_report_with("wrap.json", 1, ((json_int_t)1 << 32) + 1, 1);
+    assert_int_equal(RUN(&r, "merge", "wrap.json"), 2);
+    expect_in("stderr", r.err, "wrap.json: its shard description is damaged");
+    assert_string_equal(r.out, "");
+    kdc_run_free(&r);
+}
+
+static void merge_refuses_a_huge_total_before_allocating_for_it(void **state) {
+    (void)state;
+    shard_report_with("total.json", 1, 1, (json_int_t)1 << 62);
+    kdc_run_t r;
+    assert_int_equal(RUN(&r, "merge", "total.json"), 2);
+    expect_in("stderr", r.err,
+              "kdc-lint merge: error: the shards hold 1 of the run's 4611686018427387904 "
+              "findings\n");
+    assert_string_equal(r.out, "");
+    kdc_run_free(&r);
+}
+
+/* ---------- 2. outputs replace nothing but a regular file ---------- */
+
+static void write_baseline_onto_a_fifo_refuses_and_leaves_it_a_fifo(void **state) {
+    (void)state;
+    /* a FIFO stands for any file that is not regular (/dev/full as root was replaced) */
+    make_fifo("base.fifo");
+    kdc_run_t r;
+    assert_int_equal(RUN(&r, "--no-cache", "--write-baseline=base.fifo", "good.c"), 2);
+    expect_in("stderr", r.err,
+              "kdc-lint: error: base.fifo: cannot write the baseline: a FIFO, not a regular "
+              "file: not replacing it");
+    assert_int_equal(type_of("base.fifo"), S_IFIFO);
+    kdc_run_free(&r);
+}
+
+static void write_baseline_through_a_link_replaces_the_file_it_names(void **state) {
+    (void)state;
+    scratch_write(root, "real-baseline.json", "{}\n");
+    char *link = scratch_path(root, "kb.json");
+    assert_int_equal(symlink("real-baseline.json", link), 0);
+    kdc_run_t r;
+    assert_int_equal(RUN(&r, "--no-cache", "--write-baseline=kb.json", "good.c"), 0);
+    kdc_run_free(&r);
+    assert_int_equal(type_of("kb.json"), S_IFLNK);
+    char *text = scratch_read(root, "real-baseline.json");
+    expect_in("the baseline", text, "\"rule\": \"bare-commit\"");
+    free(text);
+    /* a link that names nothing is not followed: it could point anywhere on disk */
+    char *dangling = scratch_path(root, "nowhere.json");
+    assert_int_equal(symlink("no-such-dir/baseline.json", dangling), 0);
+    assert_int_equal(RUN(&r, "--no-cache", "--write-baseline=nowhere.json", "good.c"), 2);
+    expect_in("stderr", r.err,
+              "nowhere.json: cannot write the baseline: a symbolic link that names nothing");
+    assert_int_equal(type_of("nowhere.json"), S_IFLNK);
+    kdc_run_free(&r);
+    free(dangling);
+    free(link);
+}
+
+/* ---------- 3. inputs are regular files, refused before any blocking read ---------- */
+
+static void an_include_of_dev_stdin_with_stdin_a_pipe_is_an_input_error_not_a_hang(void **s) {
+    (void)s;
+    scratch_write(root, "stdin.c",
+                  "#include \"/dev/stdin\"\n"
+                  "#include <librdkafka/rdkafka.h>\n"
+                  "void drain2(rd_kafka_t *c) { rd_kafka_commit(c, NULL, 0); }\n");
+    for (int j = 0; j < 2; j++) { /* in worker processes, and in kdc-lint's own */
+        kdc_run_t r;
+        assert_int_equal(RUN_STDIN_PIPE(&r, "--no-cache", j ? "-j1" : "-j2", "stdin.c",
+                                        "good.c"),
+                         2);
+        /* kdc-lint's stdin is /dev/null (it reads none): never the user's pipe */
+        expect_in("stderr", r.err,
+                  "kdc-lint: error: stdin.c: /dev/stdin: a character device, not a regular "
+                  "file: not analysed\n");
+        expect_in("stdout", r.out, GOOD_FINDING);
+        kdc_run_free(&r);
+    }
+}
+
+static void a_header_that_is_a_fifo_is_an_input_error_not_a_hang(void **state) {
+    (void)state;
+    make_fifo("fifo.h");
+    scratch_write(root, "fifo.c",
+                  "#include \"fifo.h\"\n"
+                  "#include <librdkafka/rdkafka.h>\n"
+                  "void drain3(rd_kafka_t *c) { rd_kafka_commit(c, NULL, 0); }\n");
+    kdc_run_t r;
+    assert_int_equal(RUN(&r, "--no-cache", "fifo.c", "good.c"), 2);
+    char *want = NULL;
+    assert_true(asprintf(&want, "kdc-lint: error: fifo.c: %s/fifo.h: a FIFO, not a regular "
+                                "file: not analysed\n",
+                         root) > 0);
+    expect_in("stderr", r.err, want);
+    expect_in("stdout", r.out, GOOD_FINDING);
+    free(want);
+    kdc_run_free(&r);
+}
+
+static void a_compilation_database_that_is_a_fifo_is_refused_with_exit_2(void **state) {
+    (void)state;
+    char *dir = scratch_path(root, "db");
+    assert_int_equal(mkdir(dir, 0755), 0);
+    make_fifo("db/compile_commands.json");
+    kdc_run_t r;
+    assert_int_equal(RUN(&r, "--no-cache", "-p", "db"), 2);
+    expect_in("stderr", r.err,
+              "kdc-lint: error: db/compile_commands.json: cannot read the compilation "
+              "database: a FIFO, not a regular file\n");
+    kdc_run_free(&r);
+    free(dir);
+}
+
+static void forced_includes_and_response_files_of_dev_stdin_are_input_errors(void **state) {
+    (void)state;
+    scratch_write(root, "e.c", bare_commit);
+    scratch_write(root, "f.c", bare_commit);
+    char *db = NULL;
+    assert_true(asprintf(&db,
+                         "[{\"directory\": \"%s\", \"file\": \"good.c\", \"arguments\": "
+                         "[\"cc\", \"-c\", \"good.c\"]},\n"
+                         " {\"directory\": \"%s\", \"file\": \"e.c\", \"arguments\": "
+                         "[\"cc\", \"-include\", \"/dev/stdin\", \"-c\", \"e.c\"]},\n"
+                         " {\"directory\": \"%s\", \"file\": \"f.c\", \"arguments\": "
+                         "[\"cc\", \"@/dev/stdin\", \"-c\", \"f.c\"]}]\n",
+                         root, root, root) > 0);
+    scratch_write(root, "stdindb/compile_commands.json", db);
+    free(db);
+    kdc_run_t r;
+    assert_int_equal(RUN_STDIN_PIPE(&r, "--no-cache", "-p", "stdindb"), 2);
+    expect_in("stderr", r.err,
+              "e.c: /dev/stdin: a character device, not a regular file: not analysed\n");
+    expect_in("stderr", r.err,
+              "f.c: response file /dev/stdin: a character device, not a regular file: not "
+              "analysed\n");
+    expect_in("stdout", r.out, GOOD_FINDING);
+    assert_null(strstr(r.out, "e.c:3:5"));
+    assert_null(strstr(r.out, "f.c:3:5"));
+    kdc_run_free(&r);
+}
+
+static void a_merge_input_that_is_a_fifo_is_refused_not_waited_for(void **state) {
+    (void)state;
+    make_fifo("shard.fifo");
+    kdc_run_t r;
+    assert_int_equal(RUN(&r, "merge", "shard.fifo"), 2);
+    assert_string_equal(r.err, "kdc-lint merge: error: shard.fifo: a FIFO, not a regular file\n");
+    assert_string_equal(r.out, "");
+    kdc_run_free(&r);
+}
+
+static void a_baseline_that_is_a_fifo_is_refused_not_waited_for(void **state) {
+    (void)state;
+    make_fifo("old.fifo");
+    kdc_run_t r;
+    assert_int_equal(RUN(&r, "--no-cache", "--baseline=old.fifo", "good.c"), 2);
+    expect_in("stderr", r.err,
+              "kdc-lint: error: old.fifo: the baseline is not a regular file (a FIFO, not a "
+              "regular file)");
+    kdc_run_free(&r);
+}
+
+/* ---------- 9. control characters in names and messages ---------- */
+
+/* A file whose name forges a finding line and clears the screen. */
+#define FORGED_NAME "pay\npayments.c:10:5: warning: forged finding [bare-commit]\n\033[2Jx.c"
+#define FORGED_SHOWN "pay\\npayments.c:10:5: warning: forged finding [bare-commit]\\n\\x1b[2Jx.c"
+
+static void a_file_name_cannot_forge_a_finding_line_in_the_text_report(void **state) {
+    (void)state;
+    scratch_write(root, "forge/" FORGED_NAME, bare_commit);
+    scratch_write(root, "forge/bin\033[31m.c", "int x;\n");
+    char *bin = scratch_path(root, "forge/bin\033[31m.c");
+    FILE *f = fopen(bin, "w");
+    assert_non_null(f);
+    fwrite("int x;\0\n", 1, 9, f); /* binary: an input error naming the file */
+    fclose(f);
+    kdc_run_t r;
+    assert_int_equal(RUN(&r, "--no-cache", "--color=never", "forge"), 2);
+    /* one finding line, the name escaped; no line starts with the forged location */
+    assert_int_equal(scratch_count(r.out, ": warning: "), 2); /* the real one, and the text */
+    assert_null(strstr(r.out, "\npayments.c:10:5"));
+    expect_in("stdout", r.out, "forge/" FORGED_SHOWN ":3:5: warning: rd_kafka_commit");
+    assert_null(strchr(r.out, '\033'));
+    expect_in("stderr", r.err, "kdc-lint: error: forge/bin\\x1b[31m.c: binary file");
+    assert_null(strchr(r.err, '\033'));
+    kdc_run_free(&r);
+    free(bin);
+}
+
+static void github_annotations_escape_every_control_character(void **state) {
+    (void)state;
+    scratch_write(root, "forge/" FORGED_NAME, bare_commit);
+    kdc_run_t r;
+    assert_int_equal(RUN(&r, "--no-cache", "--format=github", "forge"), 1);
+    expect_in("stdout", r.out,
+              "::warning file=forge/pay%0Apayments.c%3A10%3A5%3A warning%3A forged finding "
+              "[bare-commit]%0A\\x1b[2Jx.c,line=3,");
+    assert_null(strchr(r.out, '\033'));
+    assert_int_equal(scratch_count(r.out, "\n"), 1); /* one annotation, one line */
+    kdc_run_free(&r);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(
+            merge_refuses_a_shard_count_of_2_to_the_32_instead_of_overflowing, setup, teardown),
+        cmocka_unit_test_setup_teardown(merge_refuses_a_huge_total_before_allocating_for_it,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(write_baseline_onto_a_fifo_refuses_and_leaves_it_a_fifo,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            write_baseline_through_a_link_replaces_the_file_it_names, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            an_include_of_dev_stdin_with_stdin_a_pipe_is_an_input_error_not_a_hang, setup,
+            teardown),
+        cmocka_unit_test_setup_teardown(a_header_that_is_a_fifo_is_an_input_error_not_a_hang,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            a_compilation_database_that_is_a_fifo_is_refused_with_exit_2, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            forced_includes_and_response_files_of_dev_stdin_are_input_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_merge_input_that_is_a_fifo_is_refused_not_waited_for,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(a_baseline_that_is_a_fifo_is_refused_not_waited_for,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            a_file_name_cannot_forge_a_finding_line_in_the_text_report, setup, teardown),
+        cmocka_unit_test_setup_teardown(github_annotations_escape_every_control_character,
+                                        setup, teardown),
+    };
+    return cmocka_run_group_tests_name("kdc-lint against hostile input", tests, NULL, NULL);
+}
