@@ -5,6 +5,7 @@
 #include "libclang_lazy.h"
 #include "paths.h"
 #include "parse.h"
+#include "regfile.h"
 #include "unitio.h"
 #include "util.h"
 
@@ -86,8 +87,13 @@ static void process_unit(run_t *run, const kdc_tu_job_t *job, result_t *r, int h
         kdc_oom();
     KDC_VEC(char *) files = {0};
     char *err = NULL;
-    if (kdc_parse_tu_files(run->parser, unit, job->file, (const char *const *)job->argv,
-                           job->argc, cache ? collect_file : NULL, &files, &err)) {
+    /* the inputs look at a source's first 8 KiB (inputs.c); a NUL byte further on makes it
+     * binary too, checked here where it is parsed (a cached model's file was checked then) */
+    if (kdc_regular_has_nul(job->file) == 1) {
+        r->error = kdc_xstrdup("binary file, not C or C++ source: not analysed");
+    } else if (kdc_parse_tu_files(run->parser, unit, job->file,
+                                  (const char *const *)job->argv, job->argc,
+                                  cache ? collect_file : NULL, &files, &err)) {
         r->error = err ? err : kdc_xstrdup("libclang could not parse this file");
     } else {
         kdc_unit_encode(unit, &r->model);

@@ -8,8 +8,10 @@
 #include "options.h"
 #include "run.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -27,6 +29,23 @@ static void stdin_from_dev_null(void) {
     }
 }
 
+/* What was printed on stdout (--help, --version, --list-rules, --dump-config, a report
+ * without -o) must have reached it: a write error (a full disk, /dev/full, a closed pipe)
+ * is exit 2 with a message, not a silent success. */
+static int stdout_written(int rc) {
+    errno = 0;
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return rc;
+    if (rc == 2)
+        return rc; /* said already ("cannot write the report"), or another error was */
+    if (errno)
+        fprintf(stderr, "kdc-lint: error: cannot write to standard output: %s\n",
+                strerror(errno));
+    else
+        fputs("kdc-lint: error: cannot write to standard output\n", stderr);
+    return 2;
+}
+
 static int run(int argc, char **argv) {
     stdin_from_dev_null();
     if (argc > 1 && !strcmp(argv[1], "merge"))
@@ -36,7 +55,7 @@ static int run(int argc, char **argv) {
     if (rc < 0)
         rc = kdc_lint_run(&o);
     kdc_lint_opts_free(&o);
-    return rc;
+    return stdout_written(rc);
 }
 
 /* Deeply nested code (generated else-if chains, huge expressions) recurses as

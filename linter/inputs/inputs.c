@@ -182,9 +182,16 @@ static int cmp_str(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Directories are searched this deep below a path given (a deeper one is an input error). */
+#define KDC_WALK_DEPTH_MAX 64
+
 static void walk_dir(kdc_inputs_t *in, const char *dir, pathvec_t *out, int depth) {
-    if (depth > 64)
+    if (depth > KDC_WALK_DEPTH_MAX) {
+        kdc_inputs_add_error(in, dir,
+                             "more than %d directory levels below the path given: not searched",
+                             KDC_WALK_DEPTH_MAX);
         return;
+    }
     DIR *d = opendir(dir);
     if (!d) {
         kdc_inputs_add_error(in, dir, "cannot read directory: %s", strerror(errno));
@@ -204,12 +211,20 @@ static void walk_dir(kdc_inputs_t *in, const char *dir, pathvec_t *out, int dept
         qsort(local.v, local.n, sizeof *local.v, cmp_str);
     for (size_t i = 0; i < local.n; i++) {
         struct stat st;
-        if (lstat(local.v[i], &st) == 0 && S_ISDIR(st.st_mode))
+        if (lstat(local.v[i], &st) == 0 && S_ISDIR(st.st_mode)) {
             walk_dir(in, local.v[i], out, depth + 1);
-        else if (stat(local.v[i], &st) == 0 && S_ISREG(st.st_mode) &&
-                 kdc_source_language(local.v[i])) {
-            GROW(out->v, out->n, out->cap);
-            out->v[out->n++] = kdc_xstrdup(local.v[i]);
+        } else if (kdc_source_language(local.v[i])) {
+            /* a source by its name: a regular file is analysed; a link that names nothing,
+             * a FIFO or a device is an input error (check_source says which), never
+             * skipped without a word */
+            if (stat(local.v[i], &st) != 0) {
+                kdc_inputs_add_error(in, local.v[i], "%s%s: not analysed", strerror(errno),
+                                     errno == ENOENT ? " (a symbolic link that names nothing)"
+                                                     : "");
+            } else if (!S_ISDIR(st.st_mode)) {
+                GROW(out->v, out->n, out->cap);
+                out->v[out->n++] = kdc_xstrdup(local.v[i]);
+            }
         }
         free(local.v[i]);
     }

@@ -102,6 +102,21 @@ char *kdc_read_regular(const char *path, size_t max, size_t *len, char **why) {
     return buf;
 }
 
+int kdc_regular_has_nul(const char *path) {
+    char *why = NULL;
+    int fd = kdc_open_regular(path, &why);
+    free(why);
+    if (fd < 0)
+        return -1;
+    char buf[65536];
+    ssize_t n;
+    int nul = 0;
+    while (!nul && ((n = read(fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR)))
+        nul = n > 0 && memchr(buf, 0, (size_t)n) != NULL;
+    close(fd);
+    return n < 0 && !nul ? -1 : nul;
+}
+
 char *kdc_replaceable_target(const char *path, char **why) {
     *why = NULL;
     struct stat st;

@@ -35,6 +35,10 @@ FILE *kdc_fopen_regular(const char *path);
  * holds more than max bytes; max 0: no limit). */
 char *kdc_read_regular(const char *path, size_t max, size_t *len, char **why);
 
+/* 1 when the regular file path holds a NUL byte anywhere (binary, not text), 0 when
+ * it holds none, -1 when it cannot be read as a regular file. */
+int kdc_regular_has_nul(const char *path);
+
 /* The file that writing path by replacement would replace: path itself when it
  * names nothing yet or a regular file; the file a symbolic link names when that is
  * a regular file or nothing yet (malloc'd). NULL with *why (malloc'd) when it names

@@ -339,6 +339,102 @@ static void github_annotations_escape_every_control_character(void **state) {
     kdc_run_free(&r);
 }
 
+/* ---------- 10. nothing skipped without a word ---------- */
+
+static void a_directory_deeper_than_64_levels_is_an_input_error_not_skipped(void **state) {
+    (void)state;
+    char rel[4096] = "deep";
+    for (int i = 0; i < 66; i++)
+        strcat(rel, "/d");
+    char file[4200];
+    snprintf(file, sizeof file, "%s/lost.c", rel);
+    scratch_write(root, file, bare_commit);
+    scratch_write(root, "deep/good.c", bare_commit);
+    kdc_run_t r;
+    assert_int_equal(RUN(&r, "--no-cache", "deep"), 2);
+    expect_in("stderr", r.err, "/d/d: more than 64 directory levels below the path given: not "
+                               "searched\n");
+    expect_in("stdout", r.out, "deep/" GOOD_FINDING);
+    kdc_run_free(&r);
+}
+
+static void a_source_link_that_names_nothing_is_an_input_error_not_skipped(void **state) {
+    (void)state;
+    scratch_write(root, "tree/good.c", bare_commit);
+    char *link = scratch_path(root, "tree/gone.c");
+    assert_int_equal(symlink("moved-away.c", link), 0);
+    kdc_run_t r;
+    assert_int_equal(RUN(&r, "--no-cache", "tree"), 2);
+    expect_in("stderr", r.err,
+              "kdc-lint: error: tree/gone.c: No such file or directory (a symbolic link that "
+              "names nothing): not analysed\n");
+    expect_in("stdout", r.out, "tree/" GOOD_FINDING);
+    kdc_run_free(&r);
+    free(link);
+}
+
+static void a_suppression_in_a_file_with_cr_only_line_endings_applies(void **state) {
+    (void)state;
+    scratch_write(root, "mac.c",
+                  "#include <librdkafka/rdkafka.h>\r"
+                  "void drain(rd_kafka_t *consumer) {\r"
+                  "    rd_kafka_commit(consumer, NULL, 0); // kdc-lint: ignore[bare-commit] "
+                  "every message is confirmed before\r"
+                  "}\r");
+    kdc_run_t r;
+    assert_int_equal(RUN(&r, "--no-cache", "--report-unused-suppressions", "mac.c"), 0);
+    assert_string_equal(r.out, "");
+    kdc_run_free(&r);
+    /* and one that names no rule is reported invalid, on its own line */
+    scratch_write(root, "mac2.c",
+                  "#include <librdkafka/rdkafka.h>\r"
+                  "void drain(rd_kafka_t *consumer) {\r"
+                  "    rd_kafka_commit(consumer, NULL, 0); // kdc-lint: ignore[] no rule\r"
+                  "}\r");
+    assert_int_equal(RUN(&r, "--no-cache", "--format=json", "mac2.c"), 1);
+    expect_in("stdout", r.out, "\"rule\": \"invalid-suppression\"");
+    expect_in("stdout", r.out, "\"line\": 3,");
+    kdc_run_free(&r);
+}
+
+static void write_errors_of_informational_options_are_exit_2(void **state) {
+    (void)state;
+    const char *opts[] = {"--list-rules", "--version", "--help", "--dump-config=."};
+    for (size_t i = 0; i < sizeof opts / sizeof *opts; i++) {
+        const char *argv[] = {scale_lint_path(), opts[i], NULL};
+        kdc_run_opts_t o = {.timeout = DEADLINE_S, .stdout_path = "/dev/full"};
+        kdc_run_t r;
+        assert_int_equal(kdc_run_ex(root, (char *const *)argv, &o, &r), 0);
+        if (r.exit_code != 2)
+            fail_msg("%s > /dev/full: exit %d, not 2", opts[i], r.exit_code);
+        expect_in("stderr", r.err,
+                  "kdc-lint: error: cannot write to standard output: No space left on device\n");
+        kdc_run_free(&r);
+    }
+}
+
+static void a_nul_byte_after_the_first_8_kib_makes_a_source_binary(void **state) {
+    (void)state;
+    char *path = scratch_path(root, "late-nul.c");
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(bare_commit, f);
+    for (int i = 0; i < 100; i++)
+        fputs("/* padding padding padding padding padding padding padding padding padding */\n",
+              f);
+    fputc(0, f);
+    fputs("\n", f);
+    fclose(f);
+    kdc_run_t r;
+    assert_int_equal(RUN(&r, "--no-cache", "late-nul.c", "good.c"), 2);
+    expect_in("stderr", r.err,
+              "kdc-lint: error: late-nul.c: binary file, not C or C++ source: not analysed\n");
+    expect_in("stdout", r.out, GOOD_FINDING);
+    assert_null(strstr(r.out, "late-nul.c:3:5"));
+    kdc_run_free(&r);
+    free(path);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(
@@ -366,6 +462,16 @@ int main(void) {
             a_file_name_cannot_forge_a_finding_line_in_the_text_report, setup, teardown),
         cmocka_unit_test_setup_teardown(github_annotations_escape_every_control_character,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            a_directory_deeper_than_64_levels_is_an_input_error_not_skipped, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            a_source_link_that_names_nothing_is_an_input_error_not_skipped, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            a_suppression_in_a_file_with_cr_only_line_endings_applies, setup, teardown),
+        cmocka_unit_test_setup_teardown(write_errors_of_informational_options_are_exit_2,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            a_nul_byte_after_the_first_8_kib_makes_a_source_binary, setup, teardown),
     };
     return cmocka_run_group_tests_name("kdc-lint against hostile input", tests, NULL, NULL);
 }
