@@ -285,7 +285,8 @@ void kdc_filter_run(kdc_filter_t *fl, const kdc_rule_plan_t *plan, kdc_findings_
                 move(&dropped, f);
             }
         }
-        free(runs[p].v);
+        free(runs[p].v); /* the findings were moved */
+        free(runs[p].slots);
         runs[p] = (kdc_findings_t){0};
     }
 
@@ -305,6 +306,7 @@ void kdc_filter_run(kdc_filter_t *fl, const kdc_rule_plan_t *plan, kdc_findings_
         }
     }
     free(kept.v);
+    free(kept.slots);
     kdc_suppressions_report(sup, &shown, want_unused, fl);
     kdc_suppressions_free(sup);
     kdc_findings_sort(&shown);

@@ -435,6 +435,124 @@ static void a_nul_byte_after_the_first_8_kib_makes_a_source_binary(void **state)
     free(path);
 }
 
+/* ---------- 5-6. configurations and findings in linear time ---------- */
+
+/* Runs kdc-lint and fails unless it ends within `limit` seconds: for input the code took
+ * minutes on before (exponential or quadratic), and takes well under a second now. */
+static void expect_quick(const kdc_run_t *r, double limit, const char *what) {
+    if (r->seconds > limit)
+        fail_msg("%s took %.1f s (limit %.0f s): not linear", what, r->seconds, limit);
+}
+
+static void an_exclude_glob_of_many_double_stars_is_matched_in_linear_time(void **state) {
+    (void)state;
+    char deep[256] = "g", pattern[512] = "";
+    for (int i = 0; i < 40; i++)
+        strcat(deep, "/a");
+    for (int i = 0; i < 12; i++)
+        strcat(pattern, "**/a/");
+    strcat(pattern, "**/b"); /* no path has a 'b': every way of matching is tried */
+    char rel[300], yaml[600];
+    snprintf(rel, sizeof rel, "%s/x.c", deep);
+    scratch_write(root, rel, bare_commit);
+    snprintf(yaml, sizeof yaml, "exclude:\n  - \"%s\"\n  - \"**/a/**/a/**/skip.c\"\n",
+             pattern);
+    scratch_write(root, "g/.kdc-lint.yaml", yaml);
+    snprintf(rel, sizeof rel, "%s/skip.c", deep);
+    scratch_write(root, rel, bare_commit);
+    kdc_run_t r;
+    assert_int_equal(RUN(&r, "--no-cache", "g"), 1);
+    expect_quick(&r, 15, "a glob of 12 '**' against a path 40 deep");
+    /* x.c is not excluded, skip.c is */
+    assert_int_equal(scratch_count(r.out, ": warning: "), 1);
+    expect_in("stdout", r.out, "/a/x.c:3:5: warning:");
+    kdc_run_free(&r);
+}
+
+static void a_configuration_nested_too_deep_is_refused_quickly(void **state) {
+    (void)state;
+    size_t depth = 300000; /* 600 KB, under the 1 MiB cap: minutes in libyaml's loader */
+    char *text = malloc(2 * depth + 64);
+    assert_non_null(text);
+    char *p = stpcpy(text, "exclude: ");
+    memset(p, '[', depth);
+    memset(p + depth, ']', depth);
+    strcpy(p + 2 * depth, "\n");
+    scratch_write(root, "nest/.kdc-lint.yaml", text);
+    free(text);
+    scratch_write(root, "nest/good.c", bare_commit);
+    kdc_run_t r;
+    assert_int_equal(RUN(&r, "--no-cache", "nest"), 2);
+    expect_quick(&r, 15, "a configuration nested 300,000 deep");
+    expect_in("stderr", r.err,
+              "nest/.kdc-lint.yaml:1:73: the configuration is nested deeper than 64 levels; "
+              "not read\n");
+    kdc_run_free(&r);
+}
+
+static void a_configuration_of_too_many_entries_is_refused(void **state) {
+    (void)state;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    fputs("exclude: [", m);
+    for (int i = 0; i < 200001; i++)
+        fputs("e,", m);
+    fputs("e]\n", m);
+    fclose(m);
+    scratch_write(root, "many/.kdc-lint.yaml", text);
+    free(text);
+    scratch_write(root, "many/good.c", bare_commit);
+    kdc_run_t r;
+    assert_int_equal(RUN(&r, "--no-cache", "many"), 2);
+    expect_in("stderr", r.err, "the configuration is more than 200000 entries; not read\n");
+    kdc_run_free(&r);
+}
+
+static void duplicate_keys_among_many_are_found_in_linear_time(void **state) {
+    (void)state;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    fputs("dlq:\n  topics: [a]\nrules:\n", m);
+    for (int i = 0; i < 80000; i++) /* 960 KB: within the 1 MiB and 200,000 entries caps */
+        fprintf(m, "  r%d: 0\n", i);
+    fputs("  r7: 0\n", m); /* line 4 + 80000 */
+    fclose(m);
+    scratch_write(root, "keys/.kdc-lint.yaml", text);
+    free(text);
+    scratch_write(root, "keys/good.c", bare_commit);
+    kdc_run_t r;
+    assert_int_equal(RUN(&r, "--no-cache", "--dump-config=keys"), 2);
+    expect_quick(&r, 15, "a mapping of 80,000 keys"); /* a scan of earlier keys: 35 s */
+    expect_in("stderr", r.err,
+              "keys/.kdc-lint.yaml:80004:3: rules: duplicate key 'r7' (first at line 11)\n");
+    kdc_run_free(&r);
+}
+
+static void many_unused_suppressions_are_reported_in_linear_time(void **state) {
+    (void)state;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    fputs(bare_commit, m);
+    for (int i = 0; i < 60000; i++)
+        fputs("// kdc-lint: ignore[bare-commit] nothing to suppress here\n", m);
+    fclose(m);
+    scratch_write(root, "unused.c", text);
+    free(text);
+    kdc_run_t r;
+    assert_int_equal(RUN(&r, "--no-cache", "--report-unused-suppressions", "--format=json",
+                         "-o", "unused.json", "unused.c"),
+                     1);
+    expect_quick(&r, 20, "60,000 unused suppressions"); /* quadratic: 30 s and more */
+    char *report = scratch_read(root, "unused.json");
+    assert_int_equal(scratch_count(report, "\"rule\": \"unused-suppression\""), 60000);
+    assert_int_equal(scratch_count(report, "\"rule\": \"bare-commit\""), 1);
+    free(report);
+    kdc_run_free(&r);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(
@@ -472,6 +590,16 @@ int main(void) {
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(
             a_nul_byte_after_the_first_8_kib_makes_a_source_binary, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            an_exclude_glob_of_many_double_stars_is_matched_in_linear_time, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_configuration_nested_too_deep_is_refused_quickly,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(a_configuration_of_too_many_entries_is_refused, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(duplicate_keys_among_many_are_found_in_linear_time,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(many_unused_suppressions_are_reported_in_linear_time,
+                                        setup, teardown),
     };
     return cmocka_run_group_tests_name("kdc-lint against hostile input", tests, NULL, NULL);
 }
