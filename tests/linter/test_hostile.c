@@ -84,6 +84,13 @@ static void expect_in(const char *what, const char *text, const char *needle) {
     }
 }
 
+/* Runs kdc-lint and fails unless it ends within `limit` seconds: for input the code took
+ * minutes on before (exponential or quadratic), and takes well under a second now. */
+static void expect_quick(const kdc_run_t *r, double limit, const char *what) {
+    if (r->seconds > limit)
+        fail_msg("%s took %.1f s (limit %.0f s): not linear", what, r->seconds, limit);
+}
+
 static void make_fifo(const char *rel) {
     char *p = scratch_path(root, rel);
     assert_int_equal(mkfifo(p, 0644), 0);
@@ -214,6 +221,20 @@ static void an_include_of_dev_stdin_with_stdin_a_pipe_is_an_input_error_not_a_ha
         expect_in("stdout", r.out, GOOD_FINDING);
         kdc_run_free(&r);
     }
+}
+
+static void an_include_of_dev_zero_is_refused_before_it_is_read(void **state) {
+    (void)state;
+    /* read to its end, /dev/zero grew libclang to 2 GB before it aborted */
+    scratch_write(root, "zero.c", "#include \"/dev/zero\"\nint x;\n");
+    kdc_run_t r;
+    assert_int_equal(RUN(&r, "--no-cache", "--no-prefilter", "zero.c", "good.c"), 2);
+    expect_in("stderr", r.err,
+              "kdc-lint: error: zero.c: /dev/zero: a character device, not a regular file: not "
+              "analysed\n");
+    expect_in("stdout", r.out, GOOD_FINDING);
+    expect_quick(&r, 15, "#include \"/dev/zero\"");
+    kdc_run_free(&r);
 }
 
 static void a_header_that_is_a_fifo_is_an_input_error_not_a_hang(void **state) {
@@ -437,13 +458,6 @@ static void a_nul_byte_after_the_first_8_kib_makes_a_source_binary(void **state)
 
 /* ---------- 5-6. configurations and findings in linear time ---------- */
 
-/* Runs kdc-lint and fails unless it ends within `limit` seconds: for input the code took
- * minutes on before (exponential or quadratic), and takes well under a second now. */
-static void expect_quick(const kdc_run_t *r, double limit, const char *what) {
-    if (r->seconds > limit)
-        fail_msg("%s took %.1f s (limit %.0f s): not linear", what, r->seconds, limit);
-}
-
 static void an_exclude_glob_of_many_double_stars_is_matched_in_linear_time(void **state) {
     (void)state;
     char deep[256] = "g", pattern[512] = "";
@@ -566,6 +580,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(
             an_include_of_dev_stdin_with_stdin_a_pipe_is_an_input_error_not_a_hang, setup,
             teardown),
+        cmocka_unit_test_setup_teardown(an_include_of_dev_zero_is_refused_before_it_is_read,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(a_header_that_is_a_fifo_is_an_input_error_not_a_hang,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(
