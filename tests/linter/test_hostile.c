@@ -567,6 +567,34 @@ static void many_unused_suppressions_are_reported_in_linear_time(void **state) {
     kdc_run_free(&r);
 }
 
+/* ---------- 7. a cache that arrives with the checkout ---------- */
+
+static void cache_marker_links_that_name_nothing_create_no_file_anywhere(void **state) {
+    (void)state;
+    scratch_write(root, "ck/good.c", bare_commit);
+    char *dir = scratch_path(root, "ck/.kdc-cache");
+    assert_int_equal(mkdir(dir, 0755), 0);
+    char *tag = scratch_path(root, "ck/.kdc-cache/CACHEDIR.TAG");
+    char *ignore = scratch_path(root, "ck/.kdc-cache/.gitignore");
+    char *target1 = scratch_path(root, "planted-tag"), *target2 = scratch_path(root, "planted");
+    assert_int_equal(symlink(target1, tag), 0);
+    assert_int_equal(symlink("../../planted", ignore), 0);
+    kdc_run_t r;
+    assert_int_equal(RUN(&r, "--cache-dir=ck/.kdc-cache", "ck/good.c"), 1);
+    expect_in("stdout", r.out, "ck/" GOOD_FINDING);
+    kdc_run_free(&r);
+    struct stat st;
+    assert_int_equal(lstat(target1, &st), -1);
+    assert_int_equal(lstat(target2, &st), -1);
+    assert_int_equal(type_of("ck/.kdc-cache/CACHEDIR.TAG"), S_IFLNK);
+    assert_int_equal(type_of("ck/.kdc-cache/.gitignore"), S_IFLNK);
+    free(target1);
+    free(target2);
+    free(ignore);
+    free(tag);
+    free(dir);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(
@@ -616,6 +644,8 @@ int main(void) {
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(many_unused_suppressions_are_reported_in_linear_time,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            cache_marker_links_that_name_nothing_create_no_file_anywhere, setup, teardown),
     };
     return cmocka_run_group_tests_name("kdc-lint against hostile input", tests, NULL, NULL);
 }
