@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -311,6 +312,7 @@ static int spawn(run_t *run, shared_t *sh, worker_t *ws, unsigned nslots, unsign
     if (pipe(p) != 0)
         return -1;
     fflush(NULL); /* nothing buffered is written twice */
+    pid_t driver = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         close(p[0]);
@@ -318,6 +320,11 @@ static int spawn(run_t *run, shared_t *sh, worker_t *ws, unsigned nslots, unsign
         return -1;
     }
     if (pid == 0) {
+        /* a worker dies with the driver (a signal to kdc-lint alone left it parsing for
+         * 10-20 s); the thread that forked is the driver's run thread, which outlives
+         * every worker it waits for */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != driver)
+            _exit(1);
         close(p[0]);
         for (unsigned i = 0; i < nslots; i++)
             if (ws[i].fd >= 0)

@@ -14,12 +14,17 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "scale.h"
@@ -595,6 +600,107 @@ static void cache_marker_links_that_name_nothing_create_no_file_anywhere(void **
     free(dir);
 }
 
+/* ---------- 8. signals ---------- */
+
+/* The processes whose parent is pid (from /proc), at most max. */
+static size_t children_of(pid_t pid, pid_t *out, size_t max) {
+    size_t n = 0;
+    DIR *d = opendir("/proc");
+    assert_non_null(d);
+    for (struct dirent *de; (de = readdir(d)) && n < max;) {
+        char path[300], buf[512];
+        if (de->d_name[0] < '0' || de->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof path, "/proc/%s/stat", de->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        size_t got = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[got] = 0;
+        char *close_paren = strrchr(buf, ')');
+        int ppid = 0;
+        char state = 0;
+        if (close_paren && sscanf(close_paren + 1, " %c %d", &state, &ppid) == 2 &&
+            ppid == pid && state != 'Z')
+            out[n++] = (pid_t)atoi(de->d_name);
+    }
+    closedir(d);
+    return n;
+}
+
+/* Is pid alive (not gone, not a zombie)? */
+static int alive(pid_t pid) {
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t got = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[got] = 0;
+    char *close_paren = strrchr(buf, ')');
+    return close_paren && close_paren[1] && close_paren[2] != 'Z';
+}
+
+static void nap_ms(long ms) {
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+static void a_worker_dies_with_a_killed_driver(void **state) {
+    (void)state;
+    /* a unit libclang takes seconds over (a long else-if chain), and one more: workers */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    fputs("#include <librdkafka/rdkafka.h>\nint f(int x, rd_kafka_t *c) {\n"
+          "    if (x == 0) return 0;\n", m);
+    for (int i = 1; i < 15000; i++)
+        fprintf(m, "    else if (x == %d) return %d;\n", i, i);
+    fputs("    rd_kafka_commit(c, NULL, 0);\n    return -1;\n}\n", m);
+    fclose(m);
+    scratch_write(root, "slow.c", text);
+    free(text);
+    pid_t driver = fork();
+    assert_true(driver >= 0);
+    if (driver == 0) {
+        if (chdir(root) != 0)
+            _exit(127);
+        int null = open("/dev/null", O_WRONLY);
+        dup2(null, STDOUT_FILENO);
+        dup2(null, STDERR_FILENO);
+        execl(scale_lint_path(), scale_lint_path(), "--no-cache", "-j2", "slow.c", "good.c",
+              (char *)NULL);
+        _exit(127);
+    }
+    pid_t workers[8];
+    size_t n = 0;
+    for (int i = 0; i < 400 && !n; i++, nap_ms(50))
+        n = children_of(driver, workers, 8);
+    if (!n) {
+        kill(driver, SIGKILL);
+        waitpid(driver, NULL, 0);
+        fail_msg("kdc-lint started no worker within 20 s");
+    }
+    nap_ms(300); /* the workers are parsing */
+    kill(driver, SIGKILL);
+    waitpid(driver, NULL, 0);
+    int left = 0;
+    for (int i = 0; i < 40; i++, nap_ms(50)) { /* 2 s */
+        left = 0;
+        for (size_t k = 0; k < n; k++)
+            left += alive(workers[k]);
+        if (!left)
+            break;
+    }
+    for (size_t k = 0; k < n; k++)
+        if (alive(workers[k]))
+            kill(workers[k], SIGKILL); /* a failing run leaves nothing behind either */
+    if (left)
+        fail_msg("%d of %zu workers still running 2 s after kdc-lint was killed", left, n);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(
@@ -646,6 +752,7 @@ int main(void) {
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(
             cache_marker_links_that_name_nothing_create_no_file_anywhere, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_worker_dies_with_a_killed_driver, setup, teardown),
     };
     return cmocka_run_group_tests_name("kdc-lint against hostile input", tests, NULL, NULL);
 }
