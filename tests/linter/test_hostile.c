@@ -565,10 +565,21 @@ static void many_unused_suppressions_are_reported_in_linear_time(void **state) {
                          "-o", "unused.json", "unused.c"),
                      1);
     expect_quick(&r, 20, "60,000 unused suppressions"); /* quadratic: 30 s and more */
-    char *report = scratch_read(root, "unused.json");
-    assert_int_equal(scratch_count(report, "\"rule\": \"unused-suppression\""), 60000);
-    assert_int_equal(scratch_count(report, "\"rule\": \"bare-commit\""), 1);
-    free(report);
+    char *path = scratch_path(root, "unused.json");
+    json_error_t e;
+    json_t *doc = json_load_file(path, 0, &e), *findings = json_object_get(doc, "findings");
+    assert_true(json_is_array(findings));
+    size_t unused = 0, bare = 0, i;
+    json_t *f;
+    json_array_foreach(findings, i, f) {
+        const char *rule = json_string_value(json_object_get(f, "rule"));
+        unused += rule && !strcmp(rule, "unused-suppression");
+        bare += rule && !strcmp(rule, "bare-commit");
+    }
+    assert_int_equal(unused, 60000);
+    assert_int_equal(bare, 1);
+    json_decref(doc);
+    free(path);
     kdc_run_free(&r);
 }
 
