@@ -365,6 +365,23 @@ static void github_annotations_escape_every_control_character(void **state) {
     kdc_run_free(&r);
 }
 
+static void configuration_errors_and_stats_lines_escape_control_characters(void **state) {
+    (void)state;
+    scratch_write(root, "cfg\033[2J\n/.kdc-lint.yaml", "profile: bogus\n");
+    scratch_write(root, "cfg\033[2J\n/plain\033[31m.c", "int x;\n");
+    kdc_run_t r;
+    assert_int_equal(RUN(&r, "--dump-config=cfg\033[2J\n"), 2);
+    expect_in("stderr", r.err, "kdc-lint: error: cfg\\x1b[2J\\n/.kdc-lint.yaml:1:10: ");
+    assert_null(strchr(r.err, '\033'));
+    kdc_run_free(&r);
+    scratch_write(root, "cfg\033[2J\n/.kdc-lint.yaml", "profile: strict\n");
+    assert_int_equal(RUN(&r, "--no-cache", "--stats", "cfg\033[2J\n", "good.c"), 1);
+    expect_in("stderr", r.err,
+              "kdc-lint: stats: skipped by the prefilter: cfg\\x1b[2J\\n/plain\\x1b[31m.c\n");
+    assert_null(strchr(r.err, '\033'));
+    kdc_run_free(&r);
+}
+
 /* ---------- 10. nothing skipped without a word ---------- */
 
 static void a_directory_deeper_than_64_levels_is_an_input_error_not_skipped(void **state) {
@@ -741,6 +758,8 @@ int main(void) {
             a_file_name_cannot_forge_a_finding_line_in_the_text_report, setup, teardown),
         cmocka_unit_test_setup_teardown(github_annotations_escape_every_control_character,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            configuration_errors_and_stats_lines_escape_control_characters, setup, teardown),
         cmocka_unit_test_setup_teardown(
             a_directory_deeper_than_64_levels_is_an_input_error_not_skipped, setup, teardown),
         cmocka_unit_test_setup_teardown(
