@@ -165,15 +165,20 @@ static int mkdir_p(const char *dir) {
     return rc;
 }
 
-/* Writes `text` to dir/name unless it exists. */
+/* Writes `text` to dir/name unless something is there already. The name is created, never
+ * followed: a marker that is a symbolic link (one that names nothing included: a cache
+ * that arrives with a checkout can hold one) is left as it is, and no file is created
+ * where it points. */
 static int write_marker(const char *dir, const char *name, const char *text) {
     char *path = kdc_xasprintf("%s/%s", dir, name);
     int rc = 0;
-    if (access(path, F_OK) != 0) {
-        FILE *f = fopen(path, "w");
-        if (!f || fputs(text, f) < 0)
-            rc = -1;
-        if (f && fclose(f) != 0)
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        rc = errno == EEXIST ? 0 : -1;
+    } else {
+        size_t len = strlen(text);
+        rc = write(fd, text, len) == (ssize_t)len ? 0 : -1;
+        if (close(fd) != 0)
             rc = -1;
     }
     free(path);

@@ -1,9 +1,11 @@
 /* Parsing the translation units of a run, in parallel (see jobs.h). */
 #define _GNU_SOURCE
 #include "jobs.h"
+#include "escape.h"
 #include "libclang_lazy.h"
 #include "paths.h"
 #include "parse.h"
+#include "regfile.h"
 #include "unitio.h"
 #include "util.h"
 
@@ -17,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -85,8 +88,13 @@ static void process_unit(run_t *run, const kdc_tu_job_t *job, result_t *r, int h
         kdc_oom();
     KDC_VEC(char *) files = {0};
     char *err = NULL;
-    if (kdc_parse_tu_files(run->parser, unit, job->file, (const char *const *)job->argv,
-                           job->argc, cache ? collect_file : NULL, &files, &err)) {
+    /* the inputs look at a source's first 8 KiB (inputs.c); a NUL byte further on makes it
+     * binary too, checked here where it is parsed (a cached model's file was checked then) */
+    if (kdc_regular_has_nul(job->file) == 1) {
+        r->error = kdc_xstrdup("binary file, not C or C++ source: not analysed");
+    } else if (kdc_parse_tu_files(run->parser, unit, job->file,
+                                  (const char *const *)job->argv, job->argc,
+                                  cache ? collect_file : NULL, &files, &err)) {
         r->error = err ? err : kdc_xstrdup("libclang could not parse this file");
     } else {
         kdc_unit_encode(unit, &r->model);
@@ -118,6 +126,13 @@ static void result_free(result_t *r) {
     kdc_buf_free(&r->model);
 }
 
+/* "kdc-lint: note: ..." on stderr, control characters escaped (escape.h). */
+static void note_line(const char *note) {
+    fputs("kdc-lint: note: ", stderr);
+    kdc_fputs_shown(note, stderr);
+    fputc('\n', stderr);
+}
+
 /* ---------- progress ---------- */
 
 typedef struct progress {
@@ -133,9 +148,13 @@ static void progress_step(progress_t *p, const run_t *run, size_t k) {
         return;
     const char *path = kdc_display_path(run->o->cwd, run->inputs->jobs[run->todo[k]].file);
     if (p->mode == 2) {
-        fprintf(stderr, "[%zu/%zu] %s\n", p->done, run->ntodo, path);
+        fprintf(stderr, "[%zu/%zu] ", p->done, run->ntodo);
+        kdc_fputs_shown(path, stderr); /* escape.h */
+        fputc('\n', stderr);
     } else if (p->shown || p->mode == 3 || kdc_now_seconds() - p->start >= 1.0) {
-        fprintf(stderr, "\r[%zu/%zu] %s\033[K", p->done, run->ntodo, path);
+        fprintf(stderr, "\r[%zu/%zu] ", p->done, run->ntodo);
+        kdc_fputs_shown(path, stderr);
+        fputs("\033[K", stderr);
         p->shown = 1;
     }
     fflush(stderr);
@@ -166,7 +185,7 @@ static void merge_one(run_t *run, result_t *r, size_t k, kdc_program_t *prog,
                       kdc_jobs_stats_t *st) {
     const kdc_tu_job_t *job = &run->inputs->jobs[run->todo[k]];
     if (r->note)
-        fprintf(stderr, "kdc-lint: note: %s\n", r->note);
+        note_line(r->note);
     if (r->error) {
         kdc_inputs_add_error(run->inputs, job->file, "%s", r->error);
         st->failed++;
@@ -196,7 +215,7 @@ static void merge_one(run_t *run, result_t *r, size_t k, kdc_program_t *prog,
         process_unit(run, job, &again, UNIT_WHOLE);
     }
     if (again.note)
-        fprintf(stderr, "kdc-lint: note: %s\n", again.note);
+        note_line(again.note);
     if (again.error) {
         kdc_inputs_add_error(run->inputs, job->file, "%s", again.error);
         st->failed++;
@@ -293,6 +312,7 @@ static int spawn(run_t *run, shared_t *sh, worker_t *ws, unsigned nslots, unsign
     if (pipe(p) != 0)
         return -1;
     fflush(NULL); /* nothing buffered is written twice */
+    pid_t driver = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         close(p[0]);
@@ -300,6 +320,11 @@ static int spawn(run_t *run, shared_t *sh, worker_t *ws, unsigned nslots, unsign
         return -1;
     }
     if (pid == 0) {
+        /* a worker dies with the driver (a signal to kdc-lint alone left it parsing for
+         * 10-20 s); the thread that forked is the driver's run thread, which outlives
+         * every worker it waits for */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != driver)
+            _exit(1);
         close(p[0]);
         for (unsigned i = 0; i < nslots; i++)
             if (ws[i].fd >= 0)

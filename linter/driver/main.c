@@ -8,11 +8,46 @@
 #include "options.h"
 #include "run.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+/* kdc-lint reads nothing from standard input: it is /dev/null for it, its workers and
+ * libclang, so that nothing a unit names (#include "/dev/stdin", -include /dev/stdin, a
+ * response file @/dev/stdin, clang's "-") can wait for the user's pipe or terminal. The
+ * open guard refuses such files anyway (openguard.h); this covers reads of descriptor 0
+ * that open nothing. */
+static void stdin_from_dev_null(void) {
+    int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (fd > STDIN_FILENO) {
+        dup2(fd, STDIN_FILENO); /* dup2 clears close-on-exec: git (--changed-since) gets it too */
+        close(fd);
+    }
+}
+
+/* What was printed on stdout (--help, --version, --list-rules, --dump-config, a report
+ * without -o) must have reached it: a write error (a full disk, /dev/full, a closed pipe)
+ * is exit 2 with a message, not a silent success. */
+static int stdout_written(int rc) {
+    errno = 0;
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return rc;
+    if (rc == 2)
+        return rc; /* said already ("cannot write the report"), or another error was */
+    if (errno)
+        fprintf(stderr, "kdc-lint: error: cannot write to standard output: %s\n",
+                strerror(errno));
+    else
+        fputs("kdc-lint: error: cannot write to standard output\n", stderr);
+    return 2;
+}
 
 static int run(int argc, char **argv) {
+    stdin_from_dev_null();
     if (argc > 1 && !strcmp(argv[1], "merge"))
         return kdc_merge_main(argc - 1, argv + 1);
     kdc_lint_opts_t o;
@@ -20,7 +55,7 @@ static int run(int argc, char **argv) {
     if (rc < 0)
         rc = kdc_lint_run(&o);
     kdc_lint_opts_free(&o);
-    return rc;
+    return stdout_written(rc);
 }
 
 /* Deeply nested code (generated else-if chains, huge expressions) recurses as

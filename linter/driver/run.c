@@ -1,6 +1,7 @@
 /* One run of kdc-lint, step by step (see run.h). */
 #define _GNU_SOURCE
 #include "run.h"
+#include "escape.h"
 #include "dump.h"
 #include "facts.h"
 #include "filesig.h"
@@ -153,9 +154,11 @@ static int select_units(kdc_lint_run_t *r) {
         for (size_t i = 0; i < r->ntodo; i++) {
             if (r->pre.keep[i])
                 r->todo[kept++] = r->todo[i];
-            else if (r->o->want_stats)
-                fprintf(stderr, "kdc-lint: stats: skipped by the prefilter: %s\n",
-                        kdc_display_path(r->cwd, in->jobs[r->todo[i]].file));
+            else if (r->o->want_stats) {
+                fputs("kdc-lint: stats: skipped by the prefilter: ", stderr);
+                kdc_fputs_shown(kdc_display_path(r->cwd, in->jobs[r->todo[i]].file), stderr);
+                fputc('\n', stderr);
+            }
         }
         r->ntodo = kept;
     }
@@ -259,6 +262,13 @@ static int explain(const kdc_facts_t *facts, const char *where, FILE *out) {
 
 /* The rules' findings: from the cache when this program was analysed with these
  * options before, else from the analysis (then stored). */
+/* "kdc-lint: note: ..." on stderr, control characters escaped (escape.h). */
+static void note_line(const char *note) {
+    fputs("kdc-lint: note: ", stderr);
+    kdc_fputs_shown(note, stderr);
+    fputc('\n', stderr);
+}
+
 static void run_rules(kdc_lint_run_t *r) {
     unsigned char key[16] = {0};
     kdc_filter_plan(r->filter, &r->files, &r->plan);
@@ -268,7 +278,7 @@ static void run_rules(kdc_lint_run_t *r) {
         r->analysis_cached = kdc_cache_lookup_findings(r->cache, r->inputs.jobs, r->todo,
                                                        r->ntodo, key, r->prog, r->runs, &note);
         if (note)
-            fprintf(stderr, "kdc-lint: note: %s\n", note);
+            note_line(note);
         free(note);
     }
     if (!r->analysis_cached) {
@@ -284,7 +294,7 @@ static void run_rules(kdc_lint_run_t *r) {
     if (kdc_cache_writable(r->cache) &&
         kdc_cache_store_findings(r->cache, r->inputs.jobs, r->todo, r->ntodo, key, r->js.program,
                                  r->prog, r->runs, r->analysis_cached, &err)) {
-        fprintf(stderr, "kdc-lint: note: %s\n", err);
+        note_line(err);
         free(err);
     }
 }

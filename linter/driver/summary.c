@@ -1,6 +1,7 @@
 /* What a run of kdc-lint says on stderr at its end (see summary.h). */
 #define _GNU_SOURCE
 #include "summary.h"
+#include "escape.h"
 #include "libclang_lazy.h"
 #include "paths.h"
 #include "util.h"
@@ -15,28 +16,42 @@ static size_t print_diagnostics(const kdc_lint_run_t *r) {
     const kdc_inputs_t *in = &r->inputs;
     const char *cwd = r->cwd;
     size_t nincomplete = 0, ntus = kdc_program_ntus(r->prog);
-    for (size_t i = 0; i < in->nnotes; i++)
-        fprintf(stderr, "%s: note: %s\n", kdc_display_path(cwd, in->notes[i].file),
-                in->notes[i].message);
+    /* paths and messages escaped: a file name cannot forge a line (escape.h) */
+    for (size_t i = 0; i < in->nnotes; i++) {
+        kdc_fputs_shown(kdc_display_path(cwd, in->notes[i].file), stderr);
+        fputs(": note: ", stderr);
+        kdc_fputs_shown(in->notes[i].message, stderr);
+        fputc('\n', stderr);
+    }
     for (size_t i = 0; i < ntus; i++) {
         const kdc_tu_info_t *tu = kdc_program_tu(r->prog, i);
         if (!tu->incomplete)
             continue;
         nincomplete++;
-        if (tu->nerrors)
-            fprintf(stderr,
-                    "%s: warning: %u compile error%s; analysed partially (first: %s)\n"
-                    "  hint: pass -p BUILD_DIR with the project's compile_commands.json for its "
-                    "exact flags, or --extra-arg=-I...\n",
-                    kdc_display_path(cwd, tu->file), tu->nerrors, tu->nerrors == 1 ? "" : "s",
-                    tu->first_error ? kdc_display_path(cwd, tu->first_error) : "?");
-        if (tu->too_deep)
-            fprintf(stderr, "%s: warning: analysed partially: %s\n",
-                    kdc_display_path(cwd, tu->file), kdc_display_path(cwd, tu->too_deep));
+        if (tu->nerrors) {
+            kdc_fputs_shown(kdc_display_path(cwd, tu->file), stderr);
+            fprintf(stderr, ": warning: %u compile error%s; analysed partially (first: ",
+                    tu->nerrors, tu->nerrors == 1 ? "" : "s");
+            kdc_fputs_shown(tu->first_error ? kdc_display_path(cwd, tu->first_error) : "?",
+                            stderr);
+            fputs(")\n  hint: pass -p BUILD_DIR with the project's compile_commands.json for "
+                  "its exact flags, or --extra-arg=-I...\n",
+                  stderr);
+        }
+        if (tu->too_deep) {
+            kdc_fputs_shown(kdc_display_path(cwd, tu->file), stderr);
+            fputs(": warning: analysed partially: ", stderr);
+            kdc_fputs_shown(kdc_display_path(cwd, tu->too_deep), stderr);
+            fputc('\n', stderr);
+        }
     }
-    for (size_t i = 0; i < in->nerrors; i++)
-        fprintf(stderr, "kdc-lint: error: %s: %s\n", kdc_display_path(cwd, in->errors[i].file),
-                in->errors[i].message);
+    for (size_t i = 0; i < in->nerrors; i++) {
+        fputs("kdc-lint: error: ", stderr);
+        kdc_fputs_shown(kdc_display_path(cwd, in->errors[i].file), stderr);
+        fputs(": ", stderr);
+        kdc_fputs_shown(in->errors[i].message, stderr);
+        fputc('\n', stderr);
+    }
     return nincomplete;
 }
 

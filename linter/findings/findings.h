@@ -27,6 +27,11 @@ typedef struct kdc_finding {
 typedef struct kdc_findings {
     kdc_finding_t *v;
     size_t n, cap;
+    /* kdc_findings_add's index of v[0..indexed) by rule, file, line and column (a hash
+     * table of positions + 1, 0 empty; nslots a power of two). Code that reorders or
+     * drops entries of v need not keep it: it is rebuilt whenever n is not `indexed`
+     * or the list was sorted. */
+    size_t *slots, nslots, indexed;
 } kdc_findings_t;
 
 /* Takes ownership of f's message and related array. Drops exact duplicates

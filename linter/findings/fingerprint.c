@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "fingerprint.h"
 #include "paths.h"
+#include "regfile.h"
 #include "util.h"
 
 #include <ctype.h>
@@ -13,7 +14,7 @@
 
 /* The source line, whitespace runs collapsed to one space and trimmed. */
 static char *normalised_line(const char *file, unsigned line) {
-    FILE *f = file ? fopen(file, "r") : NULL;
+    FILE *f = file ? kdc_fopen_regular(file) : NULL;
     if (!f)
         return kdc_xstrdup("");
     char *buf = NULL;

@@ -8,6 +8,7 @@
  * KDC_OP_UNKNOWN and the analyses stay conservative.
  */
 #include "parse.h"
+#include "openguard.h"
 #include "util.h"
 
 #include <clang-c/Index.h>
@@ -1716,14 +1717,25 @@ int kdc_parse_tu_files(kdc_parser_t *ps, kdc_program_t *p, const char *file,
     kdc_strmap_init(&c.noreturn);
     /* libclang applies -working-directory= to the whole process: restore ours. */
     int cwd_fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    kdc_openguard_begin(); /* no FIFO, device or socket is read (openguard.h) */
     enum CXErrorCode ec = clang_parseTranslationUnit2(
         ps->index, file, argv, argc, NULL, 0,
         CXTranslationUnit_KeepGoing | CXTranslationUnit_IgnoreNonErrorsFromIncludedFiles, &c.tu);
+    char *refused = kdc_openguard_end();
     if (cwd_fd >= 0) {
         if (fchdir(cwd_fd) != 0) {
             /* nothing better to do: paths were made absolute before parsing */
         }
         close(cwd_fd);
+    }
+    if (refused) {
+        *err = kdc_xasprintf("%s: not analysed", refused);
+        free(refused);
+        if (c.tu)
+            clang_disposeTranslationUnit(c.tu);
+        kdc_strmap_free(&c.file_names);
+        kdc_strmap_free(&c.noreturn);
+        return -1;
     }
     if (ec != CXError_Success || !c.tu) {
         *err = kdc_xasprintf("libclang could not parse this file (error %d)", (int)ec);

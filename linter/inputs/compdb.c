@@ -1,6 +1,7 @@
 /* A compilation database as libclang reads it, cached (see compdb.h). */
 #define _GNU_SOURCE
 #include "compdb.h"
+#include "openguard.h"
 #include "util.h"
 
 #include <clang-c/CXCompilationDatabase.h>
@@ -36,10 +37,16 @@ static char *take_string(CXString s) {
 
 static int from_libclang(const char *db_dir, kdc_compdb_t *out) {
     CXCompilationDatabase_Error err;
+    /* a response file (@file) that is a FIFO or a device is not read (openguard.h); its
+     * argument stays as written, and the unit is refused when it is parsed */
+    kdc_openguard_begin();
     CXCompilationDatabase db = clang_CompilationDatabase_fromDirectory(db_dir, &err);
-    if (err != CXCompilationDatabase_NoError || !db)
+    if (err != CXCompilationDatabase_NoError || !db) {
+        free(kdc_openguard_end());
         return -1;
+    }
     CXCompileCommands cmds = clang_CompilationDatabase_getAllCompileCommands(db);
+    free(kdc_openguard_end());
     unsigned n = clang_CompileCommands_getSize(cmds);
     out->v = calloc(n ? n : 1, sizeof *out->v);
     if (!out->v)

@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "inputs.h"
+#include "regfile.h"
 #include "compdb.h"
 #include "util.h"
 
@@ -172,9 +173,16 @@ static int cmp_str(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Directories are searched this deep below a path given (a deeper one is an input error). */
+#define KDC_WALK_DEPTH_MAX 64
+
 static void walk_dir(kdc_inputs_t *in, const char *dir, pathvec_t *out, int depth) {
-    if (depth > 64)
+    if (depth > KDC_WALK_DEPTH_MAX) {
+        kdc_inputs_add_error(in, dir,
+                             "more than %d directory levels below the path given: not searched",
+                             KDC_WALK_DEPTH_MAX);
         return;
+    }
     DIR *d = opendir(dir);
     if (!d) {
         kdc_inputs_add_error(in, dir, "cannot read directory: %s", strerror(errno));
@@ -192,11 +200,19 @@ static void walk_dir(kdc_inputs_t *in, const char *dir, pathvec_t *out, int dept
         qsort(local.v, local.n, sizeof *local.v, cmp_str);
     for (size_t i = 0; i < local.n; i++) {
         struct stat st;
-        if (lstat(local.v[i], &st) == 0 && S_ISDIR(st.st_mode))
+        if (lstat(local.v[i], &st) == 0 && S_ISDIR(st.st_mode)) {
             walk_dir(in, local.v[i], out, depth + 1);
-        else if (stat(local.v[i], &st) == 0 && S_ISREG(st.st_mode) &&
-                 kdc_source_language(local.v[i])) {
-            KDC_VEC_PUSH(*out, kdc_xstrdup(local.v[i]));
+        } else if (kdc_source_language(local.v[i])) {
+            /* a source by its name: a regular file is analysed; a link that names nothing,
+             * a FIFO or a device is an input error (check_source says which), never
+             * skipped without a word */
+            if (stat(local.v[i], &st) != 0) {
+                kdc_inputs_add_error(in, local.v[i], "%s%s: not analysed", strerror(errno),
+                                     errno == ENOENT ? " (a symbolic link that names nothing)"
+                                                     : "");
+            } else if (!S_ISDIR(st.st_mode)) {
+                KDC_VEC_PUSH(*out, kdc_xstrdup(local.v[i]));
+            }
         }
         free(local.v[i]);
     }
@@ -292,46 +308,25 @@ static int under(const char *file, const char *root) {
     return !strncmp(file, root, n) && (file[n] == 0 || file[n] == '/' || root[n - 1] == '/');
 }
 
-/* The database's bytes (malloc'd, *len), or NULL when it cannot be read. */
-static char *read_db(const char *db_file, size_t *len) {
-    int fd = open(db_file, O_RDONLY | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        if (fd >= 0)
-            close(fd);
-        return NULL;
-    }
-    size_t cap = (size_t)st.st_size + 1, n = 0;
-    char *buf = kdc_xrealloc(NULL, cap);
-    ssize_t r;
-    while ((r = read(fd, buf + n, cap - n)) > 0) {
-        n += (size_t)r;
-        if (n == cap)
-            buf = kdc_xrealloc(buf, cap *= 2);
-    }
-    close(fd);
-    if (r < 0) {
-        free(buf);
-        return NULL;
-    }
-    *len = n;
-    return buf;
+/* The database's bytes (malloc'd, *len), or NULL with *why when it cannot be read or is
+ * no regular file (a FIFO must not block the run: regfile.h). */
+static char *read_db(const char *db_file, size_t *len, char **why) {
+    return kdc_read_regular(db_file, 0, len, why);
 }
 
 /* Validate with jansson first: libclang only says "cannot load". `json` is the
- * database's bytes, or NULL when they could not be read (it is then read here, for the
- * message). */
-static int validate_db(kdc_inputs_t *in, const char *db_file, const char *json, size_t len) {
+ * database's bytes, or NULL when they could not be read (why says why). */
+static int validate_db(kdc_inputs_t *in, const char *db_file, const char *json, size_t len,
+                       const char *why) {
+    if (!json) {
+        kdc_inputs_add_error(in, db_file, "cannot read the compilation database: %s", why);
+        return 0;
+    }
     json_error_t jerr;
-    json_t *root = json ? json_loadb(json, len, 0, &jerr) : json_load_file(db_file, 0, &jerr);
+    json_t *root = json_loadb(json, len, 0, &jerr);
     if (!root) {
-        if (access(db_file, R_OK) != 0)
-            kdc_inputs_add_error(in, db_file, "cannot read the compilation database: %s",
-                                 strerror(errno));
-        else
-            kdc_inputs_add_error(in, db_file,
-                                 "invalid compilation database: line %d, column %d: %s",
-                                 jerr.line, jerr.column, jerr.text);
+        kdc_inputs_add_error(in, db_file, "invalid compilation database: line %d, column %d: %s",
+                             jerr.line, jerr.column, jerr.text);
         return 0;
     }
     int ok = 1;
@@ -410,6 +405,29 @@ static void push_extra_args(argv_b *a, const kdc_input_opts_t *o, const char *cw
     }
 }
 
+/* libclang expands an entry's @response files: an argument still starting with '@' names
+ * one it could not read, or would not (a FIFO or a device, openguard.h). The unit is then
+ * an input error rather than analysed with other flags than its build's. */
+static int response_files_read(kdc_inputs_t *in, const char *file, const char *dir,
+                               const kdc_compdb_entry_t *cmd) {
+    for (unsigned k = 1; k < cmd->argc; k++) {
+        if (cmd->argv[k][0] != '@' || !cmd->argv[k][1])
+            continue;
+        const char *rf = cmd->argv[k] + 1;
+        char *path = rf[0] == '/' ? kdc_xstrdup(rf) : kdc_xasprintf("%s/%s", dir, rf);
+        char *why = NULL;
+        int fd = kdc_open_regular(path, &why);
+        if (fd >= 0)
+            close(fd);
+        kdc_inputs_add_error(in, file, "response file %s: %s: not analysed", rf,
+                             why ? why : "not expanded");
+        free(why);
+        free(path);
+        return 0;
+    }
+    return 1;
+}
+
 static void collect_db(const char *const *paths, size_t npaths, const kdc_input_opts_t *o,
                        kdc_inputs_t *in) {
     char *db_dir = realpath(o->db_dir, NULL);
@@ -420,11 +438,14 @@ static void collect_db(const char *const *paths, size_t npaths, const kdc_input_
         return;
     }
     size_t json_len = 0;
-    char *json = read_db(db_file, &json_len);
+    char *why = NULL;
+    char *json = read_db(db_file, &json_len, &why);
     kdc_compdb_t db;
     /* a database libclang read before (the same bytes) was valid: taken from the cache */
     int cached = json && kdc_compdb_cached(db_dir, json, json_len, o->cache, &db);
-    if (!cached && !validate_db(in, db_file, json, json_len)) {
+    int valid = cached || validate_db(in, db_file, json, json_len, why);
+    free(why);
+    if (!valid) {
         free(json);
         free(db_dir);
         free(db_file);
@@ -475,7 +496,7 @@ static void collect_db(const char *const *paths, size_t npaths, const kdc_input_
                 wanted = 1;
                 matched[k]++;
             }
-        if (wanted && check_source(in, file, file)) {
+        if (wanted && check_source(in, file, file) && response_files_read(in, file, dir, cmd)) {
             argv_b a = {0};
             unsigned na = cmd->argc;
             for (unsigned k = 1; k < na; k++) { /* 0 is the compiler */

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "prefilter.h"
 #include "filesig.h"
+#include "regfile.h"
 #include "util.h"
 
 #include <ctype.h>
@@ -538,7 +539,9 @@ static file_info_t *file_info(pf_t *p, const char *real) {
     kdc_strmap_put(&p->files, key, fi);
     file_dep_t dep = {key, 0, {{0}, {0}, 0}};
     int64_t clock = kdc_filesig_clock();
-    int fd = open(real, O_RDONLY | O_CLOEXEC);
+    char *why = NULL;
+    int fd = kdc_open_regular(real, &why); /* a FIFO must not block (regfile.h) */
+    free(why);
     struct stat sb;
     if (fd < 0 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
         if (fd >= 0)

@@ -7,9 +7,11 @@
  * relative to the repository root (GITHUB_WORKSPACE in a checkout). Input
  * errors and incomplete translation units are annotated too. Escaping follows
  * the runner: in the message %, CR and LF become %25, %0D and %0A; in
- * properties also ':' and ',' (%3A, %2C).
+ * properties also ':' and ',' (%3A, %2C). Every other control character is
+ * written as a C escape (escape.h), which the runner shows as it is.
  */
 #include "output.h"
+#include "escape.h"
 #include "util.h"
 
 #include <stdio.h>
@@ -34,7 +36,18 @@ static void escape(FILE *o, const char *s, int property) {
             else
                 fputc(',', o);
             break;
-        default: fputc(*s, o);
+        default:
+            /* the runner decodes only %25, %0D, %0A (and %3A, %2C): any other control
+             * character is shown as its escape (escape.h), never raw */
+            if (((unsigned char)*s < 0x20 && *s != '\t') || *s == 0x7f ||
+                ((unsigned char)*s == 0xc2 && (unsigned char)s[1] >= 0x80 &&
+                 (unsigned char)s[1] <= 0x9f)) {
+                char one[3] = {s[0], (unsigned char)*s == 0xc2 ? s[1] : 0, 0};
+                kdc_fputs_shown(one, o);
+                s += one[1] != 0;
+            } else {
+                fputc(*s, o);
+            }
         }
     }
 }

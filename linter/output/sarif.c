@@ -13,6 +13,7 @@
 #include "jsontext.h"
 #include "ruledocs.h"
 #include "rule.h"
+#include "regfile.h"
 #include "util.h"
 
 #include <stdio.h>
@@ -137,7 +138,7 @@ static const char *line_text(sarif_t *s, const char *file, unsigned line) {
     if (!s->cached_file || strcmp(s->cached_file, file)) {
         drop_cached_lines(s);
         s->cached_file = kdc_xstrdup(file);
-        FILE *f = fopen(file, "r");
+        FILE *f = kdc_fopen_regular(file);
         char *buf = NULL;
         size_t cap = 0, alloc = 0;
         while (f && getline(&buf, &cap, f) >= 0) {

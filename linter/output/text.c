@@ -3,6 +3,8 @@
  * colours of gcc/clang diagnostics (ANSI SGR): bold location and message,
  * magenta warning, red error, cyan note, green caret. */
 #include "output.h"
+#include "escape.h"
+#include "regfile.h"
 #include "util.h"
 
 #include <stdlib.h>
@@ -10,7 +12,7 @@
 
 /* Returns line `line` (1-based) of `file` without its newline, or NULL. */
 static char *source_line(const char *file, unsigned line) {
-    FILE *f = fopen(file, "r");
+    FILE *f = kdc_fopen_regular(file);
     if (!f)
         return NULL;
     char *buf = NULL;
@@ -63,9 +65,16 @@ static void print_snippet(FILE *o, const kdc_loc_t *loc, const palette_t *c) {
             to++;
     }
     const char *pre = from ? "..." : "", *post = to < len ? "..." : "";
-    fprintf(o, "  %s%.*s%s\n  %s", pre, (int)(to - from), text + from, post, from ? "   " : "");
+    text[to] = 0;
+    fprintf(o, "  %s", pre);
+    kdc_fputs_shown(text + from, o); /* a source line's control characters too */
+    fprintf(o, "%s\n  %s", post, from ? "   " : "");
     for (size_t i = from; i < caret; i++)
-        fputc(text[i] == '\t' ? '\t' : ' ', o);
+        if (text[i] == '\t')
+            fputc('\t', o);
+        else
+            for (size_t w = kdc_shown_width(text, i); w; w--)
+                fputc(' ', o);
     fprintf(o, "%s^%s\n", c->caret, c->reset);
     free(text);
 }
@@ -74,16 +83,22 @@ int kdc_output_text(FILE *o, const kdc_run_t *run) {
     const palette_t *c = run->color ? &colours : &plain;
     for (size_t i = 0; i < run->findings->n; i++) {
         const kdc_finding_t *f = &run->findings->v[i];
-        fprintf(o, "%s%s:%u:%u: %s%s:%s%s %s [%s]%s\n", c->bold,
-                kdc_display_path(run->cwd, f->loc.file), f->loc.line, f->loc.col,
+        /* paths and messages escaped: a file name cannot forge a line (escape.h) */
+        fputs(c->bold, o);
+        kdc_fputs_shown(kdc_display_path(run->cwd, f->loc.file), o);
+        fprintf(o, ":%u:%u: %s%s:%s%s ", f->loc.line, f->loc.col,
                 severity_colour(c, f->severity), kdc_severity_name(f->severity), c->reset,
-                c->bold, f->message, f->rule, c->reset);
+                c->bold);
+        kdc_fputs_shown(f->message, o);
+        fprintf(o, " [%s]%s\n", f->rule, c->reset);
         print_snippet(o, &f->loc, c);
         for (size_t k = 0; k < f->nrelated; k++) {
             const kdc_related_t *r = &f->related[k];
-            fprintf(o, "%s%s:%u:%u: %snote:%s %s\n", c->bold,
-                    kdc_display_path(run->cwd, r->loc.file), r->loc.line, r->loc.col, c->note,
-                    c->reset, r->message);
+            fputs(c->bold, o);
+            kdc_fputs_shown(kdc_display_path(run->cwd, r->loc.file), o);
+            fprintf(o, ":%u:%u: %snote:%s ", r->loc.line, r->loc.col, c->note, c->reset);
+            kdc_fputs_shown(r->message, o);
+            fputc('\n', o);
             print_snippet(o, &r->loc, c);
         }
     }

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 /* Baselines (see baseline.h). */
 #include "baseline.h"
+#include "regfile.h"
 #include "paths.h"
 #include "util.h"
 
@@ -41,17 +42,19 @@ static int valid_fp(const char *s, char *out) {
 
 kdc_baseline_t *kdc_baseline_read(const char *path, char **err) {
     *err = NULL;
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        *err = kdc_xasprintf("%s: cannot read the baseline: %s", path, strerror(errno));
-        return NULL;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        *err = kdc_xasprintf("%s: the baseline is not a regular file", path);
+    char *why = NULL;
+    size_t len = 0;
+    char *text = kdc_read_regular(path, 0, &len, &why);
+    if (!text) {
+        *err = errno == EINVAL ? kdc_xasprintf("%s: the baseline is not a regular file (%s)",
+                                               path, why)
+                               : kdc_xasprintf("%s: cannot read the baseline: %s", path, why);
+        free(why);
         return NULL;
     }
     json_error_t je;
-    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    free(text);
     if (!root) {
         /* jansson's column counts the characters read on the line (0 before the first) */
         *err = kdc_xasprintf("%s:%d:%d: invalid baseline: %s", path, je.line,
@@ -163,7 +166,17 @@ int kdc_baseline_write(const char *path, const kdc_findings_t *fs,
         json_array_append_new(arr, e);
     }
     json_object_set_new(root, "findings", arr);
-    char *tmp = kdc_xasprintf("%s.XXXXXX", path);
+    /* the file the new baseline replaces: a regular file, or none yet (never a device,
+     * FIFO or directory; through a symbolic link, the file it names: regfile.h) */
+    char *why = NULL;
+    char *target = kdc_replaceable_target(path, &why);
+    if (!target) {
+        *err = kdc_xasprintf("%s: cannot write the baseline: %s", path, why);
+        free(why);
+        json_decref(root);
+        return -1;
+    }
+    char *tmp = kdc_xasprintf("%s.XXXXXX", target);
     int fd = mkstemp(tmp);
     int rc = -1;
     if (fd < 0) {
@@ -179,7 +192,7 @@ int kdc_baseline_write(const char *path, const kdc_findings_t *fs,
         } else {
             close(fd);
         }
-        if (ok && chmod_default(tmp) && rename(tmp, path) == 0) {
+        if (ok && chmod_default(tmp) && rename(tmp, target) == 0) {
             rc = 0;
         } else {
             if (ok)
@@ -189,6 +202,7 @@ int kdc_baseline_write(const char *path, const kdc_findings_t *fs,
         }
     }
     free(tmp);
+    free(target);
     json_decref(root);
     return rc;
 }

@@ -16,6 +16,8 @@
 #include <yaml.h>
 
 #define CONFIG_MAX_BYTES ((size_t)1 << 20)
+#define KDC_XSTR(x) #x
+#define KDC_STR(x) KDC_XSTR(x)
 
 const char *const kdc_role_names[KDC_NROLES + 1] = {
     [KDC_ROLE_PRODUCE] = "produce", [KDC_ROLE_COMMIT] = "commit",
@@ -217,6 +219,10 @@ static void each_pair(loader_t *L, const yaml_node_t *n, const char *what,
         return;
     }
     yaml_node_pair_t *start = n->data.mapping.pairs.start;
+    kdc_strset_t keys;
+    kdc_strmap_t first; /* interned key -> its first key node */
+    kdc_strset_init(&keys);
+    kdc_strmap_init(&first);
     for (yaml_node_pair_t *p = start; p < n->data.mapping.pairs.top; p++) {
         yaml_node_t *k = node(L, p->key), *v = node(L, p->value);
         if (!k || k->type != YAML_SCALAR_NODE) {
@@ -224,12 +230,12 @@ static void each_pair(loader_t *L, const yaml_node_t *n, const char *what,
                        kind(k));
             continue;
         }
-        const yaml_node_t *dup = NULL;
-        for (yaml_node_pair_t *q = start; q < p && !dup; q++) {
-            yaml_node_t *k2 = node(L, q->key);
-            if (k2 && k2->type == YAML_SCALAR_NODE && !strcmp(scalar(k2), scalar(k)))
-                dup = k2;
-        }
+        /* the keys seen in this mapping, hashed: a mapping of 100,000 keys is checked in
+         * linear time (a scan of the earlier keys took 54 s) */
+        const char *name = kdc_strset_add(&keys, scalar(k), strlen(scalar(k)));
+        const yaml_node_t *dup = kdc_strmap_get(&first, name);
+        if (!dup)
+            kdc_strmap_put(&first, name, k);
         if (dup) {
             node_error(L, k, "%s%sduplicate key '%s' (first at line %zu)", what ? what : "",
                        what ? ": " : "", scalar(k), dup->start_mark.line + 1);
@@ -254,6 +260,8 @@ static void each_pair(loader_t *L, const yaml_node_t *n, const char *what,
         }
         fn(L, k, v, arg);
     }
+    kdc_strmap_free(&first);
+    kdc_strset_free(&keys);
 }
 
 /* ---------- the schema ---------- */
@@ -525,6 +533,58 @@ static void config_free(kdc_config_t *c) {
     free(c);
 }
 
+/* A configuration is a few short lists: these bounds are far above any real one and keep
+ * a hostile one (a repository's own .kdc-lint.yaml) from taking minutes. libyaml's loader
+ * takes quadratic time in the nesting depth (300,000 levels in 600 KB: 154 s), so the
+ * bounds are checked on libyaml's events first, which stop at the first node too many. */
+#define CONFIG_MAX_DEPTH 64
+#define CONFIG_MAX_NODES 200000
+
+/* 0 when text stays within the bounds (or is not YAML: the loader says why), else -1
+ * with the error recorded and c broken. */
+static int check_bounds(kdc_configs_t *cs, kdc_config_t *c, const char *text, size_t len) {
+    yaml_parser_t parser;
+    if (!yaml_parser_initialize(&parser))
+        kdc_oom();
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    size_t depth = 0, nodes = 0;
+    const char *over = NULL;
+    yaml_mark_t at = {0, 0, 0};
+    for (int done = 0; !done && !over;) {
+        yaml_event_t e;
+        if (!yaml_parser_parse(&parser, &e))
+            break;
+        switch (e.type) {
+        case YAML_SEQUENCE_START_EVENT:
+        case YAML_MAPPING_START_EVENT:
+            if (++depth > CONFIG_MAX_DEPTH)
+                over = "nested deeper than " KDC_STR(CONFIG_MAX_DEPTH) " levels";
+            /* fall through */
+        case YAML_SCALAR_EVENT:
+        case YAML_ALIAS_EVENT:
+            if (!over && ++nodes > CONFIG_MAX_NODES)
+                over = "more than " KDC_STR(CONFIG_MAX_NODES) " entries";
+            break;
+        case YAML_SEQUENCE_END_EVENT:
+        case YAML_MAPPING_END_EVENT: depth--; break;
+        case YAML_STREAM_END_EVENT: done = 1; break;
+        default: break;
+        }
+        at = e.start_mark;
+        yaml_event_delete(&e);
+    }
+    yaml_parser_delete(&parser);
+    if (!over)
+        return 0;
+    char *where = kdc_xasprintf("%s:%zu:%zu", c->path, at.line + 1, at.column + 1);
+    KDC_VEC_PUSH(cs->errors,
+                 ((kdc_config_error_t){where, kdc_xasprintf("the configuration is %s; not "
+                                                            "read",
+                                                            over)}));
+    c->broken = 1;
+    return -1;
+}
+
 /* Loads the configuration at `path` (absolute); always returns one, broken
  * when anything is wrong (errors recorded). */
 static kdc_config_t *config_load(kdc_configs_t *cs, const char *path) {
@@ -534,6 +594,10 @@ static kdc_config_t *config_load(kdc_configs_t *cs, const char *path) {
     char *text = read_file(cs, c, &len);
     if (!text)
         return c;
+    if (check_bounds(cs, c, text, len)) {
+        free(text);
+        return c;
+    }
     yaml_parser_t parser;
     yaml_document_t doc;
     if (!yaml_parser_initialize(&parser))
@@ -712,20 +776,6 @@ int kdc_config_report_unused(const kdc_config_t *c, const kdc_overrides_t *o) {
 
 /* ---------- exclude globs ---------- */
 
-/* Do pattern components p[0..np) match path components s[0..ns) exactly?
- * '**' matches any number of components (consecutive ones were merged). */
-static int match_components(char **p, size_t np, char **s, size_t ns) {
-    if (!np)
-        return !ns;
-    if (!strcmp(p[0], "**")) {
-        for (size_t k = 0; k <= ns; k++)
-            if (match_components(p + 1, np - 1, s + k, ns - k))
-                return 1;
-        return 0;
-    }
-    return ns && fnmatch(p[0], s[0], 0) == 0 && match_components(p + 1, np - 1, s + 1, ns - 1);
-}
-
 /* Splits at '/' (in place), dropping empty and "." components; merges "**" runs. */
 static size_t split(char *s, char **out, size_t max) {
     size_t n = 0;
@@ -750,10 +800,29 @@ static int glob_matches(const char *pattern, const char *rel) {
         p[np++] = "**"; /* "name": a component at any depth */
     np += split(pc, p + np, MAX_COMPONENTS);
     size_t ns = split(sc, s, MAX_COMPONENTS);
-    int hit = 0;
+    /* reach[j]: pattern components p[0..i) match path components s[0..j), for i = 0, 1, ..
+     * in turn. '**' matches any number of components (consecutive ones were merged): one
+     * pass over the path per pattern component, and fnmatch once per component pair at
+     * most. A backtracking match took exponential time: twelve "a/" components, each
+     * after a '**', against a deep path ran for minutes. */
+    unsigned char reach[MAX_COMPONENTS + 1], next[MAX_COMPONENTS + 1];
+    memset(reach, 0, sizeof reach);
+    reach[0] = 1;
+    for (size_t i = 0; i < np; i++) {
+        memset(next, 0, sizeof next);
+        if (!strcmp(p[i], "**")) {
+            for (size_t j = 0, any = 0; j <= ns; j++)
+                next[j] = (unsigned char)(any |= reach[j]);
+        } else {
+            for (size_t j = 0; j < ns; j++)
+                next[j + 1] = reach[j] && fnmatch(p[i], s[j], 0) == 0;
+        }
+        memcpy(reach, next, sizeof reach);
+    }
     /* a pattern that matches a directory matches everything below it */
+    int hit = 0;
     for (size_t k = 1; k <= ns && !hit; k++)
-        hit = match_components(p, np, s, k);
+        hit = reach[k];
     free(pc);
     free(sc);
     return hit;

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 /* What the driver reports (see filter.h). */
 #include "filter.h"
+#include "escape.h"
 #include "baseline.h"
 #include "fingerprint.h"
 #include "paths.h"
@@ -285,7 +286,8 @@ void kdc_filter_run(kdc_filter_t *fl, const kdc_rule_plan_t *plan, kdc_findings_
                 move(&dropped, f);
             }
         }
-        free(runs[p].v);
+        free(runs[p].v); /* the findings were moved */
+        free(runs[p].slots);
         runs[p] = (kdc_findings_t){0};
     }
 
@@ -305,6 +307,7 @@ void kdc_filter_run(kdc_filter_t *fl, const kdc_rule_plan_t *plan, kdc_findings_
         }
     }
     free(kept.v);
+    free(kept.slots);
     kdc_suppressions_report(sup, &shown, want_unused, fl);
     kdc_suppressions_free(sup);
     kdc_findings_sort(&shown);
@@ -321,8 +324,11 @@ int kdc_filter_dump_config(kdc_filter_t *fl, const char *path, FILE *out) {
     size_t nerr = kdc_configs_nerrors(fl->configs);
     for (size_t i = 0; i < nerr; i++) {
         const kdc_config_error_t *e = kdc_configs_error(fl->configs, i);
-        fprintf(stderr, "kdc-lint: error: %s: %s\n", kdc_display_path(fl->cwd, e->where),
-                e->message);
+        fputs("kdc-lint: error: ", stderr); /* control characters escaped (escape.h) */
+        kdc_fputs_shown(kdc_display_path(fl->cwd, e->where), stderr);
+        fputs(": ", stderr);
+        kdc_fputs_shown(e->message, stderr);
+        fputc('\n', stderr);
     }
     if (nerr || (c && c->broken))
         return 2;

@@ -1,6 +1,8 @@
 /* kdc-lint merge (see merge.h and shard.h). */
 #define _GNU_SOURCE
 #include "merge.h"
+#include "shard.h"
+#include "regfile.h"
 #include "util.h"
 
 #include <jansson.h>
@@ -46,12 +48,18 @@ static const char *tool_version(const report_t *r) {
 
 static int load(report_t *r) {
     json_error_t e;
-    r->doc = json_load_file(r->path, 0, &e);
-    if (!r->doc) {
-        if (access(r->path, R_OK) != 0)
-            return fail("%s: %m", r->path);
-        return fail("%s: not JSON (line %d, column %d: %s)", r->path, e.line, e.column, e.text);
+    char *why = NULL;
+    size_t len = 0;
+    char *text = kdc_read_regular(r->path, 0, &len, &why);
+    if (!text) {
+        fail("%s: %s", r->path, why);
+        free(why);
+        return -1;
     }
+    r->doc = json_loadb(text, len, 0, &e);
+    free(text);
+    if (!r->doc)
+        return fail("%s: not JSON (line %d, column %d: %s)", r->path, e.line, e.column, e.text);
     json_t *run = sarif_run(r->doc);
     const char *name = NULL;
     if (json_is_string(json_object_get(r->doc, "version")) && run) {
@@ -76,6 +84,10 @@ static int load(report_t *r) {
         json_integer_value(cnt) < 1 || json_integer_value(idx) < 1 ||
         json_integer_value(idx) > json_integer_value(cnt) || json_integer_value(tot) < 0)
         return fail("%s: its shard description is damaged", r->path);
+    if (json_integer_value(cnt) > KDC_SHARD_MAX)
+        return fail("%s: its shard description is damaged (shard %" JSON_INTEGER_FORMAT
+                    " of %" JSON_INTEGER_FORMAT "; N is at most %d)",
+                    r->path, json_integer_value(idx), json_integer_value(cnt), KDC_SHARD_MAX);
     r->index = (unsigned)json_integer_value(idx);
     r->count = (unsigned)json_integer_value(cnt);
     r->total = (size_t)json_integer_value(tot);
@@ -174,6 +186,13 @@ static int check_and_merge(report_t *rs, size_t n, json_t **out) {
     if (rc)
         return rc;
 
+    /* the positions the shards hold must be the run's findings before a slot is made for
+     * each: a damaged "total" must not decide how much memory is asked for */
+    size_t held = 0;
+    for (size_t i = 0; i < n; i++)
+        held += json_array_size(json_object_get(rs[i].meta, "findings"));
+    if (held != a->total)
+        return fail("the shards hold %zu of the run's %zu findings", held, a->total);
     json_t **slots = calloc(a->total ? a->total : 1, sizeof *slots);
     if (!slots)
         kdc_oom();

@@ -27,8 +27,9 @@ int kdc_shard_parse(const char *spec, kdc_shard_t *sh, char **err) {
         *err = kdc_xasprintf("'%s' is not K/N (shard K of N, both from 1)", spec);
         return -1;
     }
-    if (n > 1000 || k > n) {
-        *err = kdc_xasprintf("'%s': K must be from 1 to N, and N at most 1000", spec);
+    if (n > KDC_SHARD_MAX || k > n) {
+        *err = kdc_xasprintf("'%s': K must be from 1 to N, and N at most %d", spec,
+                             KDC_SHARD_MAX);
         return -1;
     }
     sh->index = (unsigned)k;

@@ -35,7 +35,10 @@ typedef struct kdc_shard {
     size_t total;          /* findings of the whole run */
 } kdc_shard_t;
 
-/* Parses "K/N" (1 <= K <= N <= 1000). Returns 0, or -1 with *err (malloc'd). */
+/* The largest N of --shard=K/N (and of a report kdc-lint merge reads). */
+#define KDC_SHARD_MAX 1000
+
+/* Parses "K/N" (1 <= K <= N <= KDC_SHARD_MAX). Returns 0, or -1 with *err (malloc'd). */
 int kdc_shard_parse(const char *spec, kdc_shard_t *sh, char **err);
 
 /* The shard (1..count) a file belongs to, by its path relative to `root`. */

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 /* Suppression comments (see suppress.h). */
 #include "suppress.h"
+#include "regfile.h"
 #include "rule.h"
 #include "util.h"
 
@@ -316,7 +317,9 @@ void kdc_suppressions_scan(kdc_suppressions_t *s, const char *file) {
         if (s->scanned.v[i] == file || !strcmp(s->scanned.v[i], file))
             return;
     KDC_VEC_PUSH(s->scanned, file);
-    int fd = open(file, O_RDONLY | O_CLOEXEC);
+    char *why = NULL;
+    int fd = kdc_open_regular(file, &why); /* a FIFO since parsed must not block (regfile.h) */
+    free(why);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0) {
         if (fd >= 0)
@@ -330,6 +333,11 @@ void kdc_suppressions_scan(kdc_suppressions_t *s, const char *file) {
         if ((len += (size_t)n) == cap)
             text = kdc_xrealloc(text, cap *= 2);
     close(fd);
+    /* a lone CR ends a line for clang (classic Mac line endings), as CR LF and LF do: made
+     * LF here, so that lines are counted as clang counts them (no offset moves) */
+    for (size_t i = 0; i < len; i++)
+        if (text[i] == '\r' && (i + 1 == len || text[i + 1] != '\n'))
+            text[i] = '\n';
     /* every directive starts with the marker: a file without it has none (most files) */
     if (!memmem(text, len, "kdc-lint:", 9)) {
         free(text);

@@ -70,6 +70,12 @@ int kdc_run_ex(const char *cwd, char *const argv[], const kdc_run_opts_t *o, kdc
             fclose(err);
         return -1;
     }
+    int in[2] = {-1, -1};
+    if (o->stdin_pipe && pipe2(in, O_CLOEXEC) != 0) {
+        fclose(out);
+        fclose(err);
+        return -1;
+    }
     fflush(stdout);
     fflush(stderr);
     struct timespec t0;
@@ -83,6 +89,8 @@ int kdc_run_ex(const char *cwd, char *const argv[], const kdc_run_opts_t *o, kdc
     if (pid == 0) {
         int ofd = o->stdout_path ? open(o->stdout_path, O_WRONLY) : fileno(out);
         if (ofd < 0 || dup2(ofd, STDOUT_FILENO) < 0 || dup2(fileno(err), STDERR_FILENO) < 0)
+            _exit(127);
+        if (in[0] >= 0 && dup2(in[0], STDIN_FILENO) < 0)
             _exit(127);
         if (cwd && chdir(cwd) != 0) {
             fprintf(stderr, "chdir %s: %s\n", cwd, strerror(errno));
@@ -113,6 +121,10 @@ int kdc_run_ex(const char *cwd, char *const argv[], const kdc_run_opts_t *o, kdc
         }
     }
     r->seconds = since(&t0);
+    if (in[0] >= 0) {
+        close(in[0]);
+        close(in[1]);
+    }
     if (WIFEXITED(status)) {
         r->exit_code = WEXITSTATUS(status);
     } else {

@@ -25,6 +25,8 @@ typedef struct kdc_run_opts {
     int timeout;             /* seconds; 0: none */
     const char *stdout_path; /* stdout goes to this file instead of being captured */
     int as_nobody;           /* when root, run as uid/gid 65534 (permission tests) */
+    int stdin_pipe;          /* stdin is a pipe that stays open, empty, until the program
+                                exits (a reader of stdin blocks) */
 } kdc_run_opts_t;
 
 /*
