@@ -92,9 +92,8 @@ static void process_unit(run_t *run, const kdc_tu_job_t *job, result_t *r, int h
      * binary too, checked here where it is parsed (a cached model's file was checked then) */
     if (kdc_regular_has_nul(job->file) == 1) {
         r->error = kdc_xstrdup("binary file, not C or C++ source: not analysed");
-    } else if (kdc_parse_tu_files(run->parser, unit, job->file,
-                                  (const char *const *)job->argv, job->argc,
-                                  cache ? collect_file : NULL, &files, &err)) {
+    } else if (kdc_parse_tu_files(run->parser, unit, job->file, (const char *const *)job->argv,
+                                  job->argc, cache ? collect_file : NULL, &files, &err)) {
         r->error = err ? err : kdc_xstrdup("libclang could not parse this file");
     } else {
         kdc_unit_encode(unit, &r->model);

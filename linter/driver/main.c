@@ -39,8 +39,7 @@ static int stdout_written(int rc) {
     if (rc == 2)
         return rc; /* said already ("cannot write the report"), or another error was */
     if (errno)
-        fprintf(stderr, "kdc-lint: error: cannot write to standard output: %s\n",
-                strerror(errno));
+        fprintf(stderr, "kdc-lint: error: cannot write to standard output: %s\n", strerror(errno));
     else
         fputs("kdc-lint: error: cannot write to standard output\n", stderr);
     return 2;

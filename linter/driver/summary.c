@@ -30,10 +30,10 @@ static size_t print_diagnostics(const kdc_lint_run_t *r) {
         nincomplete++;
         if (tu->nerrors) {
             kdc_fputs_shown(kdc_display_path(cwd, tu->file), stderr);
-            fprintf(stderr, ": warning: %u compile error%s; analysed partially (first: ",
-                    tu->nerrors, tu->nerrors == 1 ? "" : "s");
-            kdc_fputs_shown(tu->first_error ? kdc_display_path(cwd, tu->first_error) : "?",
-                            stderr);
+            fprintf(stderr,
+                    ": warning: %u compile error%s; analysed partially (first: ", tu->nerrors,
+                    tu->nerrors == 1 ? "" : "s");
+            kdc_fputs_shown(tu->first_error ? kdc_display_path(cwd, tu->first_error) : "?", stderr);
             fputs(")\n  hint: pass -p BUILD_DIR with the project's compile_commands.json for "
                   "its exact flags, or --extra-arg=-I...\n",
                   stderr);

@@ -86,9 +86,8 @@ int kdc_output_text(FILE *o, const kdc_run_t *run) {
         /* paths and messages escaped: a file name cannot forge a line (escape.h) */
         fputs(c->bold, o);
         kdc_fputs_shown(kdc_display_path(run->cwd, f->loc.file), o);
-        fprintf(o, ":%u:%u: %s%s:%s%s ", f->loc.line, f->loc.col,
-                severity_colour(c, f->severity), kdc_severity_name(f->severity), c->reset,
-                c->bold);
+        fprintf(o, ":%u:%u: %s%s:%s%s ", f->loc.line, f->loc.col, severity_colour(c, f->severity),
+                kdc_severity_name(f->severity), c->reset, c->bold);
         kdc_fputs_shown(f->message, o);
         fprintf(o, " [%s]%s\n", f->rule, c->reset);
         print_snippet(o, &f->loc, c);

@@ -46,9 +46,9 @@ kdc_baseline_t *kdc_baseline_read(const char *path, char **err) {
     size_t len = 0;
     char *text = kdc_read_regular(path, 0, &len, &why);
     if (!text) {
-        *err = errno == EINVAL ? kdc_xasprintf("%s: the baseline is not a regular file (%s)",
-                                               path, why)
-                               : kdc_xasprintf("%s: cannot read the baseline: %s", path, why);
+        *err = errno == EINVAL
+                   ? kdc_xasprintf("%s: the baseline is not a regular file (%s)", path, why)
+                   : kdc_xasprintf("%s: cannot read the baseline: %s", path, why);
         free(why);
         return NULL;
     }

@@ -566,9 +566,14 @@ static int check_bounds(kdc_configs_t *cs, kdc_config_t *c, const char *text, si
                 over = "more than " KDC_STR(CONFIG_MAX_NODES) " entries";
             break;
         case YAML_SEQUENCE_END_EVENT:
-        case YAML_MAPPING_END_EVENT: depth--; break;
-        case YAML_STREAM_END_EVENT: done = 1; break;
-        default: break;
+        case YAML_MAPPING_END_EVENT:
+            depth--;
+            break;
+        case YAML_STREAM_END_EVENT:
+            done = 1;
+            break;
+        default:
+            break;
         }
         at = e.start_mark;
         yaml_event_delete(&e);

@@ -28,8 +28,7 @@ int kdc_shard_parse(const char *spec, kdc_shard_t *sh, char **err) {
         return -1;
     }
     if (n > KDC_SHARD_MAX || k > n) {
-        *err = kdc_xasprintf("'%s': K must be from 1 to N, and N at most %d", spec,
-                             KDC_SHARD_MAX);
+        *err = kdc_xasprintf("'%s': K must be from 1 to N, and N at most %d", spec, KDC_SHARD_MAX);
         return -1;
     }
     sh->index = (unsigned)k;

@@ -22,9 +22,13 @@ static const char *escape_at(const char *s, size_t *len, char buf[8]) {
         return buf;
     }
     switch (c) {
-    case '\n': return "\\n";
-    case '\r': return "\\r";
-    default: snprintf(buf, 8, "\\x%02x", c); return buf;
+    case '\n':
+        return "\\n";
+    case '\r':
+        return "\\r";
+    default:
+        snprintf(buf, 8, "\\x%02x", c);
+        return buf;
     }
 }
 

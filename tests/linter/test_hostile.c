@@ -116,9 +116,8 @@ static mode_t type_of(const char *rel) {
 static void shard_report_with(const char *rel, json_int_t index, json_int_t count,
                               json_int_t total) {
     kdc_run_t r;
-    assert_int_equal(RUN(&r, "--no-cache", "--format=json", "--shard=1/1", "-o", "s.json",
-                         "good.c"),
-                     1);
+    assert_int_equal(
+        RUN(&r, "--no-cache", "--format=json", "--shard=1/1", "-o", "s.json", "good.c"), 1);
     kdc_run_free(&r);
     char *path = scratch_path(root, "s.json");
     json_error_t e;
@@ -216,8 +215,7 @@ static void an_include_of_dev_stdin_with_stdin_a_pipe_is_an_input_error_not_a_ha
                   "void drain2(rd_kafka_t *c) { rd_kafka_commit(c, NULL, 0); }\n");
     for (int j = 0; j < 2; j++) { /* in worker processes, and in kdc-lint's own */
         kdc_run_t r;
-        assert_int_equal(RUN_STDIN_PIPE(&r, "--no-cache", j ? "-j1" : "-j2", "stdin.c",
-                                        "good.c"),
+        assert_int_equal(RUN_STDIN_PIPE(&r, "--no-cache", j ? "-j1" : "-j2", "stdin.c", "good.c"),
                          2);
         /* kdc-lint's stdin is /dev/null (it reads none): never the user's pipe */
         expect_in("stderr", r.err,
@@ -252,8 +250,9 @@ static void a_header_that_is_a_fifo_is_an_input_error_not_a_hang(void **state) {
     kdc_run_t r;
     assert_int_equal(RUN(&r, "--no-cache", "fifo.c", "good.c"), 2);
     char *want = NULL;
-    assert_true(asprintf(&want, "kdc-lint: error: fifo.c: %s/fifo.h: a FIFO, not a regular "
-                                "file: not analysed\n",
+    assert_true(asprintf(&want,
+                         "kdc-lint: error: fifo.c: %s/fifo.h: a FIFO, not a regular "
+                         "file: not analysed\n",
                          root) > 0);
     expect_in("stderr", r.err, want);
     expect_in("stdout", r.out, GOOD_FINDING);
@@ -395,8 +394,9 @@ static void a_directory_deeper_than_64_levels_is_an_input_error_not_skipped(void
     scratch_write(root, "deep/good.c", bare_commit);
     kdc_run_t r;
     assert_int_equal(RUN(&r, "--no-cache", "deep"), 2);
-    expect_in("stderr", r.err, "/d/d: more than 64 directory levels below the path given: not "
-                               "searched\n");
+    expect_in("stderr", r.err,
+              "/d/d: more than 64 directory levels below the path given: not "
+              "searched\n");
     expect_in("stdout", r.out, "deep/" GOOD_FINDING);
     kdc_run_free(&r);
 }
@@ -463,8 +463,7 @@ static void a_nul_byte_after_the_first_8_kib_makes_a_source_binary(void **state)
     assert_non_null(f);
     fputs(bare_commit, f);
     for (int i = 0; i < 100; i++)
-        fputs("/* padding padding padding padding padding padding padding padding padding */\n",
-              f);
+        fputs("/* padding padding padding padding padding padding padding padding padding */\n", f);
     fputc(0, f);
     fputs("\n", f);
     fclose(f);
@@ -491,8 +490,7 @@ static void an_exclude_glob_of_many_double_stars_is_matched_in_linear_time(void 
     char rel[300], yaml[600];
     snprintf(rel, sizeof rel, "%s/x.c", deep);
     scratch_write(root, rel, bare_commit);
-    snprintf(yaml, sizeof yaml, "exclude:\n  - \"%s\"\n  - \"**/a/**/a/**/skip.c\"\n",
-             pattern);
+    snprintf(yaml, sizeof yaml, "exclude:\n  - \"%s\"\n  - \"**/a/**/a/**/skip.c\"\n", pattern);
     scratch_write(root, "g/.kdc-lint.yaml", yaml);
     snprintf(rel, sizeof rel, "%s/skip.c", deep);
     scratch_write(root, rel, bare_commit);
@@ -578,8 +576,8 @@ static void many_unused_suppressions_are_reported_in_linear_time(void **state) {
     scratch_write(root, "unused.c", text);
     free(text);
     kdc_run_t r;
-    assert_int_equal(RUN(&r, "--no-cache", "--report-unused-suppressions", "--format=json",
-                         "-o", "unused.json", "unused.c"),
+    assert_int_equal(RUN(&r, "--no-cache", "--report-unused-suppressions", "--format=json", "-o",
+                         "unused.json", "unused.c"),
                      1);
     expect_quick(&r, 20, "60,000 unused suppressions"); /* quadratic: 30 s and more */
     char *path = scratch_path(root, "unused.json");
@@ -649,8 +647,8 @@ static size_t children_of(pid_t pid, pid_t *out, size_t max) {
         char *close_paren = strrchr(buf, ')');
         int ppid = 0;
         char state = 0;
-        if (close_paren && sscanf(close_paren + 1, " %c %d", &state, &ppid) == 2 &&
-            ppid == pid && state != 'Z')
+        if (close_paren && sscanf(close_paren + 1, " %c %d", &state, &ppid) == 2 && ppid == pid &&
+            state != 'Z')
             out[n++] = (pid_t)atoi(de->d_name);
     }
     closedir(d);
@@ -683,7 +681,8 @@ static void a_worker_dies_with_a_killed_driver(void **state) {
     size_t len = 0;
     FILE *m = open_memstream(&text, &len);
     fputs("#include <librdkafka/rdkafka.h>\nint f(int x, rd_kafka_t *c) {\n"
-          "    if (x == 0) return 0;\n", m);
+          "    if (x == 0) return 0;\n",
+          m);
     for (int i = 1; i < 15000; i++)
         fprintf(m, "    else if (x == %d) return %d;\n", i, i);
     fputs("    rd_kafka_commit(c, NULL, 0);\n    return -1;\n}\n", m);
@@ -733,53 +732,53 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(
             merge_refuses_a_shard_count_of_2_to_the_32_instead_of_overflowing, setup, teardown),
-        cmocka_unit_test_setup_teardown(merge_refuses_a_huge_total_before_allocating_for_it,
-                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(merge_refuses_a_huge_total_before_allocating_for_it, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(write_baseline_onto_a_fifo_refuses_and_leaves_it_a_fifo,
                                         setup, teardown),
-        cmocka_unit_test_setup_teardown(
-            write_baseline_through_a_link_replaces_the_file_it_names, setup, teardown),
+        cmocka_unit_test_setup_teardown(write_baseline_through_a_link_replaces_the_file_it_names,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(
             an_include_of_dev_stdin_with_stdin_a_pipe_is_an_input_error_not_a_hang, setup,
             teardown),
-        cmocka_unit_test_setup_teardown(an_include_of_dev_zero_is_refused_before_it_is_read,
-                                        setup, teardown),
-        cmocka_unit_test_setup_teardown(a_header_that_is_a_fifo_is_an_input_error_not_a_hang,
-                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(an_include_of_dev_zero_is_refused_before_it_is_read, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(a_header_that_is_a_fifo_is_an_input_error_not_a_hang, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(
             a_compilation_database_that_is_a_fifo_is_refused_with_exit_2, setup, teardown),
         cmocka_unit_test_setup_teardown(
             forced_includes_and_response_files_of_dev_stdin_are_input_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(a_merge_input_that_is_a_fifo_is_refused_not_waited_for,
                                         setup, teardown),
-        cmocka_unit_test_setup_teardown(a_baseline_that_is_a_fifo_is_refused_not_waited_for,
+        cmocka_unit_test_setup_teardown(a_baseline_that_is_a_fifo_is_refused_not_waited_for, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(a_file_name_cannot_forge_a_finding_line_in_the_text_report,
                                         setup, teardown),
-        cmocka_unit_test_setup_teardown(
-            a_file_name_cannot_forge_a_finding_line_in_the_text_report, setup, teardown),
-        cmocka_unit_test_setup_teardown(github_annotations_escape_every_control_character,
-                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(github_annotations_escape_every_control_character, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(
             configuration_errors_and_stats_lines_escape_control_characters, setup, teardown),
         cmocka_unit_test_setup_teardown(
             a_directory_deeper_than_64_levels_is_an_input_error_not_skipped, setup, teardown),
         cmocka_unit_test_setup_teardown(
             a_source_link_that_names_nothing_is_an_input_error_not_skipped, setup, teardown),
-        cmocka_unit_test_setup_teardown(
-            a_suppression_in_a_file_with_cr_only_line_endings_applies, setup, teardown),
-        cmocka_unit_test_setup_teardown(write_errors_of_informational_options_are_exit_2,
+        cmocka_unit_test_setup_teardown(a_suppression_in_a_file_with_cr_only_line_endings_applies,
                                         setup, teardown),
-        cmocka_unit_test_setup_teardown(
-            a_nul_byte_after_the_first_8_kib_makes_a_source_binary, setup, teardown),
+        cmocka_unit_test_setup_teardown(write_errors_of_informational_options_are_exit_2, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(a_nul_byte_after_the_first_8_kib_makes_a_source_binary,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(
             an_exclude_glob_of_many_double_stars_is_matched_in_linear_time, setup, teardown),
-        cmocka_unit_test_setup_teardown(a_configuration_nested_too_deep_is_refused_quickly,
-                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(a_configuration_nested_too_deep_is_refused_quickly, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(a_configuration_of_too_many_entries_is_refused, setup,
                                         teardown),
-        cmocka_unit_test_setup_teardown(duplicate_keys_among_many_are_found_in_linear_time,
-                                        setup, teardown),
-        cmocka_unit_test_setup_teardown(many_unused_suppressions_are_reported_in_linear_time,
-                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(duplicate_keys_among_many_are_found_in_linear_time, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(many_unused_suppressions_are_reported_in_linear_time, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(
             cache_marker_links_that_name_nothing_create_no_file_anywhere, setup, teardown),
         cmocka_unit_test_setup_teardown(a_worker_dies_with_a_killed_driver, setup, teardown),
