@@ -3,6 +3,7 @@
 #include "options.h"
 #include "output.h"
 #include "rule.h"
+#include "ruledocs.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -12,7 +13,7 @@
 enum { OPT_EXTRA_ARG = 256, OPT_FORMAT, OPT_LIST_RULES, OPT_ENABLE, OPT_DISABLE, OPT_PROFILE,
        OPT_VERSION, OPT_DUMP_MODEL, OPT_FAIL_INCOMPLETE, OPT_COLOR, OPT_CHANGED_SINCE };
 
-enum { OPT_EXPLAIN_CONFIG = 400 };
+enum { OPT_EXPLAIN_CONFIG = 400, OPT_EXPLAIN };
 
 /* Configuration, suppressions, baseline. */
 enum { OPT_CONFIG = 500, OPT_DUMP_CONFIG, OPT_REPORT_UNUSED, OPT_BASELINE, OPT_WRITE_BASELINE };
@@ -23,6 +24,7 @@ enum { OPT_JOBS = 600, OPT_NO_CACHE, OPT_CACHE_DIR, OPT_NO_PREFILTER, OPT_SHARD,
 
 static const struct option long_opts[] = {
     {"explain-config", required_argument, NULL, OPT_EXPLAIN_CONFIG},
+    {"explain", required_argument, NULL, OPT_EXPLAIN},
     {"jobs", required_argument, NULL, 'j'},
     {"no-cache", no_argument, NULL, OPT_NO_CACHE},
     {"cache-dir", required_argument, NULL, OPT_CACHE_DIR},
@@ -70,6 +72,8 @@ static void usage(FILE *o) {
           "                       every unit is still analysed\n"
           "  -o, --output=FILE    write the report to FILE instead of standard output (-)\n"
           "  --list-rules         list the rules with a one-line summary\n"
+          "  --explain=RULE       print RULE's documentation: what is lost, what is\n"
+          "                       reported and what is not, how to fix it\n"
           "  --enable=a,b         enable these rules (in addition to the profile's)\n"
           "  --disable=a,b        disable these rules\n"
           "  --profile=NAME       default (precise) or strict (the decision record, literally)\n"
@@ -150,6 +154,7 @@ int kdc_lint_opts_parse(int argc, char **argv, kdc_lint_opts_t *o) {
     o->progress_when = "auto";
     o->filter.overrides.profile = -1;
     int list_rules = 0, bad_usage = 0;
+    const char *explain_rule = NULL;
 
     /* Everything after the first `--` is compiler arguments, not options or paths. */
     int nopt = argc;
@@ -193,6 +198,9 @@ int kdc_lint_opts_parse(int argc, char **argv, kdc_lint_opts_t *o) {
         case OPT_CHANGED_SINCE: o->changed_since = optarg; break;
         case OPT_DUMP_MODEL: o->dump_model = 1; break;
         case OPT_EXPLAIN_CONFIG: o->explain_config = optarg; break;
+        case OPT_EXPLAIN:
+            explain_rule = optarg;
+            break;
         case OPT_CONFIG: o->filter.overrides.config_path = optarg; break;
         case OPT_DUMP_CONFIG: o->dump_config = optarg; break;
         case OPT_REPORT_UNUSED: o->filter.overrides.report_unused = 1; break;
@@ -268,6 +276,16 @@ int kdc_lint_opts_parse(int argc, char **argv, kdc_lint_opts_t *o) {
     if (list_rules) {
         for (size_t i = 0; i < kdc_nrules; i++)
             printf("%-36s %s\n", kdc_rules[i]->name, kdc_rules[i]->summary);
+        return 0;
+    }
+    if (explain_rule) {
+        const char *doc = kdc_rule_find(explain_rule) ? kdc_rule_doc(explain_rule) : NULL;
+        if (!doc) {
+            fprintf(stderr, "kdc-lint: error: --explain: unknown rule '%s' (see --list-rules)\n",
+                    explain_rule);
+            return 2;
+        }
+        fputs(doc, stdout);
         return 0;
     }
     o->filter.overrides.profile = o->profile ? !strcmp(o->profile, "strict") : -1;

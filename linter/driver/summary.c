@@ -59,10 +59,15 @@ static size_t print_diagnostics(const kdc_lint_run_t *r) {
 static void print_summary(const kdc_lint_run_t *r, size_t nincomplete) {
     const kdc_lint_opts_t *o = r->o;
     size_t nfind = r->findings.n, ntus = kdc_program_ntus(r->prog), nerr = r->inputs.nerrors;
-    if (!strcmp(o->format, "text"))
+    if (!strcmp(o->format, "text")) {
         fprintf(stderr, "kdc-lint: %zu finding%s in %zu translation unit%s (%zu incomplete, %zu input error%s)\n",
                 nfind, nfind == 1 ? "" : "s", ntus, ntus == 1 ? "" : "s", nincomplete, nerr,
                 nerr == 1 ? "" : "s");
+        if (nfind)
+            fputs("kdc-lint: what a rule's finding means and how to fix it: kdc-lint --explain "
+                  "RULE\n",
+                  stderr);
+    }
     if (o->changed_since)
         fprintf(stderr, "kdc-lint: %zu finding%s in files unchanged since %s not shown\n",
                 r->unchanged_findings, r->unchanged_findings == 1 ? "" : "s", o->changed_since);

@@ -1221,6 +1221,40 @@ static void version_help_and_list_rules_exit_0_on_stdout(void **s) {
     res_free(&r);
 }
 
+static void explain_prints_a_rules_doc_and_text_findings_point_to_it(void **s) {
+    (void)s;
+    char *d = test_dir("explain");
+    write_good(d, "good.c");
+    res_t r;
+    LINT(&r, g.tmp, "--explain", "bare-commit");
+    expect_exit(&r, 0);
+    EXPECT_OUT(&r, "# bare-commit\n\n**Finds** a commit without an offset list");
+    assert_string_equal(r.run.err, "");
+    res_free(&r);
+    LINT(&r, g.tmp, "--explain=commit-before-delivery-report");
+    expect_exit(&r, 0);
+    EXPECT_OUT(&r, "# commit-before-delivery-report\n");
+    res_free(&r);
+    /* not taken for --explain-config, nor for a rule it is not */
+    LINT(&r, g.tmp, "--explain=nope");
+    expect_exit(&r, 2);
+    EXPECT_ERR(&r, "kdc-lint: error: --explain: unknown rule 'nope' (see --list-rules)");
+    assert_string_equal(r.run.out, "");
+    res_free(&r);
+    /* a text report with findings says how to read about them; one without does not */
+    LINT(&r, d, "good.c");
+    expect_exit(&r, 1);
+    EXPECT_OUT(&r, GOOD_FINDING);
+    EXPECT_ERR(&r, "kdc-lint: what a rule's finding means and how to fix it: kdc-lint --explain "
+                   "RULE\n");
+    res_free(&r);
+    LINT(&r, d, "--disable=bare-commit", "good.c");
+    expect_exit(&r, 0);
+    assert_null(strstr(r.run.err, "--explain"));
+    res_free(&r);
+    free(d);
+}
+
 /* ---------- setup ---------- */
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
@@ -1278,14 +1312,17 @@ int main(int argc, char **argv) {
     g.lint = lint;
     g.inputs = inputs;
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(a_binary_file_named_like_c_source_is_an_input_error_and_the_rest_is_reported),
+        cmocka_unit_test(
+            a_binary_file_named_like_c_source_is_an_input_error_and_the_rest_is_reported),
         cmocka_unit_test(an_empty_source_file_is_one_translation_unit_without_findings),
         cmocka_unit_test(a_missing_path_is_an_input_error_and_the_rest_is_reported),
         cmocka_unit_test(an_empty_path_argument_is_named_as_such),
         cmocka_unit_test(a_directory_without_sources_is_an_input_error_and_the_rest_is_reported),
-        cmocka_unit_test(a_file_with_syntax_errors_is_incomplete_and_the_good_file_is_still_reported),
+        cmocka_unit_test(
+            a_file_with_syntax_errors_is_incomplete_and_the_good_file_is_still_reported),
         cmocka_unit_test(a_missing_include_is_the_first_error_with_the_hint_to_use_the_build_flags),
-        cmocka_unit_test(an_unreadable_directory_is_an_input_error_and_the_readable_files_are_reported),
+        cmocka_unit_test(
+            an_unreadable_directory_is_an_input_error_and_the_readable_files_are_reported),
         cmocka_unit_test(symlink_loops_in_a_directory_neither_hang_nor_repeat_a_file),
         cmocka_unit_test(a_fifo_named_like_c_source_is_an_input_error_not_a_hang),
         cmocka_unit_test(a_header_path_gets_a_note_that_headers_are_analysed_through_their_units),
@@ -1327,6 +1364,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(rule_lists_accept_spaces_around_names),
         cmocka_unit_test(no_input_paths_is_a_usage_error),
         cmocka_unit_test(version_help_and_list_rules_exit_0_on_stdout),
+        cmocka_unit_test(explain_prints_a_rules_doc_and_text_findings_point_to_it),
     };
     return cmocka_run_group_tests_name("kdc-lint command line: inputs, exit codes, messages",
                                        tests, setup, teardown);
