@@ -15,6 +15,9 @@
  * routed to a dead-letter queue (the poison path: unconfirmed-dlq-routing
  * checks that), where the processing is retried (the call again), or where
  * the next message is consumed; after i++, batch[i] is another message.
+ * libkdc's confirmed calls given the message (kdc_dlq_route,
+ * kdc_produce_confirmed) are processing too: their error means the DLQ or
+ * output write was not confirmed.
  * Classification calls (parse, validate, decode, is_*, a configured
  * poison-classifier) are not processing: poison may be committed and skipped.
  */
@@ -318,8 +321,9 @@ static int is_processing(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_exp
     if (!given)
         return 0;
     const kdc_api_t *api = kdc_api_lookup(call);
-    if (api)
-        return (api->roles & KDC_API_PRODUCE) != 0;
+    if (api) /* a produce; or libkdc's confirmed produce or DLQ routing of the message,
+              * whose error means nothing was confirmed (kdc_dlq_route() != 0) */
+        return (api->roles & (KDC_API_PRODUCE | KDC_API_CONFIRM)) != 0;
     if (kdc_facts_call_effect(ctx->facts, f, call))
         return 1;
     if (kdc_api_is_librdkafka(call) || call->callee_system || !*call->name ||
