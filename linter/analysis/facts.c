@@ -732,12 +732,116 @@ static int name_is_dlq(const kdc_facts_t *fx, const kdc_expr_t *e) {
     return kdc__match_any(fx->opts.dlq_name_patterns, kdc_expr_root_name(e));
 }
 
+/* ---------- DLQ names where they are used ---------- */
+
+/* Does e name a DLQ topic here, by the values that reach it: a literal; each
+ * branch of `a ? b : c`; each value assigned to a local variable; a helper of
+ * the program by what it returns for THIS call (a parameter it returns is this
+ * call's argument: env_or("OUT", "amounts.priced") does not name a DLQ though
+ * env_or("DLQ", "amounts.dlq") does). A string from outside the program
+ * (getenv, a library call) is no evidence of a DLQ. 1 or 0; -1 when that
+ * cannot be told here (the caller falls back to every value e may hold). */
+static int value_dlq(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *e, int depth);
+
+/* Either of two answers (1 wins; -1 unless both are 0). */
+static int either(int a, int b) {
+    return a == 1 || b == 1 ? 1 : a == 0 && b == 0 ? 0 : -1;
+}
+
+typedef struct local_vals {
+    const char *usr;
+    const kdc_expr_t *v[8];
+    int n, other;
+} local_vals_t;
+
+static int find_local_vals(const kdc_expr_t *e, void *arg) {
+    local_vals_t *lv = arg;
+    const kdc_expr_t *w = kdc_expr_strip(kdc_expr_assigned(e));
+    if (!w && e->kind == KDC_E_UNARY && e->op == KDC_OP_ADDR && e->nkids == 1)
+        w = kdc_expr_strip(e->kids[0]); /* its address taken: written anywhere */
+    if (!w || w->kind != KDC_E_REF || w->usr != lv->usr)
+        return 0;
+    if (e->kind == KDC_E_BINARY && e->op == KDC_OP_ASSIGN && lv->n < 8)
+        lv->v[lv->n++] = e->kids[1];
+    else
+        lv->other = 1;
+    return 0;
+}
+
+typedef struct ret_vals {
+    const kdc_expr_t *v[8];
+    int n, other;
+} ret_vals_t;
+
+static void find_returns(const kdc_stmt_t *st, void *arg) {
+    ret_vals_t *rv = arg;
+    if (st->kind != KDC_S_RETURN)
+        return;
+    if (st->expr && rv->n < 8)
+        rv->v[rv->n++] = st->expr;
+    else
+        rv->other = 1;
+}
+
+/* A value g returns for `call` (made in f). */
+static int returned_dlq(const kdc_facts_t *fx, const kdc_func_t *g, const kdc_expr_t *v,
+                        const kdc_func_t *f, const kdc_expr_t *call, int depth) {
+    v = kdc_expr_strip(v);
+    if (v && v->kind == KDC_E_COND && v->nkids == 3)
+        return either(returned_dlq(fx, g, v->kids[1], f, call, depth),
+                      returned_dlq(fx, g, v->kids[2], f, call, depth));
+    if (v && v->kind == KDC_E_REF && v->ref == KDC_REF_PARAM &&
+        kdc__param_fixed(fx, g, v->param_index)) {
+        const kdc_expr_t *arg = kdc_call_arg(call, (unsigned)v->param_index);
+        return arg ? value_dlq(fx, f, arg, depth + 1) : -1;
+    }
+    return value_dlq(fx, g, v, depth + 1);
+}
+
+static int value_dlq(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *e, int depth) {
+    e = kdc_expr_strip(e);
+    if (!e || depth > 4)
+        return -1;
+    const kdc_expr_t *lit = kdc__literal(e);
+    if (lit)
+        return kdc__match_any(fx->opts.dlq_topic_patterns, lit->str);
+    if (e->kind == KDC_E_NULL)
+        return 0;
+    if (e->kind == KDC_E_COND && e->nkids == 3)
+        return either(value_dlq(fx, f, e->kids[1], depth), value_dlq(fx, f, e->kids[2], depth));
+    if (e->kind == KDC_E_REF && e->ref == KDC_REF_LOCAL && e->usr) {
+        local_vals_t lv = {.usr = e->usr};
+        kdc_func_walk_exprs(f, find_local_vals, &lv);
+        int r = lv.n && !lv.other ? 0 : -1;
+        for (int i = 0; i < lv.n && r != 1; i++)
+            r = either(r, value_dlq(fx, f, lv.v[i], depth + 1));
+        return r;
+    }
+    const kdc_api_t *api = e->kind == KDC_E_CALL ? kdc_api_lookup(e) : NULL;
+    if (api && (api->roles & KDC_API_TOPIC_NEW)) /* a topic handle: by its name */
+        return value_dlq(fx, f, kdc_api_arg(e, api->topic), depth + 1);
+    if (e->kind != KDC_E_CALL || e->callee_expr || e->is_method)
+        return -1;
+    const kdc_func_t *g = kdc__callee_func(fx, f, e);
+    if (!g) /* getenv(), a library's string: from outside; librdkafka's: cannot tell */
+        return e->callee_system && !kdc_api_is_librdkafka(e) ? 0 : -1;
+    ret_vals_t rv = {0};
+    kdc_stmt_walk(g->body, find_returns, &rv);
+    int r = rv.n && !rv.other ? 0 : -1;
+    for (int i = 0; i < rv.n && r != 1; i++)
+        r = either(r, returned_dlq(fx, g, rv.v[i], f, e, depth));
+    return r;
+}
+
 int kdc__strings_dlq(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *e) {
     if (!e)
         return 0;
     const kdc_expr_t *s = kdc__literal(e);
     if (s)
         return kdc__match_any(fx->opts.dlq_topic_patterns, s->str);
+    int here = f ? value_dlq(fx, f, e, 0) : -1;
+    if (here >= 0)
+        return here;
     kdc_bits_t b;
     kdc_pts_expr(fx->pts, f, e, &b);
     int r = 0;
