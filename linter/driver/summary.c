@@ -119,12 +119,31 @@ static void print_stats(const kdc_lint_run_t *r) {
             r->t_parsed - r->t0, r->t_analysed - r->t_parsed, now - r->t_analysed);
 }
 
+/* The files the run analysed, as a baseline names them (relative to the
+ * directory kdc-lint runs in): its units' files and the files of the
+ * functions it modelled, headers included (also kept with a stored analysis). */
+static void analysed_files(const kdc_lint_run_t *r, kdc_strset_t *out) {
+    kdc_strset_init(out);
+    for (size_t i = 0; i < r->files.n; i++) {
+        const char *p = r->files.v[i] ? kdc_display_path(r->cwd, r->files.v[i]) : NULL;
+        if (p)
+            kdc_strset_add(out, p, strlen(p));
+    }
+}
+
+static int was_analysed(const char *file, void *arg) {
+    return kdc_strset_find(arg, file, strlen(file)) != NULL;
+}
+
 int kdc_lint_summary(const kdc_lint_run_t *r) {
     size_t nincomplete = print_diagnostics(r);
     print_summary(r, nincomplete);
     if (r->o->want_stats)
         print_stats(r);
-    kdc_filter_summary(r->filter, stderr);
+    kdc_strset_t analysed;
+    analysed_files(r, &analysed);
+    kdc_filter_summary(r->filter, stderr, was_analysed, &analysed);
+    kdc_strset_free(&analysed);
 
     int rc = r->findings.n ? 1 : 0;
     if (r->inputs.nerrors || r->write_failed || (r->o->fail_incomplete && nincomplete))

@@ -16,6 +16,7 @@
 typedef struct entry {
     char fp[KDC_FINGERPRINT_LEN + 1];
     int taken;
+    char *file; /* as written ("file"), or NULL */
 } entry_t;
 
 struct kdc_baseline {
@@ -96,6 +97,8 @@ kdc_baseline_t *kdc_baseline_read(const char *path, char **err) {
                 *err = kdc_xasprintf("%s: invalid baseline: findings[%zu].fingerprint must be a "
                                      "string of %d hex digits",
                                      path, i, KDC_FINGERPRINT_LEN);
+            else if (json_is_string(json_object_get(e, "file")))
+                b->v[i].file = kdc_xstrdup(json_string_value(json_object_get(e, "file")));
         }
         qsort(b->v, b->n, sizeof *b->v, cmp_entry);
     }
@@ -110,6 +113,8 @@ kdc_baseline_t *kdc_baseline_read(const char *path, char **err) {
 void kdc_baseline_free(kdc_baseline_t *b) {
     if (!b)
         return;
+    for (size_t i = 0; i < b->n; i++)
+        free(b->v[i].file);
     free(b->v);
     free(b);
 }
@@ -131,10 +136,19 @@ int kdc_baseline_take(kdc_baseline_t *b, const char *fingerprint) {
     return 0;
 }
 
-size_t kdc_baseline_unmatched(const kdc_baseline_t *b) {
+size_t kdc_baseline_unmatched(const kdc_baseline_t *b, int (*analysed)(const char *, void *),
+                              void *arg, size_t *elsewhere) {
     size_t n = 0;
-    for (size_t i = 0; b && i < b->n; i++)
-        n += !b->v[i].taken;
+    if (elsewhere)
+        *elsewhere = 0;
+    for (size_t i = 0; b && i < b->n; i++) {
+        if (b->v[i].taken)
+            continue;
+        if (!analysed || !b->v[i].file || analysed(b->v[i].file, arg))
+            n++;
+        else if (elsewhere)
+            (*elsewhere)++;
+    }
     return n;
 }
 

@@ -29,8 +29,12 @@ void kdc_baseline_free(kdc_baseline_t *b);
 
 /* Is this fingerprint in the baseline? Each entry matches one finding. */
 int kdc_baseline_take(kdc_baseline_t *b, const char *fingerprint);
-/* Entries no finding matched (fixed since the baseline was written). */
-size_t kdc_baseline_unmatched(const kdc_baseline_t *b);
+/* Entries no finding matched (fixed since the baseline was written) in files
+ * the run analysed (analysed(file, arg), file as the entry names it; NULL:
+ * every file); *elsewhere (optional): unmatched entries of other files (a run
+ * over a few files, as a pre-commit hook makes, cannot tell of those). */
+size_t kdc_baseline_unmatched(const kdc_baseline_t *b, int (*analysed)(const char *, void *),
+                              void *arg, size_t *elsewhere);
 
 /* Writes the baseline of fs (fps[i] is the fingerprint of fs->v[i]; paths
  * shown relative to cwd) to path, replacing it atomically. 0, or -1 with *err. */

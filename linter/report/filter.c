@@ -339,12 +339,15 @@ int kdc_filter_dump_config(kdc_filter_t *fl, const char *path, FILE *out) {
     return 0;
 }
 
-void kdc_filter_summary(const kdc_filter_t *fl, FILE *err) {
+void kdc_filter_summary(const kdc_filter_t *fl, FILE *err, int (*analysed)(const char *, void *),
+                        void *arg) {
     if (fl->wrote)
         fprintf(err, "kdc-lint: wrote %zu finding%s to the baseline %s\n", fl->nwritten,
                 fl->nwritten == 1 ? "" : "s", fl->o.write_baseline);
     size_t baselined = fl->wrote ? 0 : fl->nbaselined;
-    size_t unmatched = fl->o.write_baseline ? 0 : kdc_baseline_unmatched(fl->baseline);
+    size_t elsewhere = 0;
+    size_t unmatched =
+        fl->o.write_baseline ? 0 : kdc_baseline_unmatched(fl->baseline, analysed, arg, &elsewhere);
     if (fl->nsuppressed || baselined) {
         fprintf(err, "kdc-lint: not shown:");
         if (fl->nsuppressed)
@@ -353,9 +356,15 @@ void kdc_filter_summary(const kdc_filter_t *fl, FILE *err) {
             fprintf(err, " %zu in the baseline", baselined);
         fputc('\n', err);
     }
-    if (unmatched)
+    if (unmatched && !elsewhere)
         fprintf(err,
                 "kdc-lint: %zu baseline entr%s no longer found (refresh it with "
                 "--write-baseline)\n",
+                unmatched, unmatched == 1 ? "y is" : "ies are");
+    else if (unmatched) /* a run over some files: rewriting the baseline would drop the rest */
+        fprintf(err,
+                "kdc-lint: %zu baseline entr%s no longer found in the files analysed (refresh "
+                "it with --write-baseline on a run over the whole project, not this one: it "
+                "analysed only some of the baseline's files)\n",
                 unmatched, unmatched == 1 ? "y is" : "ies are");
 }

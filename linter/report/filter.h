@@ -77,7 +77,12 @@ void kdc_filter_run(kdc_filter_t *fl, const kdc_rule_plan_t *plan, kdc_findings_
                     const kdc_files_t *files, kdc_inputs_t *in, kdc_findings_t *out);
 
 /* A line for stderr about findings not shown (suppressed, in the baseline) and
- * the baseline written, when there is anything to say. */
-void kdc_filter_summary(const kdc_filter_t *fl, FILE *err);
+ * the baseline written, when there is anything to say. analysed(file, arg):
+ * did the run analyse that file (a path as the baseline names it); only
+ * baseline entries of analysed files are called stale, and rewriting the
+ * baseline is advised only when the run analysed all of its files (NULL:
+ * every file). */
+void kdc_filter_summary(const kdc_filter_t *fl, FILE *err, int (*analysed)(const char *, void *),
+                        void *arg);
 
 #endif

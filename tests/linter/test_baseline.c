@@ -166,6 +166,42 @@ static void fixed_findings_are_named_as_stale_baseline_entries(void **s) {
     free(d);
 }
 
+/* A pre-commit hook analyses the staged files only: the baseline's entries of
+ * other files are no concern of that run, and rewriting the baseline from it
+ * would drop them. */
+static void a_run_over_some_files_never_advises_rewriting_the_baseline(void **s) {
+    (void)s;
+    char *d = lc_dir("partial");
+    lc_write(d, "svc/w.c", known_c);
+    lc_write(d, "svc/v.c", INC "void v(rd_kafka_t *rk) { " COMMIT " }\n");
+    lc_res_t r;
+    LC(&r, d, "--write-baseline=kb.json", "svc");
+    lc_expect_exit(&r, 0);
+    lc_expect_err(&r, "kdc-lint: wrote 4 findings to the baseline kb.json");
+    lc_free(&r);
+    /* one file, unchanged: nothing is stale */
+    LC(&r, d, "--baseline=kb.json", "svc/w.c");
+    lc_expect_exit(&r, 0);
+    lc_expect_no_err(&r, "no longer found");
+    lc_expect_no_err(&r, "--write-baseline");
+    lc_free(&r);
+    /* one file, one of its findings fixed: stale in the files analysed, and the advice
+     * is to refresh from a run over the whole project */
+    lc_write(d, "svc/w.c", INC "void drain(rd_kafka_t *rk) { " COMMIT " }\n");
+    LC(&r, d, "--baseline=kb.json", "svc/w.c");
+    lc_expect_exit(&r, 0);
+    lc_expect_err(&r, "kdc-lint: 2 baseline entries are no longer found in the files analysed "
+                      "(refresh it with --write-baseline on a run over the whole project, not "
+                      "this one: it analysed only some of the baseline's files)");
+    lc_free(&r);
+    /* the whole project: the usual advice */
+    LC(&r, d, "--baseline=kb.json", "svc");
+    lc_expect_exit(&r, 0);
+    lc_expect_err(&r, "2 baseline entries are no longer found (refresh it with --write-baseline)");
+    lc_free(&r);
+    free(d);
+}
+
 static void suppressed_findings_are_not_written_to_the_baseline(void **s) {
     (void)s;
     char *d = lc_dir("suppressed");
@@ -271,6 +307,7 @@ int main(void) {
         cmocka_unit_test(a_new_finding_is_reported_and_fails_the_run),
         cmocka_unit_test(the_same_statement_once_more_in_the_same_function_is_new),
         cmocka_unit_test(fixed_findings_are_named_as_stale_baseline_entries),
+        cmocka_unit_test(a_run_over_some_files_never_advises_rewriting_the_baseline),
         cmocka_unit_test(suppressed_findings_are_not_written_to_the_baseline),
         cmocka_unit_test(a_malformed_baseline_is_exit_2_with_a_precise_message),
         cmocka_unit_test(a_baseline_that_is_a_directory_is_an_error),
