@@ -375,6 +375,7 @@ static void run_id(const kdc_lint_run_t *r, char out[33]) {
  * run); then only findings in changed files (every unit was analysed); then
  * only those of this shard. */
 static void select_findings(kdc_lint_run_t *r) {
+    kdc_filter_set_incomplete(r->filter, r->prog);
     kdc_filter_run(r->filter, &r->plan, r->runs, &r->files, &r->inputs, &r->findings);
     if (r->o->changed_since)
         r->unchanged_findings = kdc_changed_select(&r->changed, &r->findings);

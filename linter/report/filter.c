@@ -27,6 +27,7 @@ struct kdc_filter {
     KDC_VEC(skipped_t) skipped; /* translation units not analysed, per broken configuration */
     size_t nsuppressed, nbaselined, nwritten;
     int wrote;
+    kdc_strset_t incomplete; /* main files of units with compile errors */
 };
 
 static const kdc_config_t none; /* cache marker: no configuration */
@@ -52,6 +53,8 @@ kdc_filter_t *kdc_filter_new(const kdc_filter_opts_t *o, const char *cwd, char *
 void kdc_filter_free(kdc_filter_t *fl) {
     if (!fl)
         return;
+    if (fl->incomplete.slots)
+        kdc_strset_free(&fl->incomplete);
     kdc_configs_free(fl->configs);
     kdc_baseline_free(fl->baseline);
     kdc_strmap_free(&fl->cache);
@@ -172,8 +175,22 @@ static void scan_visit(void *arg, const char *file) {
         kdc_suppressions_scan(a[1], file);
 }
 
+void kdc_filter_set_incomplete(kdc_filter_t *fl, const kdc_program_t *prog) {
+    if (!fl->incomplete.slots)
+        kdc_strset_init(&fl->incomplete);
+    for (size_t i = 0; i < kdc_program_ntus(prog); i++) {
+        const kdc_tu_info_t *tu = kdc_program_tu(prog, i);
+        if (tu->nerrors && tu->file)
+            kdc_strset_add(&fl->incomplete, tu->file, strlen(tu->file));
+    }
+}
+
 static int want_unused(void *arg, const char *file, const char *rule) {
     kdc_filter_t *fl = arg;
+    /* a unit parsed with compile errors may have missed the finding a suppression in it
+     * is for (wrong flags): no verdict on its suppressions */
+    if (fl->incomplete.slots && file && kdc_strset_find(&fl->incomplete, file, strlen(file)))
+        return 0;
     const kdc_config_t *c = config_of(fl, file);
     size_t r = rule_index(rule);
     return r < kdc_nrules && kdc_config_report_unused(c, &fl->o.overrides) &&

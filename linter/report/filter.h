@@ -73,6 +73,10 @@ void kdc_filter_check(const kdc_rule_plan_t *plan, const kdc_facts_t *facts, kdc
  * comments are read in the analysed files and the files with a finding).
  * Writes --write-baseline. Configuration errors and a baseline that cannot be
  * written become errors in `in`. */
+/* The program's units with compile errors: suppressions in their main files are
+ * never reported unused (a unit parsed with the wrong flags misses findings). */
+void kdc_filter_set_incomplete(kdc_filter_t *fl, const kdc_program_t *prog);
+
 void kdc_filter_run(kdc_filter_t *fl, const kdc_rule_plan_t *plan, kdc_findings_t runs[2],
                     const kdc_files_t *files, kdc_inputs_t *in, kdc_findings_t *out);
 
