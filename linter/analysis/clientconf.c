@@ -1375,13 +1375,17 @@ static int is_handle_param(const kdc_expr_t *e, int param) {
     return e && e->kind == KDC_E_REF && e->ref == KDC_REF_PARAM && e->param_index == param;
 }
 
+/* The node of `call` in f's graph, or -1 (unreachable, or not one of f's calls). */
+static int node_in(const kdc_func_t *f, const kdc_expr_t *call) {
+    return f && call && call->call_id >= 0 && (unsigned)call->call_id < f->ncalls &&
+                   f->calls[call->call_id] == call
+               ? kdc_cfg_node_of_call(f->cfg, call)
+               : -1;
+}
+
 /* Does the call (in f) run at most once, as far as the program shows? */
 static int call_runs_once(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call) {
-    if (!f || !call || call->call_id < 0 || (unsigned)call->call_id >= f->ncalls ||
-        f->calls[call->call_id] != call)
-        return 0;
-    const kdc_cfg_t *g = f->cfg;
-    return g && g->call_node[call->call_id] >= 0 && !kdc_call_in_loop(f, call) &&
+    return node_in(f, call) >= 0 && !kdc_call_in_loop(f, call) &&
            !kdc_facts_func_runs_repeatedly(fx, f, 2);
 }
 
@@ -1479,11 +1483,10 @@ static void prune_by_handle_guards(const kdc_facts_t *fx, const kdc_func_t *f,
                                    const kdc_expr_t *call, const kdc_expr_t *e,
                                    kdc_bits_t *clients) {
     e = kdc_expr_strip(e);
-    const kdc_cfg_t *g = f ? f->cfg : NULL;
-    if (!call || !e || e->kind != KDC_E_REF || e->ref != KDC_REF_PARAM || !g || call->call_id < 0 ||
-        (unsigned)call->call_id >= f->ncalls || f->calls[call->call_id] != call ||
-        g->call_node[call->call_id] < 0)
+    int target = node_in(f, call);
+    if (!e || e->kind != KDC_E_REF || e->ref != KDC_REF_PARAM || target < 0)
         return;
+    const kdc_cfg_t *g = f->cfg;
     int param = e->param_index, compared = 0;
     for (unsigned n = 0; n < g->n && !compared; n++)
         compared = g->nodes[n].kind == KDC_N_COND && g->nodes[n].expr &&
@@ -1495,7 +1498,7 @@ static void prune_by_handle_guards(const kdc_facts_t *fx, const kdc_func_t *f,
     for (size_t k = 0; k < clients->nwords * 64; k++) {
         if (!kdc_bits_get(clients, k))
             continue;
-        guard_walk_t w = {fx, f, param, k, g->call_node[call->call_id], 0};
+        guard_walk_t w = {fx, f, param, k, target, 0};
         kdc_search_t s = {guard_visit, guard_edge, &w, 1};
         kdc_cfg_search(g, g->entry, 0, &s);
         if (w.reached)

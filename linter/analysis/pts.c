@@ -1464,16 +1464,6 @@ const char *kdc_pts_context_of_call(const kdc_pts_t *t, const kdc_func_t *f,
     return select_instance((kdc_pts_t *)t, f, caller_ctx, call);
 }
 
-const kdc_expr_t *kdc_pts_instance_arg(const kdc_pts_t *t, const char *ctx, unsigned idx,
-                                       const kdc_func_t **caller, const char **caller_ctx) {
-    const instance_t *in = instance_of(t, ctx);
-    if (!in)
-        return NULL;
-    *caller = in->caller;
-    *caller_ctx = in->caller_ctx;
-    return kdc_call_arg(in->call, idx);
-}
-
 const kdc_expr_t *kdc_pts_instance_call(const kdc_pts_t *t, const char *ctx,
                                         const kdc_func_t **caller, const char **caller_ctx) {
     const instance_t *in = instance_of(t, ctx);
@@ -1482,6 +1472,12 @@ const kdc_expr_t *kdc_pts_instance_call(const kdc_pts_t *t, const char *ctx,
     *caller = in->caller;
     *caller_ctx = in->caller_ctx;
     return in->call;
+}
+
+const kdc_expr_t *kdc_pts_instance_arg(const kdc_pts_t *t, const char *ctx, unsigned idx,
+                                       const kdc_func_t **caller, const char **caller_ctx) {
+    const kdc_expr_t *call = kdc_pts_instance_call(t, ctx, caller, caller_ctx);
+    return call ? kdc_call_arg(call, idx) : NULL;
 }
 
 int kdc_pts_is_factory(const kdc_pts_t *t, const kdc_func_t *f) {
