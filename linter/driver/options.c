@@ -290,6 +290,7 @@ int kdc_lint_opts_parse(int argc, char **argv, kdc_lint_opts_t *o) {
     }
     o->filter.overrides.profile = o->profile ? !strcmp(o->profile, "strict") : -1;
     o->filter.overrides.rule_on = o->rule_on;
+    o->filter.keep_suppressed = !strcmp(o->format, "sarif"); /* with "suppressions" */
     for (int i = optind; i < nopt; i++)
         KDC_VEC_PUSH(o->paths, argv[i]);
     return -1;

@@ -379,7 +379,7 @@ static void select_findings(kdc_lint_run_t *r) {
     kdc_filter_run(r->filter, &r->plan, r->runs, &r->files, &r->inputs, &r->findings);
     if (r->o->changed_since)
         r->unchanged_findings = kdc_changed_select(&r->changed, &r->findings);
-    r->run_findings = r->findings.n;
+    r->run_findings = kdc_findings_nshown(&r->findings);
     if (r->shard.count) {
         run_id(r, r->shard.run_id);
         char *root = kdc_source_root(r->cwd);

@@ -58,7 +58,8 @@ static size_t print_diagnostics(const kdc_lint_run_t *r) {
 /* The summary lines: findings (text format), and what was not shown or not parsed. */
 static void print_summary(const kdc_lint_run_t *r, size_t nincomplete) {
     const kdc_lint_opts_t *o = r->o;
-    size_t nfind = r->findings.n, ntus = kdc_program_ntus(r->prog), nerr = r->inputs.nerrors;
+    size_t nfind = kdc_findings_nshown(&r->findings), ntus = kdc_program_ntus(r->prog),
+           nerr = r->inputs.nerrors;
     if (!strcmp(o->format, "text")) {
         fprintf(stderr, "kdc-lint: %zu finding%s in %zu translation unit%s (%zu incomplete, %zu input error%s)\n",
                 nfind, nfind == 1 ? "" : "s", ntus, ntus == 1 ? "" : "s", nincomplete, nerr,
@@ -145,7 +146,7 @@ int kdc_lint_summary(const kdc_lint_run_t *r) {
     kdc_filter_summary(r->filter, stderr, was_analysed, &analysed);
     kdc_strset_free(&analysed);
 
-    int rc = r->findings.n ? 1 : 0;
+    int rc = kdc_findings_nshown(&r->findings) ? 1 : 0;
     if (r->inputs.nerrors || r->write_failed || (r->o->fail_incomplete && nincomplete))
         rc = 2;
     if (r->write_failed)

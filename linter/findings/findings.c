@@ -16,11 +16,19 @@ const char *kdc_severity_name(kdc_severity_t s) {
     return "warning";
 }
 
-static void free_one(kdc_finding_t *f) {
+void kdc_finding_free(kdc_finding_t *f) {
     free(f->message);
     for (size_t i = 0; i < f->nrelated; i++)
         free((char *)f->related[i].message);
     free(f->related);
+    free(f->suppressed);
+}
+
+size_t kdc_findings_nshown(const kdc_findings_t *fs) {
+    size_t n = 0;
+    for (size_t i = 0; i < fs->n; i++)
+        n += !fs->v[i].suppressed;
+    return n;
 }
 
 /* What makes two findings one: the same rule at the same place (interned pointers). */
@@ -75,7 +83,7 @@ void kdc_findings_add(kdc_findings_t *fs, kdc_finding_t *f) {
         reindex(fs, fs->n + 1);
     size_t *s = slot_of(fs, f);
     if (*s) {
-        free_one(f);
+        kdc_finding_free(f);
         return;
     }
     if (fs->n == fs->cap) {
@@ -107,7 +115,7 @@ void kdc_findings_sort(kdc_findings_t *fs) {
 
 void kdc_findings_free(kdc_findings_t *fs) {
     for (size_t i = 0; i < fs->n; i++)
-        free_one(&fs->v[i]);
+        kdc_finding_free(&fs->v[i]);
     free(fs->v);
     free(fs->slots);
     fs->v = NULL;

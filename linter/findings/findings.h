@@ -22,6 +22,9 @@ typedef struct kdc_finding {
     const char *function;
     kdc_related_t *related;  /* owned array; messages owned */
     size_t nrelated;
+    /* owned: the reason of the suppression comment that matched the finding, for the
+     * reports that show suppressed findings (SARIF); NULL: not suppressed, shown */
+    char *suppressed;
 } kdc_finding_t;
 
 typedef struct kdc_findings {
@@ -39,5 +42,11 @@ typedef struct kdc_findings {
 void kdc_findings_add(kdc_findings_t *fs, kdc_finding_t *f);
 void kdc_findings_sort(kdc_findings_t *fs);
 void kdc_findings_free(kdc_findings_t *fs);
+
+/* Frees what one finding owns (its message, related locations, suppression reason). */
+void kdc_finding_free(kdc_finding_t *f);
+
+/* The findings of fs that are not suppressed: what a run reports as problems. */
+size_t kdc_findings_nshown(const kdc_findings_t *fs);
 
 #endif

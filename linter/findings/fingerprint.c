@@ -47,31 +47,51 @@ static char *normalised_line(const char *file, unsigned line) {
     return out;
 }
 
+typedef struct keyed {
+    XXH128_hash_t key;
+    int suppressed;
+    size_t index;
+} keyed_t;
+
+/* By key, then the shown before the suppressed, then report order. */
+static int cmp_keyed(const void *a, const void *b) {
+    const keyed_t *x = a, *y = b;
+    int c = XXH128_cmp(&x->key, &y->key);
+    if (c)
+        return c;
+    if (x->suppressed != y->suppressed)
+        return x->suppressed - y->suppressed;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
 void kdc_fingerprints(const kdc_findings_t *fs, const char *cwd,
                       char (*fps)[KDC_FINGERPRINT_LEN + 1]) {
-    XXH128_hash_t *keys = kdc_xrealloc(NULL, (fs->n ? fs->n : 1) * sizeof *keys);
+    keyed_t *k = kdc_xrealloc(NULL, (fs->n ? fs->n : 1) * sizeof *k);
     for (size_t i = 0; i < fs->n; i++) {
         const kdc_finding_t *f = &fs->v[i];
         char *text = normalised_line(f->loc.file, f->loc.line);
         char *key = kdc_xasprintf("%s\n%s\n%s\n%s", f->rule, kdc_display_path(cwd, f->loc.file),
                                   f->function ? f->function : "", text);
-        keys[i] = XXH3_128bits(key, strlen(key));
+        k[i] = (keyed_t){XXH3_128bits(key, strlen(key)), f->suppressed != NULL, i};
         free(key);
         free(text);
-        /* the n-th finding with this key in the file, counted in report order */
-        unsigned occurrence = 0;
-        for (size_t j = 0; j < i; j++)
-            if (XXH128_isEqual(keys[j], keys[i]))
-                occurrence++;
-        XXH128_hash_t h = keys[i];
+    }
+    /* the n-th finding with this key in the file, counted in report order, the shown
+     * findings first: a suppressed finding never changes a shown one's fingerprint (the
+     * baseline's, computed without the suppressed) */
+    qsort(k, fs->n, sizeof *k, cmp_keyed);
+    unsigned occurrence = 0;
+    for (size_t i = 0; i < fs->n; i++) {
+        occurrence = i && XXH128_isEqual(k[i - 1].key, k[i].key) ? occurrence + 1 : 0;
+        XXH128_hash_t h = k[i].key;
         if (occurrence) {
             unsigned char mix[sizeof h + sizeof occurrence];
             memcpy(mix, &h, sizeof h);
             memcpy(mix + sizeof h, &occurrence, sizeof occurrence);
             h = XXH3_128bits(mix, sizeof mix);
         }
-        snprintf(fps[i], KDC_FINGERPRINT_LEN + 1, "%016llx%016llx", (unsigned long long)h.high64,
-                 (unsigned long long)h.low64);
+        snprintf(fps[k[i].index], KDC_FINGERPRINT_LEN + 1, "%016llx%016llx",
+                 (unsigned long long)h.high64, (unsigned long long)h.low64);
     }
-    free(keys);
+    free(k);
 }

@@ -2,7 +2,8 @@
  * Finding fingerprints that survive line shifts: a hash of the rule, the
  * file's display path, the enclosing function, the finding's source line with
  * whitespace collapsed, and its occurrence number among findings with the same
- * key in that file. Used by baselines and SARIF partialFingerprints.
+ * key in that file (the shown findings counted before the suppressed ones).
+ * Used by baselines and SARIF partialFingerprints.
  */
 #ifndef KDC_FINGERPRINT_H
 #define KDC_FINGERPRINT_H

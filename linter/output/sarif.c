@@ -386,6 +386,10 @@ static json_t *result(sarif_t *s, const kdc_finding_t *f, const char *fingerprin
 
     json_object_set_new(r, "partialFingerprints",
                         json_pack("{s:s}", FINGERPRINT_KEY, fingerprint));
+    if (f->suppressed) /* a suppression comment in the source, with its reason */
+        json_object_set_new(r, "suppressions",
+                            json_pack("[{s:s, s:o}]", "kind", "inSource", "justification",
+                                      kdc_json_text(f->suppressed)));
     return r;
 }
 

@@ -232,7 +232,7 @@ size_t kdc_changed_select(const kdc_changed_t *c, kdc_findings_t *fs) {
         dropped.v[dropped.n++] = fs->v[i]; /* moved: freed below */
     }
     fs->n = kept;
-    size_t n = dropped.n;
+    size_t n = kdc_findings_nshown(&dropped);
     kdc_findings_free(&dropped);
     return n;
 }

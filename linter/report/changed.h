@@ -31,7 +31,7 @@ int kdc_changed_has(const kdc_changed_t *c, const char *file);
  * Keeps in fs the findings in changed files: those whose location, or one of
  * whose related locations, is in a changed file (a change in a DLQ helper
  * shows at the commit that follows it in an unchanged file). Frees the others.
- * Returns how many were dropped.
+ * Returns how many were dropped (suppressed findings not counted).
  */
 size_t kdc_changed_select(const kdc_changed_t *c, kdc_findings_t *fs);
 

@@ -314,11 +314,13 @@ void kdc_filter_run(kdc_filter_t *fl, const kdc_rule_plan_t *plan, kdc_findings_
     each_analysed_file(files, scan_visit, scan_arg);
     for (size_t i = 0; i < kept.n; i++)
         scan_visit(scan_arg, kept.v[i].loc.file);
-    kdc_findings_t shown = {0};
+    kdc_findings_t shown = {0}, suppressed = {0};
     for (size_t i = 0; i < kept.n; i++) {
-        if (kdc_suppressions_match(sup, &kept.v[i])) {
+        const char *reason = kdc_suppressions_match(sup, &kept.v[i]);
+        if (reason) {
             fl->nsuppressed++;
-            move(&dropped, &kept.v[i]);
+            kept.v[i].suppressed = kdc_xstrdup(reason);
+            move(fl->o.keep_suppressed ? &suppressed : &dropped, &kept.v[i]);
         } else {
             move(&shown, &kept.v[i]);
         }
@@ -331,6 +333,12 @@ void kdc_filter_run(kdc_filter_t *fl, const kdc_rule_plan_t *plan, kdc_findings_
 
     apply_baseline(fl, in, &shown, &dropped);
     kdc_findings_free(&dropped);
+    if (suppressed.n) { /* after the baseline, which never holds a suppressed finding */
+        for (size_t i = 0; i < suppressed.n; i++)
+            move(&shown, &suppressed.v[i]);
+        free(suppressed.v);
+        kdc_findings_sort(&shown);
+    }
     kdc_findings_free(out);
     *out = shown;
     move_config_errors(fl, in);

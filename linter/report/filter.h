@@ -20,6 +20,8 @@ typedef struct kdc_filter_opts {
     kdc_overrides_t overrides;
     const char *baseline;       /* --baseline FILE, or NULL */
     const char *write_baseline; /* --write-baseline FILE, or NULL */
+    int keep_suppressed;        /* findings suppressed by comments stay in the report,
+                                 * marked (kdc_finding_t.suppressed): SARIF shows them */
 } kdc_filter_opts_t;
 
 typedef struct kdc_filter kdc_filter_t;
@@ -66,16 +68,19 @@ void kdc_rule_plan_free(kdc_rule_plan_t *plan);
 void kdc_filter_check(const kdc_rule_plan_t *plan, const kdc_facts_t *facts, kdc_program_t *prog,
                       kdc_findings_t runs[2]);
 
+/* The program's units with compile errors: suppressions in their main files are
+ * never reported unused (a unit parsed with the wrong flags misses findings). */
+void kdc_filter_set_incomplete(kdc_filter_t *fl, const kdc_program_t *prog);
+
 /* Puts what is to be reported of the rules' findings `runs` (taken; left
  * empty) in `out`, sorted: findings of rules enabled for their file, not
  * excluded, not suppressed, not in the baseline, with the file's severity;
  * plus invalid-suppression and unused-suppression diagnostics (suppression
  * comments are read in the analysed files and the files with a finding).
- * Writes --write-baseline. Configuration errors and a baseline that cannot be
- * written become errors in `in`. */
-/* The program's units with compile errors: suppressions in their main files are
- * never reported unused (a unit parsed with the wrong flags misses findings). */
-void kdc_filter_set_incomplete(kdc_filter_t *fl, const kdc_program_t *prog);
+ * With keep_suppressed, the findings suppressed by comments are in `out` too,
+ * each with its suppression's reason (never baselined, never written to a
+ * baseline). Writes --write-baseline. Configuration errors and a baseline that
+ * cannot be written become errors in `in`. */
 
 void kdc_filter_run(kdc_filter_t *fl, const kdc_rule_plan_t *plan, kdc_findings_t runs[2],
                     const kdc_files_t *files, kdc_inputs_t *in, kdc_findings_t *out);

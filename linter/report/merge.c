@@ -329,8 +329,11 @@ int kdc_merge_main(int argc, char **argv) {
              out_path ? out_path : "");
         goto done;
     }
-    size_t nfindings = json_array_size(rs[0].sarif ? json_object_get(sarif_run(merged), "results")
-                                                   : json_object_get(merged, "findings"));
+    json_t *results = rs[0].sarif ? json_object_get(sarif_run(merged), "results")
+                                  : json_object_get(merged, "findings");
+    size_t nfindings = 0;
+    for (size_t k = 0; k < json_array_size(results); k++) /* suppressed: not a problem */
+        nfindings += !json_object_get(json_array_get(results, k), "suppressions");
     int input_errors =
         rs[0].sarif
             ? json_is_false(json_object_get(

@@ -60,10 +60,7 @@ void kdc_shard_select(kdc_shard_t *sh, kdc_findings_t *fs, const char *root) {
             sh->order[kept] = i;
             fs->v[kept++] = *f;
         } else {
-            free(f->message);
-            for (size_t k = 0; k < f->nrelated; k++)
-                free((char *)f->related[k].message);
-            free(f->related);
+            kdc_finding_free(f);
         }
     }
     fs->n = kept;

@@ -25,6 +25,7 @@ typedef struct supp {
     const char **rules;     /* registry names */
     unsigned char *used;    /* per rule */
     size_t nrules;
+    char *reason; /* owned: the text after the rules, white space runs made one space */
 } supp_t;
 
 typedef struct bad {
@@ -52,6 +53,7 @@ void kdc_suppressions_free(kdc_suppressions_t *s) {
     for (size_t i = 0; i < s->v.n; i++) {
         free(s->v.v[i].rules);
         free(s->v.v[i].used);
+        free(s->v.v[i].reason);
     }
     for (size_t i = 0; i < s->bad.n; i++)
         free(s->bad.v[i].message);
@@ -131,6 +133,28 @@ static int parse_rules(scan_t *sc, const char **p, const char *end, supp_t *d, c
     return 0;
 }
 
+/* [p, r) with each run of white space (a block comment's line breaks and their leading
+ * stars included) made one space: a reason as one line. */
+static char *one_line(const char *p, const char *r) {
+    char *out = kdc_xrealloc(NULL, (size_t)(r - p) + 1), *o = out;
+    while (p < r) {
+        if (isspace((unsigned char)*p)) {
+            const char *q = p;
+            int newline = 0;
+            while (q < r && (isspace((unsigned char)*q) || (newline && *q == '*'))) {
+                newline |= *q == '\n';
+                q++;
+            }
+            *o++ = ' ';
+            p = q;
+        } else {
+            *o++ = *p++;
+        }
+    }
+    *o = 0;
+    return out;
+}
+
 /* A comment's text [t, end), starting at line:col and ending on end_line;
  * `own_line`: nothing but white space before it on its line. */
 static void directive(scan_t *sc, const char *t, const char *end, unsigned line, unsigned col,
@@ -206,6 +230,7 @@ static void directive(scan_t *sc, const char *t, const char *end, unsigned line,
     d.used = calloc(d.nrules, 1);
     if (!d.used)
         kdc_oom();
+    d.reason = one_line(p, r);
     d.block = !strcmp(word, "ignore-begin");
     d.first = line;
     /* ignore: its own line(s); on a line of its own, also the next one */
@@ -357,9 +382,9 @@ static int same_file(const char *a, const char *b) {
     return a == b || (a && b && !strcmp(a, b));
 }
 
-int kdc_suppressions_match(kdc_suppressions_t *s, const kdc_finding_t *f) {
+const char *kdc_suppressions_match(kdc_suppressions_t *s, const kdc_finding_t *f) {
     unsigned from = f->loc.line, to = f->loc.end_line > from ? f->loc.end_line : from;
-    int hit = 0;
+    const char *hit = NULL;
     for (size_t i = 0; i < s->v.n; i++) {
         supp_t *d = &s->v.v[i];
         if (!d->valid || d->last < from || d->first > to || !same_file(d->file, f->loc.file))
@@ -367,7 +392,8 @@ int kdc_suppressions_match(kdc_suppressions_t *s, const kdc_finding_t *f) {
         for (size_t k = 0; k < d->nrules; k++)
             if (!strcmp(d->rules[k], f->rule)) {
                 d->used[k] = 1;
-                hit = 1;
+                if (!hit)
+                    hit = d->reason;
             }
     }
     return hit;

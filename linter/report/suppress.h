@@ -30,10 +30,11 @@ void kdc_suppressions_free(kdc_suppressions_t *s);
  * The pointer is kept (findings about it point to it): it must outlive them. */
 void kdc_suppressions_scan(kdc_suppressions_t *s, const char *file);
 
-/* Is f suppressed by a valid suppression in its file (scanned before)? The
- * suppression is then marked used for f's rule. Files are compared by pointer
- * first, then by name. */
-int kdc_suppressions_match(kdc_suppressions_t *s, const kdc_finding_t *f);
+/* Is f suppressed by a valid suppression in its file (scanned before)? Returns
+ * the reason written in the first suppression that matches (one line; owned by
+ * s), or NULL. Every matching suppression is then marked used for f's rule.
+ * Files are compared by pointer first, then by name. */
+const char *kdc_suppressions_match(kdc_suppressions_t *s, const kdc_finding_t *f);
 
 /* Adds the diagnostics to `out`: every invalid suppression, and every rule of
  * a valid suppression that matched no finding when unused(ctx, file, rule)

@@ -551,6 +551,91 @@ static void sarif_fingerprints_survive_lines_inserted_above(void **state) {
     free(shifted);
 }
 
+/* Two identical bare commits, the first inside an ignore block whose reason spans two
+ * lines of a block comment. Line numbers matter. */
+static const char suppressed_c[] =
+    "#include <librdkafka/rdkafka.h>\n"                               /* 1 */
+    "void drain(rd_kafka_t *consumer) {\n"                            /* 2 */
+    "    /* kdc-lint: ignore-begin[bare-commit] shutdown path: the\n" /* 3 */
+    "     * offsets are replayed idempotently */\n"                   /* 4 */
+    "    rd_kafka_commit(consumer, NULL, 0);\n"                       /* 5 */
+    "    /* kdc-lint: ignore-end */\n"                                /* 6 */
+    "    rd_kafka_commit(consumer, NULL, 0);\n"                       /* 7 */
+    "}\n";
+
+static const char *fingerprint_of(json_t *result) {
+    json_t *fp = json_object_get(jget(result, "partialFingerprints"), "kdcFindingHash/v1");
+    assert_true(json_is_string(fp));
+    return json_string_value(fp);
+}
+
+#define ROOT_LINT(r, ...) lint((r), g.root, __VA_ARGS__, (const char *)NULL)
+
+static void sarif_shows_suppressed_findings_with_their_justification(void **state) {
+    (void)state;
+    scratch_write(g.root, "sup/suppressed.c", suppressed_c);
+    res_t r;
+    ROOT_LINT(&r, "--format=sarif", "sup/suppressed.c");
+    expect_exit(&r, 1); /* the finding at line 7; the suppressed one is no problem */
+    json_t *doc = parse(&r);
+    assert_int_equal(json_array_size(jget(doc, "runs/0/results")), 2);
+    json_t *hidden = result_at(doc, "bare-commit", 5);
+    assert_int_equal(json_array_size(jget(hidden, "suppressions")), 1);
+    assert_string_equal(jstr(hidden, "suppressions/0/kind"), "inSource");
+    assert_string_equal(jstr(hidden, "suppressions/0/justification"),
+                        "shutdown path: the offsets are replayed idempotently");
+    json_t *shown = result_at(doc, "bare-commit", 7);
+    assert_false(jhas(shown, "suppressions"));
+
+    /* the shown finding keeps the fingerprint the baseline gives it (which never sees
+     * the suppressed one; run from the repository root, where both hash the same path), and the two fingerprints differ though their lines are equal */
+    res_t b;
+    ROOT_LINT(&b, "--write-baseline=sup/suppressed.baseline", "sup/suppressed.c");
+    expect_exit(&b, 0);
+    char *base = scratch_read(g.root, "sup/suppressed.baseline");
+    json_t *bdoc = json_loads(base, 0, NULL);
+    assert_non_null(bdoc);
+    assert_int_equal(json_array_size(jget(bdoc, "findings")), 1);
+    assert_string_equal(jstr(bdoc, "findings/0/fingerprint"), fingerprint_of(shown));
+    assert_string_not_equal(fingerprint_of(hidden), fingerprint_of(shown));
+    json_decref(bdoc);
+    free(base);
+    res_free(&b);
+    json_decref(doc);
+    res_free(&r);
+
+    /* text and JSON leave it out, as before, and say it was suppressed */
+    ROOT_LINT(&r, "--format=json", "sup/suppressed.c");
+    expect_exit(&r, 1);
+    doc = parse(&r);
+    assert_int_equal(json_array_size(jget(doc, "findings")), 1);
+    assert_int_equal(jint(doc, "findings/0/line"), 7);
+    json_decref(doc);
+    res_free(&r);
+    ROOT_LINT(&r, "sup/suppressed.c");
+    expect_exit(&r, 1);
+    expect_in(&r, r.run.out, "sup/suppressed.c:7:5: warning:");
+    expect_not_in(&r, r.run.out, "sup/suppressed.c:5:");
+    expect_in(&r, r.run.err, "not shown: 1 suppressed by comments");
+    res_free(&r);
+
+    /* only suppressed findings: exit 0, the SARIF result still there */
+    scratch_write(g.root, "sup/suppressed.c",
+                  "#include <librdkafka/rdkafka.h>\n"
+                  "void drain(rd_kafka_t *consumer) {\n"
+                  "    rd_kafka_commit(consumer, NULL, 0); // kdc-lint: ignore[bare-commit] "
+                  "replayed\n"
+                  "}\n");
+    ROOT_LINT(&r, "--format=sarif", "sup/suppressed.c");
+    expect_exit(&r, 0);
+    doc = parse(&r);
+    assert_int_equal(json_array_size(jget(doc, "runs/0/results")), 1);
+    assert_string_equal(jstr(result_at(doc, "bare-commit", 3), "suppressions/0/justification"),
+                        "replayed");
+    json_decref(doc);
+    res_free(&r);
+}
+
 static void sarif_input_errors_make_execution_unsuccessful(void **state) {
     (void)state;
     res_t r;
@@ -748,6 +833,7 @@ int main(void) {
         cmocka_unit_test(sarif_code_flows_follow_each_path_rule),
         cmocka_unit_test(sarif_flush_result_has_a_code_flow_from_the_flush_to_the_checkpoint),
         cmocka_unit_test(sarif_fingerprints_survive_lines_inserted_above),
+        cmocka_unit_test(sarif_shows_suppressed_findings_with_their_justification),
         cmocka_unit_test(sarif_input_errors_make_execution_unsuccessful),
         cmocka_unit_test(github_annotations_locate_and_escape),
         cmocka_unit_test(github_annotations_name_input_errors),

@@ -36,7 +36,7 @@ static struct {
 
 /* Everything SARIF output must carry: a path rule with a code flow through a
  * helper, bare commits, file names with spaces, '%', non-ASCII and invalid
- * UTF-8, an incomplete unit, a header note and a missing input. */
+ * UTF-8, a suppressed finding, an incomplete unit, a header note and a missing input. */
 static const char worker_c[] =
     "#include <librdkafka/rdkafka.h>\n"
     "static void to_dlq(rd_kafka_t *producer, rd_kafka_message_t *in) {\n"
@@ -52,6 +52,11 @@ static const char worker_c[] =
     "}\n";
 static const char bare_c[] = "#include <librdkafka/rdkafka.h>\n"
                              "void f(rd_kafka_t *rk) { rd_kafka_commit(rk, NULL, 0); }\n";
+static const char suppressed_c[] =
+    "#include <librdkafka/rdkafka.h>\n"
+    "void g(rd_kafka_t *rk) {\n"
+    "    rd_kafka_commit(rk, NULL, 0); /* kdc-lint: ignore[bare-commit] replayed at start-up */\n"
+    "}\n";
 static const char broken_c[] = "#include <librdkafka/rdkafka.h>\n"
                                "void f(rd_kafka_t *rk) { rd_kafka_commit(rk, NULL, 0); (void)undeclared_variable; }\n";
 
@@ -71,6 +76,7 @@ static int setup(void **state) {
     scratch_write(g.root, "src/dir with space/caf\xc3\xa9 50%.c", bare_c);
     scratch_write(g.root, "src/latin1-\xe9.c", bare_c);
     scratch_write(g.root, "src/broken.c", broken_c);
+    scratch_write(g.root, "src/suppressed.c", suppressed_c);
     scratch_write(g.root, "src/worker.h", "void route(void);\n");
     g.sarif = scratch_path(g.root, "report.sarif");
     return 0;
@@ -166,11 +172,15 @@ static void kdc_sarif_passes_the_sarif_multitool_validator(void **state) {
         fail_msg("%s: %s", g.sarif, e.text);
     json_t *run = json_array_get(json_object_get(doc, "runs"), 0);
     json_t *results = json_object_get(run, "results");
-    assert_int_equal(json_array_size(results), 6); /* dlq, queue-full (to_dlq), 4 bare commits */
-    size_t flows = 0;
-    for (size_t i = 0; i < json_array_size(results); i++)
+    /* dlq, queue-full (to_dlq), 4 bare commits, 1 suppressed */
+    assert_int_equal(json_array_size(results), 7);
+    size_t flows = 0, suppressed = 0;
+    for (size_t i = 0; i < json_array_size(results); i++) {
         flows += json_object_get(json_array_get(results, i), "codeFlows") != NULL;
+        suppressed += json_object_get(json_array_get(results, i), "suppressions") != NULL;
+    }
     assert_int_equal(flows, 1);
+    assert_int_equal(suppressed, 1);
     json_t *inv = json_array_get(json_object_get(run, "invocations"), 0);
     /* an input error, an incomplete unit, a header note */
     assert_int_equal(json_array_size(json_object_get(inv, "toolExecutionNotifications")), 3);

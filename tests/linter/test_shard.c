@@ -347,6 +347,38 @@ static void merge_exits_as_the_unsharded_run_would(void **state) {
     LINT(&r, g.dir, "merge", "e0.json");
     assert_int_equal(r.exit_code, 0);
     kdc_run_free(&r);
+    /* suppressed findings only: 0 in SARIF too, where they are results with "suppressions" */
+    scratch_write(g.dir, "quiet/q1.c",
+                  "#include <librdkafka/rdkafka.h>\n"
+                  "void q1(rd_kafka_t *c) {\n"
+                  "    rd_kafka_commit(c, NULL, 0); // kdc-lint: "
+                  "ignore[bare-commit] drained at shutdown\n"
+                  "}\n");
+    scratch_write(g.dir, "quiet/q2.c",
+                  "#include <librdkafka/rdkafka.h>\n"
+                  "void q2(rd_kafka_t *c) {\n"
+                  "    rd_kafka_commit(c, NULL, 0); // kdc-lint: "
+                  "ignore[bare-commit] drained at shutdown\n"
+                  "}\n");
+    for (int k = 1; k <= 2; k++) {
+        char shard[32], out[32];
+        snprintf(shard, sizeof shard, "--shard=%d/2", k);
+        snprintf(out, sizeof out, "q%d.sarif", k);
+        lint_to(out, "--format=sarif", shard, "quiet", &r);
+        assert_int_equal(r.exit_code, 0);
+        kdc_run_free(&r);
+    }
+    lint_to("q.sarif", "--format=sarif", NULL, "quiet", &r);
+    assert_int_equal(r.exit_code, 0);
+    kdc_run_free(&r);
+    LINT(&r, g.dir, "merge", "q1.sarif", "q2.sarif", "-o", "qm.sarif");
+    assert_int_equal(r.exit_code, 0);
+    kdc_run_free(&r);
+    char *whole = read_report("q.sarif"), *joined = read_report("qm.sarif");
+    scale_same_report("suppressed findings, 2 shards", whole, joined);
+    assert_int_equal(scratch_count(joined, "\"justification\": \"drained at shutdown\""), 2);
+    free(whole);
+    free(joined);
     /* an input error in the run: 2, in every shard and in the merge */
     for (int k = 1; k <= 2; k++) {
         char shard[32], out[32];
