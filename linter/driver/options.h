@@ -27,6 +27,7 @@ typedef struct kdc_lint_opts {
     const char *dump_config;    /* --dump-config=PATH, or NULL */
     unsigned njobs;             /* -j N; 0: the CPUs this process may run on */
     int no_cache, no_prefilter, want_stats, dump_model, fail_incomplete;
+    int dashdash;               /* `--` given: its arguments, no compilation database searched */
     kdc_shard_t shard;          /* --shard, parsed (count 0: none) */
     kdc_filter_opts_t filter;   /* --config, --profile, rules on and off, suppressions, baseline */
     int *rule_on;               /* per registry index: -1 as configured, 0 --disable, 1 --enable */

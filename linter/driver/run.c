@@ -88,7 +88,11 @@ static const char *output_is_input(const char *out_path, const kdc_inputs_t *in)
  * known, and never over one of them (nor is the baseline written there). */
 static int collect_inputs(kdc_lint_run_t *r) {
     const kdc_lint_opts_t *o = r->o;
-    kdc_input_opts_t io = {o->db_dir, o->extra.v, o->extra.n, r->cache};
+    /* without -p (and without `--`, as clang-tidy), the database clangd would find */
+    r->db_dir = o->db_dir;
+    if (!o->db_dir && !o->dashdash && (r->db_found = kdc_compdb_find(o->paths.v, o->paths.n)))
+        r->db_dir = r->db_found;
+    kdc_input_opts_t io = {r->db_dir, o->extra.v, o->extra.n, r->cache, r->db_found != NULL};
     kdc_inputs_collect(o->paths.v, o->paths.n, &io, &r->inputs);
     if (o->out_path) {
         if (output_is_input(o->out_path, &r->inputs)) {
@@ -333,11 +337,14 @@ static int analyse(kdc_lint_run_t *r) {
  * decide findings, and each unit (path shown, arguments, main file contents). */
 static void run_id(const kdc_lint_run_t *r, char out[33]) {
     const kdc_lint_opts_t *o = r->o;
+    /* pairs of name and value */
+    /* clang-format off */
     const char *const opts[] = {
         "format", o->format, "profile", o->profile, "config", o->filter.overrides.config_path,
         "baseline", o->filter.baseline, "changed-since", o->changed_since, "prefilter",
-        o->no_prefilter ? "off" : "on", "-p", o->db_dir, "shards",
+        o->no_prefilter ? "off" : "on", "-p", r->db_dir, "shards",
         o->shard_spec ? strchr(o->shard_spec, '/') : NULL};
+    /* clang-format on */
     KDC_VEC(const char *) parts = {0};
     KDC_VEC(char *) owned = {0};
     KDC_VEC_PUSH(parts, "kdc-lint " KDC_VERSION);
@@ -436,6 +443,7 @@ static void run_free(kdc_lint_run_t *r) {
     kdc_program_free(r->prog);
     kdc_inputs_free(&r->inputs);
     kdc_changed_free(&r->changed);
+    free(r->db_found);
     free(r->cwd);
     kdc_filter_free(r->filter);
 }

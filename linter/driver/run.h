@@ -29,6 +29,8 @@ typedef struct kdc_lint_run {
     const kdc_lint_opts_t *o;
     double t0, t_prefilter, t_parsed, t_analysed; /* kdc_now_seconds() at each step */
     char *cwd;
+    const char *db_dir; /* -p DIR, or the directory of the database found, or NULL */
+    char *db_found;     /* ... found without -p (kdc_compdb_find), or NULL */
     kdc_filter_t *filter;
     kdc_changed_t changed;      /* --changed-since */
     kdc_cache_t *cache;         /* NULL: none */

@@ -463,6 +463,10 @@ static void collect_db(const char *const *paths, size_t npaths, const kdc_input_
     char **roots = npaths ? calloc(npaths, sizeof *roots) : NULL;
     size_t *matched = npaths ? calloc(npaths, sizeof *matched) : NULL;
     for (size_t i = 0; i < npaths; i++) {
+        if (o->db_found) { /* what PATHs are, the walk of collect_found says */
+            roots[i] = realpath(paths[i], NULL);
+            continue;
+        }
         if (empty_path(in, paths[i]))
             continue;
         struct stat st;
@@ -521,9 +525,14 @@ static void collect_db(const char *const *paths, size_t npaths, const kdc_input_
     free(dir);
     kdc_realpaths_free(&rp);
     for (size_t k = 0; k < npaths; k++)
-        if (roots[k] && !matched[k])
+        if (roots[k] && !matched[k] && !o->db_found)
             kdc_inputs_add_error(in, paths[k], "no translation unit of %s is in this path",
                                  db_file);
+    if (o->db_found)
+        add_note(in, db_file,
+                 "compilation database found as clangd finds it: its units are analysed with "
+                 "their build flags, other files with default flags (-p DIR chooses another, "
+                 "`--` none)");
     if (!npaths && in->njobs == jobs_before && in->nerrors == errors_before)
         kdc_inputs_add_error(in, db_file,
                              "no C or C++ translation units (.c, .cc, .cpp, .cxx) in this "
@@ -538,9 +547,122 @@ static void collect_db(const char *const *paths, size_t npaths, const kdc_input_
     free(db_file);
 }
 
+/* DIR/compile_commands.json or DIR/build/compile_commands.json as a regular file: the
+ * directory holding it (malloc'd), or NULL. */
+static char *db_in(const char *dir) {
+    static const char *const sub[] = {"", "/build"};
+    for (size_t i = 0; i < 2; i++) {
+        char *d = kdc_xasprintf("%s%s", dir, sub[i]);
+        char *f = kdc_xasprintf("%s/compile_commands.json", d);
+        struct stat st;
+        int found = stat(f, &st) == 0 && S_ISREG(st.st_mode);
+        free(f);
+        if (found)
+            return d;
+        free(d);
+    }
+    return NULL;
+}
+
+/* Cuts the last component of an absolute path ("/a/b" to "/a", "/a" to "/"). */
+static void cut_last(char *path) {
+    char *slash = strrchr(path, '/');
+    slash[slash == path ? 1 : 0] = 0;
+}
+
+/* The database found for one PATH (see inputs.h), or NULL. */
+static char *find_for(const char *path) {
+    char *dir = realpath(path, NULL);
+    struct stat st;
+    if (!dir || stat(dir, &st) != 0) {
+        free(dir);
+        return NULL;
+    }
+    if (!S_ISDIR(st.st_mode))
+        cut_last(dir);
+    /* the directory and its parents, nearest first, up to the repository root */
+    KDC_VEC(char *) chain = {0};
+    int in_repo = 0;
+    for (;;) {
+        KDC_VEC_PUSH(chain, kdc_xstrdup(dir));
+        char *git = kdc_xasprintf("%s/.git", strcmp(dir, "/") ? dir : "");
+        in_repo = access(git, F_OK) == 0;
+        free(git);
+        if (in_repo || !strcmp(dir, "/"))
+            break;
+        cut_last(dir);
+    }
+    char *found = NULL;
+    for (size_t i = 0; in_repo && i < chain.n && !found; i++)
+        found = db_in(chain.v[i]);
+    for (size_t i = 0; i < chain.n; i++)
+        free(chain.v[i]);
+    free(chain.v);
+    free(dir);
+    return found;
+}
+
+char *kdc_compdb_find(const char *const *paths, size_t npaths) {
+    char *found = NULL;
+    for (size_t i = 0; i < npaths; i++) {
+        char *f = find_for(paths[i]);
+        if (!f || (found && strcmp(f, found))) {
+            free(f);
+            free(found);
+            return NULL;
+        }
+        free(found);
+        found = f;
+    }
+    return found;
+}
+
+/* A database found, not given: PATHs' units in it with their build flags, every other
+ * source file of PATHs (a new file, a test the build skips) as without -p. */
+static void collect_found(const char *const *paths, size_t npaths, const kdc_input_opts_t *o,
+                          kdc_inputs_t *in) {
+    size_t first = in->njobs;
+    collect_db(paths, npaths, o, in);
+    kdc_strset_t have;
+    kdc_strset_init(&have);
+    for (size_t i = first; i < in->njobs; i++)
+        kdc_strset_add(&have, in->jobs[i].file, strlen(in->jobs[i].file));
+    kdc_inputs_t walked = {0};
+    collect_paths(paths, npaths, o, &walked);
+    for (size_t i = 0; i < walked.njobs; i++) {
+        char *real = realpath(walked.jobs[i].file, NULL);
+        int dup = real && kdc_strset_find(&have, real, strlen(real));
+        free(real);
+        if (dup) {
+            kdc_tu_job_t *j = &walked.jobs[i];
+            free(j->file);
+            for (int k = 0; k < j->argc; k++)
+                free(j->argv[k]);
+            free(j->argv);
+            continue;
+        }
+        GROW(in->jobs, in->njobs, in->capjobs);
+        in->jobs[in->njobs++] = walked.jobs[i];
+    }
+    for (size_t i = 0; i < walked.nerrors; i++) {
+        GROW(in->errors, in->nerrors, in->caperrors);
+        in->errors[in->nerrors++] = walked.errors[i];
+    }
+    for (size_t i = 0; i < walked.nnotes; i++) {
+        GROW(in->notes, in->nnotes, in->capnotes);
+        in->notes[in->nnotes++] = walked.notes[i];
+    }
+    free(walked.jobs);
+    free(walked.errors);
+    free(walked.notes);
+    kdc_strset_free(&have);
+}
+
 void kdc_inputs_collect(const char *const *paths, size_t npaths, const kdc_input_opts_t *o,
                         kdc_inputs_t *out) {
-    if (o->db_dir)
+    if (o->db_found)
+        collect_found(paths, npaths, o, out);
+    else if (o->db_dir)
         collect_db(paths, npaths, o, out);
     else
         collect_paths(paths, npaths, o, out);

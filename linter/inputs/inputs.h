@@ -35,7 +35,16 @@ typedef struct kdc_input_opts {
     const char *const *extra_args;  /* --extra-arg and `-- ARGS` */
     size_t nextra;
     struct kdc_cache *cache;        /* keeps the database as libclang read it (compdb.h), or NULL */
+    int db_found;                   /* db_dir was found, not given (kdc_compdb_find): a PATH
+                                     * with no unit in it is analysed with default flags */
 } kdc_input_opts_t;
+
+/* The directory of the compilation database a run without -p uses, found as clangd
+ * finds it: from each PATH's directory up to the repository root (the nearest
+ * directory holding .git), the first DIR with DIR/compile_commands.json or
+ * DIR/build/compile_commands.json (a regular file). NULL (malloc'd otherwise) when a
+ * PATH is in no repository, none is found, or PATHs find different ones. */
+char *kdc_compdb_find(const char *const *paths, size_t npaths);
 
 void kdc_inputs_collect(const char *const *paths, size_t npaths, const kdc_input_opts_t *o,
                         kdc_inputs_t *out);

@@ -962,6 +962,63 @@ static void double_dash_passes_defines_and_relative_includes_to_every_file(void 
     free(d);
 }
 
+/* Without -p, inside a repository, the compilation database clangd would find (in a
+ * directory from the PATH's up to the repository root, or its build/): its units with
+ * their build flags, other source files with default flags; `--` (as with clang-tidy)
+ * or no repository: none. */
+static void without_p_the_database_clangd_finds_is_used_inside_a_repository(void **s) {
+    (void)s;
+    char *d = test_dir("found-db");
+    char *git = path_in(d, ".git");
+    mkdirs(git);
+    write_text(d, "include/svc.h",
+               "#include <librdkafka/rdkafka.h>\n"
+               "#define SVC_COMMIT_ALL(c) rd_kafka_commit((c), NULL, 0)\n");
+    write_text(d, "src/a.c",
+               "#include \"svc.h\"\n"
+               "void drain(rd_kafka_t *consumer) { SVC_COMMIT_ALL(consumer); }\n");
+    write_good(d, "src/new.c"); /* not in the database yet */
+    char *db = NULL;
+    assert_true(asprintf(&db,
+                         "[{\"directory\": \"%s/build\", \"file\": \"../src/a.c\",\n"
+                         "  \"arguments\": [\"cc\", \"-I../include\", \"-c\", \"../src/a.c\"]}]\n",
+                         d) > 0);
+    write_text(d, "build/compile_commands.json", db);
+    free(db);
+    char *sub = path_in(d, "src");
+    res_t r;
+    /* a directory, and the same from inside it by file name */
+    LINT(&r, d, "--no-cache", "src");
+    expect_exit(&r, 1);
+    EXPECT_OUT(&r, "src/a.c:2:36: warning: rd_kafka_commit without an offset list");
+    EXPECT_OUT(&r, "src/new.c:2:26: warning:");
+    EXPECT_ERR(&r, "build/compile_commands.json: note: compilation database found as clangd "
+                   "finds it");
+    EXPECT_ERR(&r, "2 findings in 2 translation units (0 incomplete, 0 input errors)");
+    res_free(&r);
+    LINT(&r, sub, "--no-cache", "a.c");
+    expect_exit(&r, 1);
+    EXPECT_OUT(&r, "a.c:2:36: warning:");
+    EXPECT_ERR(&r, "1 finding in 1 translation unit (0 incomplete, 0 input errors)");
+    res_free(&r);
+    /* `--`: its arguments, no database */
+    LINT(&r, d, "--no-cache", "src/a.c", "--");
+    expect_exit(&r, 0);
+    EXPECT_NO_ERR(&r, "compilation database found");
+    EXPECT_ERR(&r, "(1 incomplete, 0 input errors)");
+    res_free(&r);
+    /* outside a repository nothing is searched */
+    assert_int_equal(rmdir(git), 0);
+    LINT(&r, d, "--no-cache", "src/a.c");
+    expect_exit(&r, 0);
+    EXPECT_NO_ERR(&r, "compilation database found");
+    EXPECT_ERR(&r, "(1 incomplete, 0 input errors)");
+    res_free(&r);
+    free(sub);
+    free(git);
+    free(d);
+}
+
 /* ---------- C and C++ the front end must get through ---------- */
 
 static void c_goto_fallthrough_computed_goto_setjmp_and_knr_code_is_analysed(void **s) {
@@ -1212,7 +1269,7 @@ static void version_help_and_list_rules_exit_0_on_stdout(void **s) {
     res_free(&r);
     LINT(&r, g.tmp, "--help");
     expect_exit(&r, 0);
-    EXPECT_OUT(&r, "usage: kdc-lint [options] PATH... [-- COMPILER-ARGS]");
+    EXPECT_OUT(&r, "Usage: kdc-lint [options] PATH... [-- COMPILER-ARGS]");
     EXPECT_OUT(&r, "Exit status: 0 no findings, 1 findings, 2 usage, input or configuration error.");
     res_free(&r);
     LINT(&r, g.tmp, "--list-rules");
@@ -1350,6 +1407,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(p_with_a_header_path_gives_the_header_note_not_silence),
         cmocka_unit_test(extra_include_paths_are_relative_to_the_working_directory_also_with_p),
         cmocka_unit_test(double_dash_passes_defines_and_relative_includes_to_every_file),
+        cmocka_unit_test(without_p_the_database_clangd_finds_is_used_inside_a_repository),
         cmocka_unit_test(c_goto_fallthrough_computed_goto_setjmp_and_knr_code_is_analysed),
         cmocka_unit_test(cpp_with_templates_lambdas_and_exceptions_is_analysed),
         cmocka_unit_test(o_into_a_missing_directory_is_an_error_before_any_analysis),

@@ -378,6 +378,48 @@ static void the_whole_project_hook_reports_only_what_the_commit_changes(void **s
     kdc_run_free(&r);
 }
 
+/* A project with its own include/ and a build's compile_commands.json in build/ (not
+ * committed): the default hook, without -p, finds it as clangd does, so the staged file
+ * is parsed with the build's flags and the finding behind the project's macro is
+ * reported. Without the database, the unit had compile errors and the finding was
+ * missed. */
+static void the_default_hook_finds_the_build_compilation_database(void **state) {
+    (void)state;
+    project("own-include", "kdc-lint", NULL);
+    scratch_write(g.project, ".gitignore", "build/\n");
+    scratch_write(g.project, "include/svc/commit.h",
+                  "#include <librdkafka/rdkafka.h>\n"
+                  "#define SVC_COMMIT_ALL(c) rd_kafka_commit((c), NULL, 0)\n");
+    MUST(g.project, "git", "add", ".gitignore", "include");
+    MUST(g.project, "git", "commit", "-q", "--no-verify", "-m", "include");
+    char *db = NULL;
+    if (asprintf(&db,
+                 "[{\"directory\": \"%s/build\", \"file\": \"%s/src/drain.c\",\n"
+                 "  \"command\": \"cc -I%s/include -c %s/src/drain.c\"}]\n",
+                 g.project, g.project, g.project, g.project) < 0)
+        abort();
+    scratch_write(g.project, "build/compile_commands.json", db);
+    free(db);
+    kdc_run_t r;
+    int code = commit_file(&r, "src/drain.c",
+                           "#include <svc/commit.h>\n"
+                           "\n"
+                           "void drain(rd_kafka_t *consumer) {\n"
+                           "    SVC_COMMIT_ALL(consumer);\n"
+                           "}\n");
+    char *out = combined(&r);
+    if (code == 0) {
+        show(&r);
+        fail_msg("the commit was accepted");
+    }
+    expect_in(&r, out, "src/drain.c:4:5: warning: rd_kafka_commit without an offset list");
+    expect_in(&r, out, "build/compile_commands.json: note: compilation database found");
+    expect_not_in(&r, out, "compile error");
+    assert_int_equal(commits(), 2);
+    free(out);
+    kdc_run_free(&r);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_commit_with_a_finding_is_rejected_and_shows_it),
@@ -386,6 +428,7 @@ int main(void) {
         cmocka_unit_test(headers_are_passed_and_only_noted),
         cmocka_unit_test(files_other_than_c_and_cxx_skip_the_hook),
         cmocka_unit_test(the_whole_project_hook_reports_only_what_the_commit_changes),
+        cmocka_unit_test(the_default_hook_finds_the_build_compilation_database),
     };
     int rc = cmocka_run_group_tests_name("lint.precommit", tests, setup, teardown);
     free(g.project);
