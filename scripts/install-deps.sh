@@ -13,6 +13,7 @@ packages=(
   libssl-dev                   # libkdc: SHA-256 DLQ event identity (OpenSSL EVP)
   git pre-commit               # --changed-since; the pre-commit hook test (lint.precommit)
   clang-format-14              # changed C lines as .clang-format says (ctest tree.format)
+  help2man man-db              # the man pages, from --help (man/), and their test (docs.man)
 )
 
 missing=()

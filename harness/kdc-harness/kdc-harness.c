@@ -24,8 +24,11 @@
 #endif
 
 static const char usage[] =
-    "usage: kdc-harness list [--format text|json] [--verbose]\n"
-    "       kdc-harness run (--scenario NAME[,NAME...] | --all) [options] -- COMMAND [ARGS...]\n"
+    "Usage: kdc-harness list [--format text|json] [--verbose]\n"
+    "  or:  kdc-harness run (--scenario NAME[,NAME...] | --all) [options] -- COMMAND [ARGS...]\n"
+    "\n"
+    "Runs a Kafka service (any language) against a mock cluster while it injects faults,\n"
+    "and proves by counting that no event was lost.\n"
     "\n"
     "run options:\n"
     "  --events N           input events (default 1000)\n"
@@ -43,7 +46,7 @@ static const char usage[] =
     "  --service-log FILE   the service's stdout and stderr (default: this stderr)\n"
     "  --quiet              no progress lines on stderr\n"
     "\n"
-    "exit status: 0 every run valid (no event lost, and the service processed something),\n"
+    "Exit status: 0 every run valid (no event lost, and the service processed something),\n"
     "1 a run failed (events lost, nothing processed, or duplicated / unprocessed when\n"
     "asked), 2 usage or harness error\n";
 

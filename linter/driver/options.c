@@ -54,14 +54,17 @@ static const struct option long_opts[] = {
 };
 
 static void usage(FILE *o) {
-    fputs("usage: kdc-lint [options] PATH... [-- COMPILER-ARGS]\n"
-          "       kdc-lint merge [-o FILE] REPORT...   (joins --shard reports)\n"
+    fputs("Usage: kdc-lint [options] PATH... [-- COMPILER-ARGS]\n"
+          "  or:  kdc-lint merge [-o FILE] REPORT...\n"
           "\n"
           "Checks C and C++ code that uses librdkafka against kdc's durability contract.\n"
           "PATHs are files or directories (searched recursively for .c, .cc, .cpp, .cxx).\n"
+          "kdc-lint merge joins the reports of a run's --shard=K/N runs into one.\n"
           "\n"
           "  -p DIR               use DIR/compile_commands.json for translation units and\n"
-          "                       their flags; PATHs then select units below them\n"
+          "                       their flags; PATHs then select units below them.\n"
+          "                       Without -p or --, in a git repository: the one clangd\n"
+          "                       finds (PATH's directory or a parent, or its build/)\n"
           "  --extra-arg=ARG      add a compiler argument (repeatable); also -- ARGS\n"
           "  --format=FORMAT      text (default), json, sarif (SARIF 2.1.0 for code scanning)\n"
           "                       or github (GitHub Actions annotations)\n"
@@ -161,6 +164,7 @@ int kdc_lint_opts_parse(int argc, char **argv, kdc_lint_opts_t *o) {
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--")) {
             nopt = i;
+            o->dashdash = 1;
             break;
         }
     for (int i = nopt + 1; i < argc; i++)

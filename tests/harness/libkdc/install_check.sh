@@ -33,6 +33,10 @@ test -n "$config" && test -f "$(dirname "$config")/kdcConfigVersion.cmake" &&
         { echo "CMake package files missing"; exit 1; }
 test -n "$pc" || { echo "kdc.pc missing"; exit 1; }
 test ! -e "$prefix/include/kdc/internal.h" || { echo "internal header installed"; exit 1; }
+# kdc-harness(1), generated from its --help (man/), goes with it
+test -s "$prefix/share/man/man1/kdc-harness.1" || { echo "kdc-harness(1) not installed"; exit 1; }
+MANWIDTH=80 man -l "$prefix/share/man/man1/kdc-harness.1" | grep -q "^SYNOPSIS" ||
+        { echo "kdc-harness(1) does not render"; exit 1; }
 
 echo "== find_package(kdc $version) consumer"
 "$cmake" -S "$consumer_src" -B "$work/cmake-consumer" \
