@@ -88,7 +88,9 @@ static int fills_list_from_msg(cof_walk_t *w, const kdc_node_t *nd) {
     if (nd->kind == KDC_N_CALL && e->name) {
         const char *base = strrchr(e->name, ':');
         base = base ? base + 1 : e->name;
-        int fills = !strncmp(e->name, "rd_kafka_topic_partition_list_", 30) ||
+        const kdc_api_t *api = kdc_api_lookup(e);
+        int fills = (api && (api->roles & KDC_API_MARK_DONE)) || /* kdc_watermark_done */
+                    !strncmp(e->name, "rd_kafka_topic_partition_list_", 30) ||
                     !strcmp(e->name, "RdKafka::TopicPartition::create") ||
                     (e->is_method && (!strcmp(base, "push_back") || !strcmp(base, "emplace_back")));
         for (unsigned i = 0; fills && i < e->nkids; i++)

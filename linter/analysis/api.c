@@ -1,4 +1,5 @@
 #include "api.h"
+#include "util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -16,40 +17,48 @@ static const kdc_api_t table[] = {
     {"RdKafka::Conf::create", KDC_API_CONF_NEW, N, N, N, N, N, N, N, N, 0},
     {"RdKafka::Conf::set", KDC_API_CONF_SET, N, N, R, N, N, 0, 1, N, 0},
     {"RdKafka::Consumer::consume", KDC_API_CONSUME, R, N, N, N, N, N, N, N, 0},
-    {"RdKafka::Consumer::create", KDC_API_CLIENT_NEW, N, N, 0, N, N, N, N, KDC_CLIENT_CONSUMER_FIXED, 0},
+    {"RdKafka::Consumer::create", KDC_API_CLIENT_NEW, N, N, 0, N, N, N, N,
+     KDC_CLIENT_CONSUMER_FIXED, 0},
     {"RdKafka::Handle::outq_len", KDC_API_OUTQ, R, N, N, N, N, N, N, N, 0},
     {"RdKafka::Handle::poll", KDC_API_SERVE_DR, R, N, N, N, N, N, N, N, 0},
     {"RdKafka::KafkaConsumer::close", KDC_API_CLOSE, R, N, N, N, N, N, N, N, 0},
     {"RdKafka::KafkaConsumer::commitAsync", KDC_API_COMMIT, R, N, N, 0, N, N, N, N, 0},
     {"RdKafka::KafkaConsumer::commitSync", KDC_API_COMMIT, R, N, N, 0, N, N, N, N, 0},
     {"RdKafka::KafkaConsumer::consume", KDC_API_CONSUME, R, N, N, N, N, N, N, N, 0},
-    {"RdKafka::KafkaConsumer::create", KDC_API_CLIENT_NEW, N, N, 0, N, N, N, N, KDC_CLIENT_CONSUMER_FIXED, 0},
+    {"RdKafka::KafkaConsumer::create", KDC_API_CLIENT_NEW, N, N, 0, N, N, N, N,
+     KDC_CLIENT_CONSUMER_FIXED, 0},
     {"RdKafka::KafkaConsumer::offsets_store", KDC_API_STORE, R, N, N, 0, N, N, N, N, 0},
     {"RdKafka::KafkaConsumer::subscribe", KDC_API_SUBSCRIBE, R, N, N, 0, N, N, N, N, 0},
     {"RdKafka::Producer::abort_transaction", KDC_API_TXN_ABORT, R, N, N, N, N, N, N, N, 0},
     {"RdKafka::Producer::begin_transaction", KDC_API_TXN, R, N, N, N, N, N, N, N, 0},
-    {"RdKafka::Producer::commit_transaction", KDC_API_TXN | KDC_API_SERVE_DR | KDC_API_FLUSH, R, N, N, N, N, N, N, N, 0},
-    {"RdKafka::Producer::create", KDC_API_CLIENT_NEW, N, N, 0, N, N, N, N, KDC_CLIENT_PRODUCER_FIXED, 0},
+    {"RdKafka::Producer::commit_transaction", KDC_API_TXN | KDC_API_SERVE_DR | KDC_API_FLUSH, R, N,
+     N, N, N, N, N, N, 0},
+    {"RdKafka::Producer::create", KDC_API_CLIENT_NEW, N, N, 0, N, N, N, N,
+     KDC_CLIENT_PRODUCER_FIXED, 0},
     {"RdKafka::Producer::flush", KDC_API_SERVE_DR | KDC_API_FLUSH, R, N, N, N, N, N, N, N, 0},
     {"RdKafka::Producer::produce", KDC_API_PRODUCE, R, 0, N, N, N, N, N, N, 0},
     {"RdKafka::Producer::send_offsets_to_transaction", KDC_API_TXN, R, N, N, 0, N, N, N, N, 0},
     {"RdKafka::Queue::consume", KDC_API_CONSUME, R, N, N, N, N, N, N, N, 0},
     {"RdKafka::Topic::create", KDC_API_TOPIC_NEW, 0, 1, 2, N, N, N, N, N, 0},
     {"RdKafka::Topic::offset_store", KDC_API_STORE, N, R, N, N, N, N, N, N, 0},
-    /* libkdc (harness/libkdc/include/kdc/kdc.h) */
+    /* libkdc (harness/libkdc/include/kdc/kdc.h): what its headers declare (KDC_CONTRACT),
+     * for declarations without it (a service's own prototypes); linter.libkdc_contracts
+     * checks that the two agree */
     {"kdc_commit_message", KDC_API_COMMIT, 0, N, N, N, N, N, N, N, 0},
     {"kdc_commit_message_async", KDC_API_COMMIT, 0, N, N, N, N, N, N, N, 0},
     {"kdc_dlq_route", KDC_API_CONFIRM | KDC_API_SERVE_DR, N, N, N, N, N, N, N, N, 0},
     {"kdc_produce_confirmed", KDC_API_CONFIRM | KDC_API_SERVE_DR, 0, 1, N, N, N, N, N, N, 0},
     {"kdc_tracker_produce", KDC_API_PRODUCE, 1, 2, N, N, N, N, N, N, 0},
     {"kdc_tracker_wait", KDC_API_CONFIRM | KDC_API_SERVE_DR, 1, N, N, N, N, N, N, N, 0},
-    {"kdc_watermark_commit", KDC_API_COMMIT, 1, N, N, N, N, N, N, N, 0},
+    {"kdc_watermark_commit", KDC_API_COMMIT, 1, N, N, 0, N, N, N, N, 0},
+    {"kdc_watermark_done", KDC_API_MARK_DONE, N, N, N, 0, N, N, N, N, 0},
     {"rd_kafka_abort_transaction", KDC_API_TXN_ABORT, 0, N, N, N, N, N, N, N, 0},
     {"rd_kafka_begin_transaction", KDC_API_TXN, 0, N, N, N, N, N, N, N, 0},
     {"rd_kafka_commit", KDC_API_COMMIT, 0, N, N, 1, N, N, N, N, 0},
     {"rd_kafka_commit_message", KDC_API_COMMIT, 0, N, N, N, N, N, N, N, 0},
     {"rd_kafka_commit_queue", KDC_API_COMMIT, 0, N, N, 1, N, N, N, N, 0},
-    {"rd_kafka_commit_transaction", KDC_API_TXN | KDC_API_SERVE_DR | KDC_API_FLUSH, 0, N, N, N, N, N, N, N, 0},
+    {"rd_kafka_commit_transaction", KDC_API_TXN | KDC_API_SERVE_DR | KDC_API_FLUSH, 0, N, N, N, N,
+     N, N, N, 0},
     {"rd_kafka_conf_dup", KDC_API_CONF_DUP, N, N, 0, N, N, N, N, N, 0},
     {"rd_kafka_conf_dup_filter", KDC_API_CONF_DUP, N, N, 0, N, N, N, N, N, 0},
     {"rd_kafka_conf_new", KDC_API_CONF_NEW, N, N, N, N, N, N, N, N, 0},
@@ -123,13 +132,128 @@ static void api_slots_fill(void) {
     api_slots_filled = 1;
 }
 
+/* ---------- declared contracts (libkdc's KDC_CONTRACT) ---------- */
+
+static const struct {
+    const char *meaning;
+    unsigned roles;
+} meanings[] = {
+    {"produce", KDC_API_PRODUCE},
+    {"produce-confirmed", KDC_API_CONFIRM | KDC_API_SERVE_DR},
+    {"dlq-route", KDC_API_CONFIRM | KDC_API_SERVE_DR},
+    {"confirm", KDC_API_CONFIRM | KDC_API_SERVE_DR},
+    {"commit-message", KDC_API_COMMIT},
+    {"commit-done", KDC_API_COMMIT},
+    /* no role of kdc-lint's: nothing produced, confirmed or committed */
+    {"mark-done", KDC_API_MARK_DONE},
+    {"track", 0},
+    {"classify", 0},
+    {"rebalance", 0},
+    {"delivery-callback", 0},
+    {"rewind", 0},
+    {"txn", 0},
+    {"create", 0},
+    {"destroy", 0},
+    {"configure", 0},
+    {"query", 0},
+    {"decode", 0},
+};
+
+int kdc_api_from_contract(const char *name, const char *contract, kdc_api_t *out) {
+    *out = (kdc_api_t){name,
+                       0,
+                       KDC_ARG_NONE,
+                       KDC_ARG_NONE,
+                       KDC_ARG_NONE,
+                       KDC_ARG_NONE,
+                       KDC_ARG_NONE,
+                       KDC_ARG_NONE,
+                       KDC_ARG_NONE,
+                       KDC_ARG_NONE,
+                       0};
+    size_t n = strcspn(contract, " ");
+    size_t i = 0;
+    while (i < sizeof meanings / sizeof *meanings &&
+           (strlen(meanings[i].meaning) != n || strncmp(meanings[i].meaning, contract, n)))
+        i++;
+    if (i == sizeof meanings / sizeof *meanings)
+        return -1;
+    out->roles = meanings[i].roles;
+    for (const char *p = contract + n; *p;) {
+        p += strspn(p, " ");
+        if (!*p)
+            break;
+        static const char *const keys[] = {"handle=", "topic=", "list="};
+        int *slots[] = {&out->handle, &out->topic, &out->list};
+        size_t k = 0;
+        while (k < 3 && strncmp(p, keys[k], strlen(keys[k])))
+            k++;
+        if (k == 3)
+            return -1;
+        p += strlen(keys[k]);
+        if (*p < '0' || *p > '9' || (p[1] && p[1] != ' '))
+            return -1; /* one digit: libkdc's functions have few arguments */
+        *slots[k] = *p++ - '0';
+    }
+    return 0;
+}
+
+/* The program's contracts by callee name: an open-addressing table like the API's. */
+static struct {
+    kdc_api_t *v;
+    size_t n, nslots;
+    const kdc_api_t **slots;
+} contracts;
+
+static const kdc_api_t *contract_of(const char *name) {
+    if (!contracts.nslots)
+        return NULL;
+    size_t mask = contracts.nslots - 1;
+    for (size_t k = (size_t)XXH3_64bits(name, strlen(name)) & mask; contracts.slots[k];
+         k = (k + 1) & mask)
+        if (!strcmp(contracts.slots[k]->name, name))
+            return contracts.slots[k];
+    return NULL;
+}
+
+void kdc_api_use_contracts(const kdc_program_t *p) {
+    free(contracts.v);
+    free(contracts.slots);
+    memset(&contracts, 0, sizeof contracts);
+    size_t n = kdc_program_ncontracts(p);
+    if (!n)
+        return;
+    contracts.v = calloc(n, sizeof *contracts.v);
+    contracts.nslots = 16;
+    while (contracts.nslots < 2 * n)
+        contracts.nslots *= 2;
+    contracts.slots = calloc(contracts.nslots, sizeof *contracts.slots);
+    if (!contracts.v || !contracts.slots)
+        kdc_oom();
+    for (size_t i = 0; i < n; i++) {
+        const char *name, *contract;
+        kdc_program_contract(p, i, &name, &contract);
+        kdc_api_t a;
+        if (kdc_api_from_contract(name, contract, &a) != 0 || contract_of(name))
+            continue;
+        contracts.v[contracts.n] = a;
+        size_t mask = contracts.nslots - 1, k = (size_t)XXH3_64bits(name, strlen(name)) & mask;
+        while (contracts.slots[k])
+            k = (k + 1) & mask;
+        contracts.slots[k] = &contracts.v[contracts.n++];
+    }
+}
+
 const kdc_api_t *kdc_api_lookup(const kdc_expr_t *call) {
     if (!call || call->kind != KDC_E_CALL || !call->name || !*call->name)
         return NULL;
     if (!api_slots_filled)
         api_slots_fill();
-    const kdc_api_t *a = NULL;
-    for (size_t k = api_slot(call->name); api_slots[k]; k = (k + 1) & (API_SLOTS - 1))
+    /* what the callee's declaration says it means comes first */
+    const kdc_api_t *a = contract_of(call->name);
+    if (a && !a->roles)
+        return NULL;
+    for (size_t k = api_slot(call->name); !a && api_slots[k]; k = (k + 1) & (API_SLOTS - 1))
         if (!strcmp(api_slots[k]->name, call->name)) {
             a = api_slots[k];
             break;

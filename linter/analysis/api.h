@@ -8,29 +8,31 @@
 #include "model.h"
 
 enum {
-    KDC_API_PRODUCE = 1u << 0,     /* enqueues a message for delivery */
-    KDC_API_COMMIT = 1u << 1,      /* commits consumer offsets */
-    KDC_API_STORE = 1u << 2,       /* stores offsets for a later (auto) commit */
-    KDC_API_SERVE_DR = 1u << 3,    /* serves delivery reports (poll, flush) */
-    KDC_API_FLUSH = 1u << 4,       /* rd_kafka_flush */
-    KDC_API_CONF_NEW = 1u << 5,    /* creates a global configuration object */
-    KDC_API_CONF_DUP = 1u << 6,    /* copies a configuration (keeps its callbacks) */
-    KDC_API_CONF_SET = 1u << 7,    /* sets a property: key arg, value arg */
-    KDC_API_DR_REGISTER = 1u << 8, /* registers a delivery-report callback */
-    KDC_API_EVENTS_SET = 1u << 9,  /* rd_kafka_conf_set_events(conf, flags) */
-    KDC_API_CLIENT_NEW = 1u << 10, /* creates a client handle from a conf */
-    KDC_API_TOPIC_NEW = 1u << 11,  /* creates a topic handle: (handle, name, tconf) */
-    KDC_API_CONFIRM = 1u << 12,    /* waits for delivery reports and reports their outcome */
-    KDC_API_CONF_LINK = 1u << 13,  /* attaches a topic configuration (value) to a conf */
-    KDC_API_SUBSCRIBE = 1u << 14,  /* subscribes a consumer (handle) to a topic list (list) */
-    KDC_API_LIST_ADD = 1u << 15,   /* adds a topic (topic) to a partition list (list) */
-    KDC_API_CONSUME = 1u << 16,    /* hands a consumed message to the application */
-    KDC_API_TXN = 1u << 17,        /* a transactional step returning rd_kafka_error_t * */
-    KDC_API_TXN_ABORT = 1u << 18,  /* aborts the transaction */
-    KDC_API_OUTQ = 1u << 19,       /* rd_kafka_outq_len: messages not yet delivered */
-    KDC_API_CLOSE = 1u << 20,      /* closes a consumer (waits for its commits) */
-    KDC_API_DESTROY = 1u << 21,    /* destroys a client handle */
-    KDC_API_REBALANCE_CB = 1u << 22 /* registers a rebalance callback (value) on a conf */
+    KDC_API_PRODUCE = 1u << 0,       /* enqueues a message for delivery */
+    KDC_API_COMMIT = 1u << 1,        /* commits consumer offsets */
+    KDC_API_STORE = 1u << 2,         /* stores offsets for a later (auto) commit */
+    KDC_API_SERVE_DR = 1u << 3,      /* serves delivery reports (poll, flush) */
+    KDC_API_FLUSH = 1u << 4,         /* rd_kafka_flush */
+    KDC_API_CONF_NEW = 1u << 5,      /* creates a global configuration object */
+    KDC_API_CONF_DUP = 1u << 6,      /* copies a configuration (keeps its callbacks) */
+    KDC_API_CONF_SET = 1u << 7,      /* sets a property: key arg, value arg */
+    KDC_API_DR_REGISTER = 1u << 8,   /* registers a delivery-report callback */
+    KDC_API_EVENTS_SET = 1u << 9,    /* rd_kafka_conf_set_events(conf, flags) */
+    KDC_API_CLIENT_NEW = 1u << 10,   /* creates a client handle from a conf */
+    KDC_API_TOPIC_NEW = 1u << 11,    /* creates a topic handle: (handle, name, tconf) */
+    KDC_API_CONFIRM = 1u << 12,      /* waits for delivery reports and reports their outcome */
+    KDC_API_CONF_LINK = 1u << 13,    /* attaches a topic configuration (value) to a conf */
+    KDC_API_SUBSCRIBE = 1u << 14,    /* subscribes a consumer (handle) to a topic list (list) */
+    KDC_API_LIST_ADD = 1u << 15,     /* adds a topic (topic) to a partition list (list) */
+    KDC_API_CONSUME = 1u << 16,      /* hands a consumed message to the application */
+    KDC_API_TXN = 1u << 17,          /* a transactional step returning rd_kafka_error_t * */
+    KDC_API_TXN_ABORT = 1u << 18,    /* aborts the transaction */
+    KDC_API_OUTQ = 1u << 19,         /* rd_kafka_outq_len: messages not yet delivered */
+    KDC_API_CLOSE = 1u << 20,        /* closes a consumer (waits for its commits) */
+    KDC_API_DESTROY = 1u << 21,      /* destroys a client handle */
+    KDC_API_REBALANCE_CB = 1u << 22, /* registers a rebalance callback (value) on a conf */
+    KDC_API_MARK_DONE = 1u << 23     /* marks a message's effect done in `list`, whose
+                                      * commit (COMMIT with that list) then covers it */
 };
 
 #define KDC_ARG_NONE (-1)
@@ -70,6 +72,18 @@ const char *kdc_api_display_name(const kdc_expr_t *call);
 /* rd_kafka_producev() argument following an RD_KAFKA_V_<vtype> marker, or NULL.
  * vtype is the rd_kafka_vtype_t value (RD_KAFKA_VTYPE_TOPIC = 1, RKT = 2, OPAQUE = 6). */
 const kdc_expr_t *kdc_api_producev_arg(const kdc_expr_t *call, long long vtype);
+
+/* The entry a declared contract makes (libkdc's KDC_CONTRACT, kdc/export.h:
+ * "MEANING [handle=N] [topic=N] [list=N]") for the function `name` (kept, not
+ * copied). Returns 0, or -1 when the meaning is not one export.h lists or an
+ * argument is malformed. A meaning kdc-lint has no role for (create, query, ...)
+ * makes an entry with roles 0. */
+int kdc_api_from_contract(const char *name, const char *contract, kdc_api_t *out);
+
+/* The contracts the program's declarations make, for kdc_api_lookup (which then
+ * prefers them to the table's entries of the same name): set before the analysis
+ * of a program, replacing those of the one before. Malformed ones are ignored. */
+void kdc_api_use_contracts(const kdc_program_t *p);
 
 /* 0 when the table is sorted (bsearch needs it), -1 otherwise; run by the tests. */
 int kdc_api_self_check(void);

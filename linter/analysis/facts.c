@@ -1602,6 +1602,7 @@ kdc_facts_t *kdc_facts_build(kdc_program_t *p, const kdc_options_t *opts) {
         kdc_oom();
     fx->p = p;
     fx->opts = *opts;
+    kdc_api_use_contracts(p); /* libkdc's declared meanings, before any lookup */
     if (!fx->opts.dlq_topic_patterns)
         fx->opts.dlq_topic_patterns = kdc_default_dlq_topic_patterns;
     if (!fx->opts.dlq_name_patterns)

@@ -43,7 +43,10 @@ typedef struct pctx {
     unsigned ndeep;          /* how many times it stopped there */
     int omit;                /* leave out definitions converted for an earlier unit */
     kdc_strmap_t noreturn;   /* callee USR → (void *)1 never returns, (void *)2 returns */
+    kdc_strmap_t contracts; /* callee USR → its KDC_CONTRACT meaning (interned), or &no_contract */
 } pctx_t;
+
+static const char no_contract[] = "";
 
 /* Deepest expression/statement nesting the model keeps. Every later pass
  * (CFG, handle tracking, facts) recurses over the model, so this bounds their
@@ -631,6 +634,41 @@ static int decl_noreturn(pctx_t *c, CXCursor d, const char *usr, const char *typ
     return nv.found;
 }
 
+static enum CXChildVisitResult contract_attr_visit(CXCursor cur, CXCursor parent,
+                                                   CXClientData arg) {
+    (void)parent;
+    static const char prefix[] = "kdc.contract:";
+    struct {
+        pctx_t *c;
+        const char *found;
+    } *cv = arg;
+    if (clang_getCursorKind(cur) != CXCursor_AnnotateAttr)
+        return CXChildVisit_Continue;
+    CXString sp = clang_getCursorSpelling(cur);
+    const char *t = clang_getCString(sp);
+    if (t && !strncmp(t, prefix, sizeof prefix - 1))
+        cv->found = kdc_intern(cv->c->p, t + sizeof prefix - 1);
+    clang_disposeString(sp);
+    return cv->found ? CXChildVisit_Break : CXChildVisit_Continue;
+}
+
+/* What a callee means to the durability contract, as libkdc's headers declare it
+ * (KDC_CONTRACT in kdc/export.h: an annotate attribute "kdc.contract:MEANING ..."),
+ * or NULL. Cached per USR. */
+static const char *decl_contract(pctx_t *c, CXCursor d, const char *usr) {
+    const char *known = usr && *usr ? kdc_strmap_get(&c->contracts, usr) : NULL;
+    if (known)
+        return known == no_contract ? NULL : known;
+    struct {
+        pctx_t *c;
+        const char *found;
+    } cv = {c, NULL};
+    clang_visitChildren(d, contract_attr_visit, &cv);
+    if (usr && *usr)
+        kdc_strmap_put(&c->contracts, usr, (void *)(cv.found ? cv.found : no_contract));
+    return cv.found;
+}
+
 /* The member function a dependent call in a template names (`c->set(k, v,
  * err)` with v of a template parameter's type: an overload set of
  * RdKafka::Conf::set, resolved only per instantiation): the first of the set
@@ -680,6 +718,13 @@ static kdc_expr_t *conv_call(pctx_t *c, CXCursor cur) {
         e->is_ctor = dk == CXCursor_Constructor;
         e->callee_system = (unsigned)clang_Location_isInSystemHeader(clang_getCursorLocation(d));
         e->callee_noreturn = (unsigned)decl_noreturn(c, d, e->usr, e->str);
+        /* libkdc's functions declare their meaning: library calls (as from a system
+         * header, whatever the include flag), looked up by it (kdc_api_lookup) */
+        const char *contract = decl_contract(c, d, e->usr);
+        if (contract) {
+            e->callee_system = 1;
+            kdc_program_add_contract(c->p, e->name, contract);
+        }
         if (e->is_method && kv.n && clang_getCursorKind(kv.v[0]) == CXCursor_MemberRefExpr) {
             cursor_vec_t mk = children(kv.v[0]);
             for (size_t i = 0; i < mk.n; i++)
@@ -1715,6 +1760,7 @@ int kdc_parse_tu_files(kdc_parser_t *ps, kdc_program_t *p, const char *file,
     c.ps = ps;
     kdc_strmap_init(&c.file_names);
     kdc_strmap_init(&c.noreturn);
+    kdc_strmap_init(&c.contracts);
     /* libclang applies -working-directory= to the whole process: restore ours. */
     int cwd_fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     kdc_openguard_begin(); /* no FIFO, device or socket is read (openguard.h) */
@@ -1735,12 +1781,14 @@ int kdc_parse_tu_files(kdc_parser_t *ps, kdc_program_t *p, const char *file,
             clang_disposeTranslationUnit(c.tu);
         kdc_strmap_free(&c.file_names);
         kdc_strmap_free(&c.noreturn);
+        kdc_strmap_free(&c.contracts);
         return -1;
     }
     if (ec != CXError_Success || !c.tu) {
         *err = kdc_xasprintf("libclang could not parse this file (error %d)", (int)ec);
         kdc_strmap_free(&c.file_names);
         kdc_strmap_free(&c.noreturn);
+        kdc_strmap_free(&c.contracts);
         return -1;
     }
     kdc_tu_info_t info = {0};
@@ -1764,6 +1812,7 @@ int kdc_parse_tu_files(kdc_parser_t *ps, kdc_program_t *p, const char *file,
     free(c.calls.v);
     kdc_strmap_free(&c.file_names);
     kdc_strmap_free(&c.noreturn);
+    kdc_strmap_free(&c.contracts);
     clang_disposeTranslationUnit(c.tu);
     return 0;
 }

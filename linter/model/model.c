@@ -22,6 +22,8 @@ struct kdc_program {
     KDC_VEC(kdc_global_init_t) globals;
     KDC_VEC(kdc_tu_info_t) tus;
     KDC_VEC(kdc_omitted_t) omitted;
+    KDC_VEC(const char *) contracts; /* name, contract, name, contract, ... */
+    kdc_strmap_t contract_by_name;
 };
 
 kdc_program_t *kdc_program_new(void) {
@@ -31,6 +33,7 @@ kdc_program_t *kdc_program_new(void) {
     kdc_strset_init(&p->strings);
     kdc_strmap_init(&p->func_by_usr);
     kdc_strmap_init(&p->func_by_id);
+    kdc_strmap_init(&p->contract_by_name);
     return p;
 }
 
@@ -46,6 +49,8 @@ void kdc_program_free(kdc_program_t *p) {
     kdc_strset_free(&p->strings);
     kdc_strmap_free(&p->func_by_usr);
     kdc_strmap_free(&p->func_by_id);
+    kdc_strmap_free(&p->contract_by_name);
+    free(p->contracts.v);
     free(p->funcs.v);
     free(p->globals.v);
     free(p->tus.v);
@@ -115,6 +120,24 @@ int kdc_program_add_tu(kdc_program_t *p, const kdc_tu_info_t *tu) {
 void kdc_program_add_omitted(kdc_program_t *p, const char *usr, const char *file, unsigned line) {
     kdc_omitted_t o = {usr, file, line};
     KDC_VEC_PUSH(p->omitted, o);
+}
+
+void kdc_program_add_contract(kdc_program_t *p, const char *name, const char *contract) {
+    if (!name || !contract || kdc_strmap_get(&p->contract_by_name, name))
+        return;
+    kdc_strmap_put(&p->contract_by_name, name, (void *)contract);
+    KDC_VEC_PUSH(p->contracts, name);
+    KDC_VEC_PUSH(p->contracts, contract);
+}
+
+size_t kdc_program_ncontracts(const kdc_program_t *p) {
+    return p->contracts.n / 2;
+}
+
+void kdc_program_contract(const kdc_program_t *p, size_t i, const char **name,
+                          const char **contract) {
+    *name = p->contracts.v[2 * i];
+    *contract = p->contracts.v[2 * i + 1];
 }
 
 size_t kdc_program_nomitted(const kdc_program_t *p) { return p->omitted.n; }

@@ -171,6 +171,13 @@ int kdc_program_add_func(kdc_program_t *p, kdc_func_t *f);
 void kdc_program_add_global_init(kdc_program_t *p, const char *usr, kdc_expr_t *init);
 int kdc_program_add_tu(kdc_program_t *p, const kdc_tu_info_t *tu);
 void kdc_program_add_omitted(kdc_program_t *p, const char *usr, const char *file, unsigned line);
+/* What a callee means to the durability contract as its declaration says
+ * (libkdc's KDC_CONTRACT, kdc/export.h): "MEANING [ARG=POS]...", by callee name
+ * (interned strings; the first declaration met wins). */
+void kdc_program_add_contract(kdc_program_t *p, const char *name, const char *contract);
+size_t kdc_program_ncontracts(const kdc_program_t *p);
+void kdc_program_contract(const kdc_program_t *p, size_t i, const char **name,
+                          const char **contract);
 size_t kdc_program_nomitted(const kdc_program_t *p);
 const kdc_omitted_t *kdc_program_omitted(const kdc_program_t *p, size_t i);
 /* Is this definition (USR, file, line) in the program? */

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #define UNIT_MAGIC "KDCU"
-#define UNIT_FORMAT 3u /* 3: callee_noreturn */
+#define UNIT_FORMAT 4u /* 3: callee_noreturn; 4: callees' contracts */
 
 /* ---------- encoding ---------- */
 
@@ -204,6 +204,13 @@ void kdc_unit_encode(const kdc_program_t *unit, kdc_buf_t *out) {
         note_str(&e, kdc_program_omitted(unit, i)->usr);
         note_str(&e, kdc_program_omitted(unit, i)->file);
     }
+    size_t ncontracts = kdc_program_ncontracts(unit);
+    for (size_t i = 0; i < ncontracts; i++) {
+        const char *name, *contract;
+        kdc_program_contract(unit, i, &name, &contract);
+        note_str(&e, name);
+        note_str(&e, contract);
+    }
 
     kdc_buf_put(out, UNIT_MAGIC, 4);
     put_u32(&e, UNIT_FORMAT);
@@ -265,6 +272,14 @@ void kdc_unit_encode(const kdc_program_t *unit, kdc_buf_t *out) {
         put_str(&e, o->usr);
         put_str(&e, o->file);
         put_u32(&e, o->line);
+    }
+    /* what the callees' declarations say they mean (KDC_CONTRACT) */
+    put_u32(&e, (uint32_t)ncontracts);
+    for (size_t i = 0; i < ncontracts; i++) {
+        const char *name, *contract;
+        kdc_program_contract(unit, i, &name, &contract);
+        put_str(&e, name);
+        put_str(&e, contract);
     }
     kdc_buf_put(out, UNIT_MAGIC, 4); /* end marker: a truncated unit is never complete */
     kdc_strmap_free(&e.str_ids);
@@ -559,6 +574,15 @@ int kdc_unit_merge(kdc_program_t *p, const void *data, size_t len, char **err) {
         if (!d.bad && !missing && !kdc_program_has_def(p, usr, file, line))
             missing = usr;
     }
+    uint32_t ncontracts = get_count(&d, 8);
+    KDC_VEC(const char *) contracts = {0};
+    for (uint32_t i = 0; i < ncontracts && !d.bad; i++) {
+        const char *name = get_str(&d), *contract = get_str(&d);
+        if (!d.bad && (!name || !contract))
+            d.bad = "a contract without a name";
+        KDC_VEC_PUSH(contracts, name);
+        KDC_VEC_PUSH(contracts, contract);
+    }
     if (take(&d, magic, 4, "truncated") == 0 && memcmp(magic, UNIT_MAGIC, 4))
         d.bad = "no end marker";
     if (!d.bad && d.at != d.end)
@@ -581,8 +605,11 @@ int kdc_unit_merge(kdc_program_t *p, const void *data, size_t len, char **err) {
         }
         for (uint32_t i = 0; i < nglobals; i++)
             kdc_program_add_global_init(p, globals[i].usr, globals[i].init);
+        for (size_t i = 0; i + 1 < contracts.n; i += 2)
+            kdc_program_add_contract(p, contracts.v[i], contracts.v[i + 1]);
         kdc_program_add_tu(p, &tu);
     }
+    free(contracts.v);
     free(d.strs);
     free(d.exprs);
     free(d.stmts);

@@ -12,6 +12,11 @@ static int fills_list(const kdc_expr_t *e, void *arg) {
     if (!strncmp(e->name, "rd_kafka_topic_partition_list_", 30) && e->nkids &&
         kdc_root_var(e->kids[0]) == l->list)
         return 1;
+    /* kdc_watermark_done(wm, topic, partition, offset, ..): the commit of wm covers it */
+    const kdc_api_t *api = kdc_api_lookup(e);
+    if (api && (api->roles & KDC_API_MARK_DONE) &&
+        kdc_root_var(kdc_api_arg(e, api->list)) == l->list)
+        return 1;
     if (e->is_method && e->recv && kdc_root_var(e->recv) == l->list) {
         const char *base = strrchr(e->name, ':');
         base = base ? base + 1 : e->name;

@@ -97,11 +97,13 @@ typedef void(kdc_rebalance_hook_t)(rd_kafka_t *rk, rd_kafka_resp_err_t err,
  * @returns 0; KDC_ERR_INVALID (NULL @p assignmentp); KDC_ERR_NOMEM.
  * No librdkafka call is made.
  */
+KDC_CONTRACT("create")
 KDC_EXPORT int kdc_assignment_new(kdc_assignment_t **assignmentp,
                                   kdc_rebalance_hook_t *hook,
                                   void *opaque);
 
 /** @brief Free the record; NULL is ignored. Close the consumer first. */
+KDC_CONTRACT("destroy")
 KDC_EXPORT void kdc_assignment_destroy(kdc_assignment_t *assignment);
 
 /**
@@ -110,6 +112,7 @@ KDC_EXPORT void kdc_assignment_destroy(kdc_assignment_t *assignment);
  *        kdc_assignment_t. Calls kdc_assignment_rebalance(opaque, ...).
  *        Do not call it directly.
  */
+KDC_CONTRACT("rebalance")
 KDC_EXPORT void kdc_assignment_rebalance_cb(
     rd_kafka_t *rk,
     rd_kafka_resp_err_t err,
@@ -145,6 +148,7 @@ KDC_EXPORT void kdc_assignment_rebalance_cb(
  * rd_kafka_assign(), rd_kafka_incremental_assign(),
  * rd_kafka_incremental_unassign().
  */
+KDC_CONTRACT("rebalance")
 KDC_EXPORT int kdc_assignment_rebalance(
     kdc_assignment_t *assignment,
     rd_kafka_t *rk,
@@ -161,6 +165,7 @@ KDC_EXPORT int kdc_assignment_rebalance(
  *          kdc/error.h, kept from libkdc 0.1.
  * Thread-safe. Relies on: rd_kafka_topic_name().
  */
+KDC_CONTRACT("query")
 KDC_EXPORT uint64_t kdc_assignment_stamp(const kdc_assignment_t *assignment,
                                          const rd_kafka_message_t *msg);
 
@@ -169,6 +174,7 @@ KDC_EXPORT uint64_t kdc_assignment_stamp(const kdc_assignment_t *assignment,
  *        (or NULL arguments): a value, not an error code (kdc/error.h,
  *        "values, not statuses"). Thread-safe.
  */
+KDC_CONTRACT("query")
 KDC_EXPORT uint64_t kdc_assignment_epoch(const kdc_assignment_t *assignment,
                                          const char *topic,
                                          int32_t partition);
@@ -179,6 +185,7 @@ KDC_EXPORT uint64_t kdc_assignment_epoch(const kdc_assignment_t *assignment,
  *          since, or @p epoch is 0 or not this partition's;
  *          KDC_ERR_INVALID for NULL arguments. Thread-safe.
  */
+KDC_CONTRACT("query")
 KDC_EXPORT int kdc_assignment_check(const kdc_assignment_t *assignment,
                                     const char *topic,
                                     int32_t partition,

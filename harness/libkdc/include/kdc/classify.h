@@ -165,9 +165,11 @@ typedef struct kdc_classifier_s kdc_classifier_t;
  *        kdc_classifier_destroy().
  * @returns 0, KDC_ERR_INVALID (NULL @p classifierp), KDC_ERR_NOMEM.
  */
+KDC_CONTRACT("create")
 KDC_EXPORT int kdc_classifier_new(kdc_classifier_t **classifierp);
 
 /** @brief Free a classifier; NULL is ignored. No call may be using it. */
+KDC_CONTRACT("destroy")
 KDC_EXPORT void kdc_classifier_destroy(kdc_classifier_t *classifier);
 
 /**
@@ -177,6 +179,7 @@ KDC_EXPORT void kdc_classifier_destroy(kdc_classifier_t *classifier);
  *          kdc_class_t; KDC_ERR_NOMEM.
  * Thread-safe with concurrent classification (an internal mutex).
  */
+KDC_CONTRACT("configure")
 KDC_EXPORT int kdc_classifier_set(kdc_classifier_t *classifier,
                                   rd_kafka_resp_err_t err,
                                   kdc_class_t cls);
@@ -186,6 +189,7 @@ KDC_EXPORT int kdc_classifier_set(kdc_classifier_t *classifier,
  *        are a number space of their own, never confused with librdkafka's.
  * @returns 0; KDC_ERR_INVALID; KDC_ERR_NOMEM. Thread-safe.
  */
+KDC_CONTRACT("configure")
 KDC_EXPORT int kdc_classifier_set_app(kdc_classifier_t *classifier,
                                       int code,
                                       kdc_class_t cls);
@@ -196,6 +200,7 @@ KDC_EXPORT int kdc_classifier_set_app(kdc_classifier_t *classifier,
  * @param classifier a classifier, or NULL for the default table.
  * Thread-safe; no librdkafka call.
  */
+KDC_CONTRACT("classify")
 KDC_EXPORT kdc_class_t kdc_classify(const kdc_classifier_t *classifier,
                                     rd_kafka_resp_err_t err);
 
@@ -214,6 +219,7 @@ KDC_EXPORT kdc_class_t kdc_classify(const kdc_classifier_t *classifier,
  * Thread-safe. Relies on: rd_kafka_error_code(), rd_kafka_error_is_fatal(),
  * rd_kafka_error_is_retriable(), rd_kafka_error_txn_requires_abort().
  */
+KDC_CONTRACT("classify")
 KDC_EXPORT kdc_class_t kdc_classify_error(const kdc_classifier_t *classifier,
                                           const rd_kafka_error_t *error);
 
@@ -223,6 +229,7 @@ KDC_EXPORT kdc_class_t kdc_classify_error(const kdc_classifier_t *classifier,
  * @param classifier may be NULL (then always KDC_CLASS_TRANSIENT).
  * Thread-safe.
  */
+KDC_CONTRACT("classify")
 KDC_EXPORT kdc_class_t kdc_classify_app(const kdc_classifier_t *classifier,
                                         int code);
 
@@ -232,6 +239,7 @@ KDC_EXPORT kdc_class_t kdc_classify_app(const kdc_classifier_t *classifier,
  *        kdc.failure.class); "unknown" for any other value; never NULL.
  *        Static storage.
  */
+KDC_CONTRACT("query")
 KDC_EXPORT const char *kdc_class_name(kdc_class_t cls);
 
 #ifdef __cplusplus

@@ -95,6 +95,7 @@ typedef void(kdc_commit_cb_t)(rd_kafka_t *consumer, const char *topic,
  * Thread: blocks the calling thread; librdkafka allows commits from any
  * thread. Relies on: rd_kafka_commit_queue() with rkqu == NULL.
  */
+KDC_CONTRACT("commit-message handle=0")
 KDC_EXPORT int kdc_commit_message(rd_kafka_t *consumer,
                                   const rd_kafka_message_t *msg,
                                   const kdc_assignment_t *assignment,
@@ -123,6 +124,7 @@ KDC_EXPORT int kdc_commit_message(rd_kafka_t *consumer,
  * unserved result (and libkdc's small record for it) is dropped.
  * Relies on: rd_kafka_commit_queue(), rd_kafka_queue_get_consumer().
  */
+KDC_CONTRACT("commit-message handle=0")
 KDC_EXPORT int kdc_commit_message_async(rd_kafka_t *consumer,
                                         const rd_kafka_message_t *msg,
                                         const kdc_assignment_t *assignment,

@@ -100,6 +100,7 @@ extern "C" {
  * same thread waits for (see kdc_dr_msg_record()).
  * Relies on: rd_kafka_conf_set_dr_msg_cb(), rd_kafka_message_t._private.
  */
+KDC_CONTRACT("delivery-callback")
 KDC_EXPORT void kdc_dr_msg_cb(rd_kafka_t *rk,
                               const rd_kafka_message_t *rkmessage,
                               void *opaque);
@@ -138,6 +139,7 @@ KDC_EXPORT void kdc_dr_msg_cb(rd_kafka_t *rk,
  * rd_kafka_flush()). Relies on: rd_kafka_message_status(),
  * rd_kafka_topic_name(), rd_kafka_message_t._private.
  */
+KDC_CONTRACT("delivery-callback")
 KDC_EXPORT int kdc_dr_msg_record(rd_kafka_t *rk,
                                  const rd_kafka_message_t *rkmessage,
                                  void **opaquep);

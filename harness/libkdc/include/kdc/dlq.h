@@ -132,6 +132,7 @@ typedef struct kdc_dlq_s kdc_dlq_t;
  *          OpenSSL could not allocate its digest context.
  * Thread-safe. Relies on: OpenSSL EVP_DigestInit_ex(EVP_sha256()).
  */
+KDC_CONTRACT("query")
 KDC_EXPORT int kdc_identity(const char *topic,
                             const void *key, size_t key_len,
                             const void *value, size_t value_len,
@@ -150,10 +151,12 @@ KDC_EXPORT int kdc_identity(const char *topic,
  * @returns 0; KDC_ERR_INVALID (NULL @p dlqp or @p producer, @p group longer
  *          than KDC_DLQ_GROUP_MAX); KDC_ERR_NOMEM.
  */
+KDC_CONTRACT("create")
 KDC_EXPORT int kdc_dlq_new(kdc_dlq_t **dlqp, rd_kafka_t *producer,
                            const char *group);
 
 /** @brief Free the router; NULL is ignored. No route may be running. */
+KDC_CONTRACT("destroy")
 KDC_EXPORT void kdc_dlq_destroy(kdc_dlq_t *dlq);
 
 /**
@@ -163,6 +166,7 @@ KDC_EXPORT void kdc_dlq_destroy(kdc_dlq_t *dlq);
  * @returns 0 if it is; KDC_ERR_INVALID if it is not, or @p topic is NULL.
  * Thread-safe; no librdkafka call (the broker's rule, Topic.validate).
  */
+KDC_CONTRACT("query")
 KDC_EXPORT int kdc_topic_name_check(const char *topic);
 
 /**
@@ -175,6 +179,7 @@ KDC_EXPORT int kdc_topic_name_check(const char *topic);
  * @returns 0; KDC_ERR_INVALID (NULL @p dlq, an empty or over-long name);
  *          KDC_ERR_NOMEM. Thread-safe with concurrent routes.
  */
+KDC_CONTRACT("configure")
 KDC_EXPORT int kdc_dlq_set_topic(kdc_dlq_t *dlq, const char *topic);
 
 /**
@@ -213,6 +218,7 @@ KDC_EXPORT int kdc_dlq_set_topic(kdc_dlq_t *dlq, const char *topic);
  * rd_kafka_message_timestamp(), rd_kafka_produceva() with
  * RD_KAFKA_V_HEADERS, the delivery report's rd_kafka_message_status().
  */
+KDC_CONTRACT("dlq-route")
 KDC_EXPORT int kdc_dlq_route(kdc_dlq_t *dlq,
                              const rd_kafka_message_t *msg,
                              kdc_class_t cls,
@@ -226,6 +232,7 @@ KDC_EXPORT int kdc_dlq_route(kdc_dlq_t *dlq,
  * @returns the count (>= 0), or KDC_ERR_INVALID for NULL arguments.
  * Thread-safe.
  */
+KDC_CONTRACT("query")
 KDC_EXPORT int32_t kdc_dlq_retry_count(const kdc_dlq_t *dlq,
                                        const unsigned char
                                            identity[KDC_IDENTITY_LEN]);
@@ -257,6 +264,7 @@ KDC_EXPORT int32_t kdc_dlq_retry_count(const kdc_dlq_t *dlq,
  *          KDC_ERR_INVALID: @p info is NULL.
  * Thread-safe. Relies on: rd_kafka_header_get_all().
  */
+KDC_CONTRACT("decode")
 KDC_EXPORT int kdc_dlq_decode(const rd_kafka_headers_t *headers,
                               kdc_dlq_info_t *info);
 

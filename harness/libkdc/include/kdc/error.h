@@ -114,6 +114,7 @@ typedef enum kdc_err_e {
  * Thread-safe; no librdkafka call is involved. For librdkafka's own codes
  * (out-parameters of type rd_kafka_resp_err_t) use rd_kafka_err2str().
  */
+KDC_CONTRACT("query")
 KDC_EXPORT const char *kdc_strerror(int err);
 
 #ifdef __cplusplus

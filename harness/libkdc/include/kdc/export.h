@@ -21,4 +21,39 @@
 #  define KDC_EXPORT
 #endif
 
+/*
+ * KDC_CONTRACT(meaning): what a public function means to kdc's durability
+ * contract, declared beside it so that kdc-lint reads it from the parsed
+ * header (clang's annotate attribute) and its model of libkdc cannot drift
+ * from the library, however the header was included (-I or -isystem).
+ * Other compilers see nothing. The meaning is one word, then the argument
+ * positions (from 0) kdc-lint needs, e.g. "commit-message handle=0":
+ *
+ *   produce            enqueues an output message (handle = producer,
+ *                      topic = topic name); its delivery is confirmed later
+ *   produce-confirmed  produces and returns once its delivery report arrived
+ *   dlq-route          routes a consumed message to the dead-letter queue and
+ *                      returns once that delivery was confirmed
+ *   confirm            waits for delivery reports (handle = producer)
+ *   commit-message     commits a consumed message's offset (handle = consumer)
+ *   commit-done        commits only offsets marked done (handle = consumer,
+ *                      list = the object holding them)
+ *   mark-done          marks a consumed message's effect done (list = the
+ *                      object a commit-done then commits it from)
+ *   track              registers work in flight (nothing is committed)
+ *   classify           classifies a failure (poison or transient)
+ *   rebalance          serves a rebalance (an assignment's epochs)
+ *   delivery-callback  a delivery-report callback to register
+ *   rewind             seeks back to committed offsets (nothing is committed)
+ *   txn                a transactional step
+ *   create, destroy, configure, query, decode
+ *                      none of the above: no message produced, confirmed or
+ *                      committed
+ */
+#if defined(__clang__)
+#define KDC_CONTRACT(meaning) __attribute__((annotate("kdc.contract:" meaning)))
+#else
+#define KDC_CONTRACT(meaning)
+#endif
+
 #endif /* KDC_EXPORT_H */

@@ -94,6 +94,7 @@ extern "C" {
  *          @p rk not a producer, or @p timeout_ms < -1; nothing produced.
  *          KDC_ERR_NOMEM: nothing produced.
  */
+KDC_CONTRACT("produce-confirmed handle=0 topic=1")
 KDC_EXPORT int kdc_produce_confirmed(rd_kafka_t *rk,
                                      const char *topic,
                                      int32_t partition,

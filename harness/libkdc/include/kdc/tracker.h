@@ -129,6 +129,7 @@ typedef struct kdc_failure_s {
  * messages pending whose reports have all been served since (see
  * kdc_tracker_destroy()).
  */
+KDC_CONTRACT("create")
 KDC_EXPORT int kdc_tracker_new(kdc_tracker_t **trackerp);
 
 /**
@@ -145,6 +146,7 @@ KDC_EXPORT int kdc_tracker_new(kdc_tracker_t **trackerp);
  * NULL is ignored. Does not touch any producer: serve or purge outstanding
  * reports before rd_kafka_destroy() (see kdc/delivery.h, Teardown).
  */
+KDC_CONTRACT("destroy")
 KDC_EXPORT void kdc_tracker_destroy(kdc_tracker_t *tracker);
 
 /**
@@ -195,6 +197,7 @@ KDC_EXPORT void kdc_tracker_destroy(kdc_tracker_t *tracker);
  * Delivery reports of this and other messages may be served (and counted,
  * by whichever tracker owns them) on the calling thread while it polls.
  */
+KDC_CONTRACT("produce handle=1 topic=2")
 KDC_EXPORT int kdc_tracker_produce(kdc_tracker_t *tracker,
                                    rd_kafka_t *rk,
                                    const char *topic,
@@ -243,6 +246,7 @@ KDC_EXPORT int kdc_tracker_produce(kdc_tracker_t *tracker,
  *
  * Thread: any; no librdkafka call except the one-time configuration check.
  */
+KDC_CONTRACT("track")
 KDC_EXPORT int kdc_tracker_track(kdc_tracker_t *tracker,
                                  rd_kafka_t *rk,
                                  void *opaque,
@@ -260,6 +264,7 @@ KDC_EXPORT int kdc_tracker_track(kdc_tracker_t *tracker,
  * @returns 0; KDC_ERR_INVALID if an argument is NULL or @p handle is not a
  *          live handle of @p tracker (nothing is changed then).
  */
+KDC_CONTRACT("track")
 KDC_EXPORT int kdc_tracker_untrack(kdc_tracker_t *tracker, void *handle);
 
 /**
@@ -296,6 +301,7 @@ KDC_EXPORT int kdc_tracker_untrack(kdc_tracker_t *tracker, void *handle);
  *          KDC_ERR_INVALID for NULL arguments, @p rk not the bound producer,
  *          or @p timeout_ms < -1.
  */
+KDC_CONTRACT("confirm handle=1")
 KDC_EXPORT int kdc_tracker_wait(kdc_tracker_t *tracker,
                                 rd_kafka_t *rk,
                                 int timeout_ms);
@@ -310,6 +316,7 @@ KDC_EXPORT int kdc_tracker_wait(kdc_tracker_t *tracker,
  *          is NULL or @p i is out of range. Records never move: reading one
  *          while another thread serves more reports is safe.
  */
+KDC_CONTRACT("query")
 KDC_EXPORT const kdc_failure_t *kdc_tracker_failure(const kdc_tracker_t *tracker,
                                                     size_t i);
 
@@ -321,6 +328,7 @@ KDC_EXPORT const kdc_failure_t *kdc_tracker_failure(const kdc_tracker_t *tracker
  *          are still pending (nothing is changed: a late report must not be
  *          counted into the next batch). No librdkafka call is made.
  */
+KDC_CONTRACT("configure")
 KDC_EXPORT int kdc_tracker_reset(kdc_tracker_t *tracker);
 
 /**
@@ -329,6 +337,7 @@ KDC_EXPORT int kdc_tracker_reset(kdc_tracker_t *tracker);
  * @returns the count (>= 0), or KDC_ERR_INVALID if @p tracker is NULL.
  * A snapshot: reports served concurrently on another thread may change it.
  */
+KDC_CONTRACT("query")
 KDC_EXPORT int64_t kdc_tracker_pending(const kdc_tracker_t *tracker);
 
 /**
@@ -337,6 +346,7 @@ KDC_EXPORT int64_t kdc_tracker_pending(const kdc_tracker_t *tracker);
  *        the default) since creation or the last kdc_tracker_reset().
  * @returns the count (>= 0), or KDC_ERR_INVALID if @p tracker is NULL.
  */
+KDC_CONTRACT("query")
 KDC_EXPORT int64_t kdc_tracker_delivered(const kdc_tracker_t *tracker);
 
 /**
@@ -347,6 +357,7 @@ KDC_EXPORT int64_t kdc_tracker_delivered(const kdc_tracker_t *tracker);
  *        kdc_tracker_failure().
  * @returns the count (>= 0), or KDC_ERR_INVALID if @p tracker is NULL.
  */
+KDC_CONTRACT("query")
 KDC_EXPORT int64_t kdc_tracker_failed(const kdc_tracker_t *tracker);
 
 /**
@@ -360,6 +371,7 @@ KDC_EXPORT int64_t kdc_tracker_failed(const kdc_tracker_t *tracker);
  *          statuses" of kdc/error.h, kept from libkdc 0.1.
  * Describe it with rd_kafka_err2str().
  */
+KDC_CONTRACT("query")
 KDC_EXPORT rd_kafka_resp_err_t
 kdc_tracker_first_error(const kdc_tracker_t *tracker);
 

@@ -114,11 +114,13 @@ typedef struct kdc_txn_result_s {
  *          time: call again, librdkafka allows it); KDC_ERR_COMMIT (another
  *          init_transactions() error, e.g. fatal); KDC_ERR_NOMEM.
  */
+KDC_CONTRACT("create")
 KDC_EXPORT int kdc_txn_new(kdc_txn_t **txnp, rd_kafka_t *producer, rd_kafka_t *consumer,
                            int api_timeout_ms, rd_kafka_resp_err_t *errp);
 
 /** @brief Free the helper; NULL is ignored. Does not touch the clients: an
  *         open transaction stays open (abort it first). */
+KDC_CONTRACT("destroy")
 KDC_EXPORT void kdc_txn_destroy(kdc_txn_t *txn);
 
 /**
@@ -128,6 +130,7 @@ KDC_EXPORT void kdc_txn_destroy(kdc_txn_t *txn);
  *          (e.g. a transaction is still open: commit or abort it first; or
  *          a fatal error: result->cls == KDC_CLASS_FATAL); KDC_ERR_INVALID.
  */
+KDC_CONTRACT("txn")
 KDC_EXPORT int kdc_txn_begin(kdc_txn_t *txn, kdc_txn_result_t *result);
 
 /**
@@ -136,6 +139,7 @@ KDC_EXPORT int kdc_txn_begin(kdc_txn_t *txn, kdc_txn_result_t *result);
  *        before). Call it once the message's outputs are produced.
  * @returns 0; KDC_ERR_INVALID (NULL, msg->err set, no topic); KDC_ERR_NOMEM.
  */
+KDC_CONTRACT("txn")
 KDC_EXPORT int kdc_txn_track(kdc_txn_t *txn, const rd_kafka_message_t *msg);
 
 /**
@@ -171,6 +175,7 @@ KDC_EXPORT int kdc_txn_track(kdc_txn_t *txn, const rd_kafka_message_t *msg);
  * rd_kafka_error_txn_requires_abort(), rd_kafka_error_is_retriable(),
  * rd_kafka_error_is_fatal().
  */
+KDC_CONTRACT("txn")
 KDC_EXPORT int kdc_txn_commit(kdc_txn_t *txn, kdc_txn_result_t *result);
 
 /**
@@ -181,6 +186,7 @@ KDC_EXPORT int kdc_txn_commit(kdc_txn_t *txn, kdc_txn_result_t *result);
  *          KDC_ERR_COMMIT: the abort failed for another reason (fatal:
  *          recreate the producer); KDC_ERR_INVALID.
  */
+KDC_CONTRACT("txn")
 KDC_EXPORT int kdc_txn_abort(kdc_txn_t *txn, kdc_txn_result_t *result);
 
 /**
@@ -206,6 +212,7 @@ KDC_EXPORT int kdc_txn_abort(kdc_txn_t *txn, kdc_txn_result_t *result);
  *          from the committed offset anyway); KDC_ERR_INVALID; KDC_ERR_NOMEM.
  * Call it from the thread that polls the consumer.
  */
+KDC_CONTRACT("rewind")
 KDC_EXPORT int kdc_txn_rewind(rd_kafka_t *consumer, int timeout_ms, rd_kafka_resp_err_t *errp);
 
 #ifdef __cplusplus

@@ -60,11 +60,13 @@ typedef struct kdc_watermark_s kdc_watermark_t;
  * @returns 0; KDC_ERR_INVALID (NULL @p watermarkp, @p interval_ms < 0);
  *          KDC_ERR_NOMEM. No librdkafka call.
  */
+KDC_CONTRACT("create")
 KDC_EXPORT int kdc_watermark_new(kdc_watermark_t **watermarkp,
                                  const kdc_assignment_t *assignment,
                                  int interval_ms);
 
 /** @brief Free the watermark; NULL is ignored. No call may be running. */
+KDC_CONTRACT("destroy")
 KDC_EXPORT void kdc_watermark_destroy(kdc_watermark_t *watermark);
 
 /**
@@ -85,6 +87,7 @@ KDC_EXPORT void kdc_watermark_destroy(kdc_watermark_t *watermark);
  *          watermark commits, must be an offset too); KDC_ERR_NOMEM.
  *          Thread-safe.
  */
+KDC_CONTRACT("track")
 KDC_EXPORT int kdc_watermark_track(kdc_watermark_t *watermark,
                                    const char *topic,
                                    int32_t partition,
@@ -101,6 +104,7 @@ KDC_EXPORT int kdc_watermark_track(kdc_watermark_t *watermark,
  *          twice); KDC_ERR_INVALID for NULL arguments, @p partition < 0 or
  *          @p offset < 0. Thread-safe; callable from worker threads.
  */
+KDC_CONTRACT("mark-done list=0")
 KDC_EXPORT int kdc_watermark_done(kdc_watermark_t *watermark,
                                   const char *topic,
                                   int32_t partition,
@@ -114,6 +118,7 @@ KDC_EXPORT int kdc_watermark_done(kdc_watermark_t *watermark,
  *          is done yet (or it is not tracked); KDC_ERR_INVALID for NULL
  *          arguments. Thread-safe.
  */
+KDC_CONTRACT("query")
 KDC_EXPORT int64_t kdc_watermark_position(const kdc_watermark_t *watermark,
                                           const char *topic,
                                           int32_t partition);
@@ -145,6 +150,7 @@ KDC_EXPORT int64_t kdc_watermark_position(const kdc_watermark_t *watermark,
  *          consumer. KDC_ERR_NOMEM.
  * Relies on: rd_kafka_commit_queue() with rkqu == NULL.
  */
+KDC_CONTRACT("commit-done handle=1 list=0")
 KDC_EXPORT int kdc_watermark_commit(kdc_watermark_t *watermark,
                                     rd_kafka_t *consumer,
                                     int force,
