@@ -154,6 +154,9 @@ static void check_subscribe(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_
                       "consumer created here with enable.auto.commit and enable.auto.offset.store "
                       "on (a topic-level setting does not turn them off)");
         kdc_notes_add(&notes, &effect->loc, "side effect (or manual commit) in its consume loop");
+        kdc_notes_add_settings(&notes, ctx->program, &call->loc, &commit, "enable.auto.commit");
+        kdc_notes_add_settings(&notes, ctx->program, &call->loc, &store,
+                               "enable.auto.offset.store");
         const kdc_value_t *outside = commit.outside ? &commit : store.outside ? &store : NULL;
         char note[256];
         if (outside && outside->outside)

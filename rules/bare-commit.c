@@ -65,6 +65,9 @@ static void check_commit(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_exp
         } else if (ctx->opts->strict) {
             kdc_notes_add(&notes, site, "consumer created here with enable.auto.offset.store=false");
         }
+        if (report || ctx->opts->strict)
+            kdc_notes_add_settings(&notes, ctx->program, &call->loc, &v,
+                                   "enable.auto.offset.store");
         if ((report || ctx->opts->strict) && v.outside)
             kdc_notes_add(&notes, v.outside,
                           kdc_intern(ctx->program, kdc_value_note(&v, "enable.auto.offset.store",

@@ -5,6 +5,7 @@
 #include "util.h"
 
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -126,6 +127,27 @@ void kdc_notes_add(kdc_notes_t *notes, const kdc_loc_t *loc, const char *message
         notes->v[notes->n].loc = *loc;
         notes->v[notes->n].message = message;
         notes->n++;
+    }
+}
+
+static int same_file(const char *a, const char *b) {
+    return a == b || (a && b && !strcmp(a, b));
+}
+
+void kdc_notes_add_settings(kdc_notes_t *notes, kdc_program_t *p, const kdc_loc_t *at,
+                            const kdc_value_t *v, const char *key) {
+    for (size_t i = 0; i < v->nset; i++) {
+        const kdc_setting_t *s = v->set[i];
+        if (!s->value || !s->loc.file || same_file(s->loc.file, at->file))
+            continue;
+        int named = 0;
+        for (size_t k = 0; k < notes->n && !named; k++)
+            named = same_file(notes->v[k].loc.file, s->loc.file);
+        if (!named) {
+            char *msg = kdc_xasprintf("%s=%s set here", key, s->value);
+            kdc_notes_add(notes, &s->loc, kdc_intern(p, msg));
+            free(msg);
+        }
     }
 }
 

@@ -47,6 +47,13 @@ typedef struct kdc_notes {
 } kdc_notes_t;
 void kdc_notes_add(kdc_notes_t *notes, const kdc_loc_t *loc, const char *message);
 
+/* A note at each setting of `key` that decided the value v ("KEY=VALUE set here"), when
+ * its file is neither the finding's (`at`) nor a note's: a finding names every file its
+ * verdict depends on (a configuration helper in a file of its own), so that a change
+ * there is a change to the finding for --changed-since, the baseline and the hooks. */
+void kdc_notes_add_settings(kdc_notes_t *notes, kdc_program_t *p, const kdc_loc_t *at,
+                            const kdc_value_t *v, const char *key);
+
 /* Clients (KDC_OBJ_CLIENT indices) a handle expression in f may denote, of
  * the kind a rule cares about (`type`: 0 producers, 1 consumers; clients of
  * unknown kind are included). *unknown is set when some value cannot be

@@ -220,6 +220,49 @@ static void a_change_at_a_related_location_reports_the_finding(void **state) {
     free(edited);
 }
 
+/* A configuration helper in a file of its own turns automatic offset stores on: the
+ * bare commit in consumer.c depends on it, so a change there reports the finding (it is
+ * a related location: "enable.auto.offset.store=true set here"). */
+static void a_change_to_a_configuration_helper_reports_the_findings_it_decides(void **state) {
+    (void)state;
+    scratch_write(g.repo, "src/defaults.c",
+                  "#include <librdkafka/rdkafka.h>\n"
+                  "void apply_defaults(rd_kafka_conf_t *conf) {\n"
+                  "    rd_kafka_conf_set(conf, \"enable.auto.offset.store\", \"false\", NULL, 0);\n"
+                  "}\n");
+    scratch_write(g.repo, "src/kafka.c",
+                  "#include <librdkafka/rdkafka.h>\n"
+                  "void apply_defaults(rd_kafka_conf_t *conf);\n"
+                  "rd_kafka_t *make_consumer(void) {\n"
+                  "    rd_kafka_conf_t *conf = rd_kafka_conf_new();\n"
+                  "    apply_defaults(conf);\n"
+                  "    return rd_kafka_new(RD_KAFKA_CONSUMER, conf, NULL, 0);\n"
+                  "}\n");
+    scratch_write(g.repo, "src/consumer.c",
+                  "#include <librdkafka/rdkafka.h>\n"
+                  "rd_kafka_t *make_consumer(void);\n"
+                  "void drain(void) {\n"
+                  "    rd_kafka_t *consumer = make_consumer();\n"
+                  "    rd_kafka_commit(consumer, NULL, 0);\n"
+                  "}\n");
+    commit_all("consumer with its own defaults");
+    kdc_run_t r;
+    LINT(&r, "src");
+    expect(&r, 1, NULL, "src/consumer.c:5:5: warning", NULL); /* stores are manual: no finding */
+    kdc_run_free(&r);
+    /* the pull request: one line in the helper */
+    scratch_write(g.repo, "src/defaults.c",
+                  "#include <librdkafka/rdkafka.h>\n"
+                  "void apply_defaults(rd_kafka_conf_t *conf) {\n"
+                  "    rd_kafka_conf_set(conf, \"enable.auto.offset.store\", \"true\", NULL, 0);\n"
+                  "}\n");
+    LINT(&r, "--changed-since=HEAD", "src");
+    expect(&r, 1, "src/consumer.c:5:5: warning: rd_kafka_commit without an offset list", NULL,
+           NULL);
+    expect(&r, 1, "src/defaults.c:3:5: note: enable.auto.offset.store=true set here", NULL, NULL);
+    kdc_run_free(&r);
+}
+
 static void commits_since_the_revision_count_and_later_revisions_exclude_them(void **state) {
     (void)state;
     char *edited = NULL;
@@ -296,6 +339,9 @@ int main(void) {
         cmocka_unit_test_setup_teardown(
             an_unstaged_change_reports_that_file_with_facts_from_unchanged_files, each_setup,
             each_teardown),
+        cmocka_unit_test_setup_teardown(
+            a_change_to_a_configuration_helper_reports_the_findings_it_decides, each_setup,
+            each_teardown),
         cmocka_unit_test_setup_teardown(a_change_at_a_related_location_reports_the_finding,
                                         each_setup, each_teardown),
         cmocka_unit_test_setup_teardown(
@@ -303,8 +349,8 @@ int main(void) {
             each_teardown),
         cmocka_unit_test_setup_teardown(a_new_untracked_file_counts_and_an_ignored_one_does_not,
                                         each_setup, each_teardown),
-        cmocka_unit_test_setup_teardown(it_works_from_a_subdirectory_of_the_repository,
-                                        each_setup, each_teardown),
+        cmocka_unit_test_setup_teardown(it_works_from_a_subdirectory_of_the_repository, each_setup,
+                                        each_teardown),
         cmocka_unit_test_setup_teardown(a_bad_revision_or_no_repository_is_an_error, each_setup,
                                         each_teardown),
     };
