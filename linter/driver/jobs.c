@@ -6,11 +6,13 @@
 #include "paths.h"
 #include "parse.h"
 #include "regfile.h"
+#include "termsig.h"
 #include "unitio.h"
 #include "util.h"
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -306,14 +308,54 @@ static _Noreturn void worker_main(run_t *run, shared_t *sh, int slot, int fd) {
     _exit(0);
 }
 
+/* ---------- the workers a signal ends ----------
+ *
+ * The one state of this file outside a run: the worker processes of this process, for
+ * the thread that ends kdc-lint on a signal (kdc_jobs_stop). A worker is listed from its
+ * fork until just before it is reaped, never after (its pid could then name another
+ * process). */
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static KDC_VEC(pid_t) live;
+
+/* Takes pid off the list, then waits for it (it has ended, or was sent a signal). */
+static void reap(pid_t pid, int *status) {
+    pthread_mutex_lock(&live_lock);
+    for (size_t i = 0; i < live.n; i++)
+        if (live.v[i] == pid)
+            live.v[i] = live.v[--live.n];
+    pthread_mutex_unlock(&live_lock);
+    while (waitpid(pid, status, 0) < 0 && errno == EINTR) {
+    }
+}
+
+void kdc_jobs_stop(void) {
+    pthread_mutex_lock(&live_lock); /* never unlocked: no worker starts or is reaped after */
+    for (size_t i = 0; i < live.n; i++)
+        kill(live.v[i], SIGTERM); /* a worker in a cache write ends once it is written */
+    double give_up = kdc_now_seconds() + 2.0;
+    for (size_t i = 0; i < live.n; i++) {
+        while (waitpid(live.v[i], NULL, WNOHANG) == 0) {
+            if (kdc_now_seconds() > give_up) {
+                kill(live.v[i], SIGKILL);
+                waitpid(live.v[i], NULL, 0);
+                break;
+            }
+            struct timespec nap = {0, 10 * 1000 * 1000};
+            nanosleep(&nap, NULL);
+        }
+    }
+}
+
 static int spawn(run_t *run, shared_t *sh, worker_t *ws, unsigned nslots, unsigned slot) {
     int p[2];
     if (pipe(p) != 0)
         return -1;
     fflush(NULL); /* nothing buffered is written twice */
     pid_t driver = getpid();
+    pthread_mutex_lock(&live_lock); /* listed before a signal's stop can look */
     pid_t pid = fork();
     if (pid < 0) {
+        pthread_mutex_unlock(&live_lock);
         close(p[0]);
         close(p[1]);
         return -1;
@@ -329,8 +371,15 @@ static int spawn(run_t *run, shared_t *sh, worker_t *ws, unsigned nslots, unsign
             if (ws[i].fd >= 0)
                 close(ws[i].fd);
         signal(SIGPIPE, SIG_DFL);
+        /* the driver's threads hold the termination signals (termsig.h); a worker takes
+         * them as they come, except in a cache write */
+        sigset_t term;
+        kdc_termsig_set(&term);
+        pthread_sigmask(SIG_UNBLOCK, &term, NULL);
         worker_main(run, sh, (int)slot, p[1]);
     }
+    KDC_VEC_PUSH(live, pid);
+    pthread_mutex_unlock(&live_lock);
     close(p[1]);
     atomic_store(&sh->current[slot], -1L);
     ws[slot].pid = pid;
@@ -397,8 +446,7 @@ static void stop_workers(worker_t *ws, unsigned nworkers) {
         kill(ws[i].pid, SIGKILL);
         close(ws[i].fd);
         ws[i].fd = -1;
-        while (waitpid(ws[i].pid, NULL, 0) < 0 && errno == EINTR) {
-        }
+        reap(ws[i].pid, NULL);
     }
 }
 
@@ -484,8 +532,7 @@ static void run_workers(run_t *run, unsigned nworkers, result_t *res, size_t *me
             w->fd = -1;
             alive--;
             int status = 0;
-            while (waitpid(w->pid, &status, 0) < 0 && errno == EINTR) {
-            }
+            reap(w->pid, &status);
             long cur = atomic_load(&sh->current[slot_of[j]]);
             if (cur >= 0 && (size_t)cur < run->ntodo && !res[cur].done) {
                 result_t *r = &res[cur];

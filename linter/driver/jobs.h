@@ -67,4 +67,12 @@ unsigned kdc_jobs_cpus(void);
 void kdc_jobs_run(const kdc_jobs_opts_t *o, kdc_inputs_t *inputs, const size_t *todo,
                   size_t ntodo, kdc_program_t *prog, kdc_jobs_stats_t *stats);
 
+/*
+ * Ends this process's worker processes and reaps them (SIGTERM: a worker in a cache
+ * write ends when the entry is written; SIGKILL after 2 s); no worker starts after it.
+ * For the thread that ends kdc-lint on a signal (termsig.h), while the run goes on in
+ * another: the run's own thread must not be the caller.
+ */
+void kdc_jobs_stop(void);
+
 #endif
