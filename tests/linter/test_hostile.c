@@ -825,6 +825,59 @@ static void sigint_ends_the_run_cleanly_workers_reaped_no_temporary_file(void **
     ended_by(SIGINT);
 }
 
+/* ---------- 4. a budget per translation unit ---------- */
+
+static void a_unit_over_the_time_limit_is_an_input_error_and_the_run_goes_on(void **state) {
+    (void)state;
+    /* 100,000 lines kept libclang busy for 393 s; also with -j1 the unit is given up */
+    write_else_if_chain("chain.c", 100000);
+    const char *jobs[] = {"-j1", "-j2"};
+    for (size_t i = 0; i < 2; i++) {
+        kdc_run_t r;
+        assert_int_equal(
+            RUN(&r, "--cache-dir=cache", jobs[i], "--unit-time-limit=2", "chain.c", "good.c"), 2);
+        expect_in("stderr", r.err,
+                  "kdc-lint: error: chain.c: over the time limit of 2 s per file "
+                  "(--unit-time-limit): not analysed\n");
+        expect_in("stdout", r.out, GOOD_FINDING);
+        assert_null(strstr(r.out, "chain.c:"));
+        expect_quick(&r, 15, "a run with a unit over a 2 s limit");
+        kdc_run_free(&r);
+    }
+    kdc_run_t r;
+    assert_int_equal(RUN(&r, "--no-cache", "--unit-time-limit=x", "good.c"), 2);
+    expect_in("stderr", r.err, "--unit-time-limit: 'x' is not a number of seconds");
+    kdc_run_free(&r);
+}
+
+static void a_unit_over_the_memory_limit_is_an_input_error_and_the_run_goes_on(void **state) {
+    (void)state;
+#if defined(__SANITIZE_ADDRESS__)
+    skip(); /* ASan reserves terabytes of address space: kdc-lint sets no RLIMIT_AS there */
+#endif
+    /* an initializer of 1,000,000 numbers: libclang takes about 180 MiB for it */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    fputs("#include <librdkafka/rdkafka.h>\nstatic const int big[] = {", m);
+    for (int i = 0; i < 1000000; i++)
+        fprintf(m, "%d,", i % 1000);
+    fputs("};\nint g(rd_kafka_t *c) { rd_kafka_commit(c, NULL, 0); return big[3]; }\n", m);
+    fclose(m);
+    scratch_write(root, "big.c", text);
+    free(text);
+    kdc_run_t r;
+    assert_int_equal(RUN(&r, "--no-cache", "-j1", "--unit-memory-limit=64", "big.c", "good.c"), 2);
+    expect_in("stderr", r.err, "kdc-lint: error: big.c: kdc-lint's parser process");
+    expect_in("stderr", r.err, "the memory limit of 64 MiB per file (--unit-memory-limit)\n");
+    expect_in("stdout", r.out, GOOD_FINDING);
+    kdc_run_free(&r);
+    /* within the default limit it is analysed */
+    assert_int_equal(RUN(&r, "--no-cache", "-j1", "big.c"), 1);
+    expect_in("stdout", r.out, "big.c:3:24: warning: rd_kafka_commit without an offset list");
+    kdc_run_free(&r);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(
@@ -878,6 +931,10 @@ int main(void) {
                                         teardown),
         cmocka_unit_test_setup_teardown(
             cache_marker_links_that_name_nothing_create_no_file_anywhere, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            a_unit_over_the_time_limit_is_an_input_error_and_the_run_goes_on, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            a_unit_over_the_memory_limit_is_an_input_error_and_the_run_goes_on, setup, teardown),
         cmocka_unit_test_setup_teardown(a_worker_dies_with_a_killed_driver, setup, teardown),
         cmocka_unit_test_setup_teardown(
             sigterm_ends_the_run_cleanly_workers_reaped_no_temporary_file, setup, teardown),
