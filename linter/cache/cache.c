@@ -3,6 +3,7 @@
 #include "cache_int.h"
 #include "filesig.h"
 #include "libclang_lazy.h"
+#include "termsig.h"
 #include "util.h"
 
 #include <elf.h>
@@ -340,6 +341,7 @@ char *kdc_cache_unit_path(const kdc_cache_t *c, const kdc_tu_job_t *job) {
 int kdc_cache_write_entry(const char *path, const kdc_buf_t *b, char **err) {
     char *tmp = NULL;
     int fd = -1, rc = -1;
+    kdc_termsig_enter(); /* a signal ends the run before or after, never in the middle */
     for (int attempt = 0; attempt < 64 && fd < 0; attempt++) {
         uint64_t r = 0;
         if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) {
@@ -380,6 +382,7 @@ int kdc_cache_write_entry(const char *path, const kdc_buf_t *b, char **err) {
         if (fd >= 0)
             unlink(tmp); /* ours: never another run's */
     }
+    kdc_termsig_leave();
     free(tmp);
     return rc;
 }

@@ -6,11 +6,13 @@
 #include "paths.h"
 #include "parse.h"
 #include "regfile.h"
+#include "termsig.h"
 #include "unitio.h"
 #include "util.h"
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -242,16 +244,23 @@ typedef struct msg_hdr {
     uint64_t model_len;
 } msg_hdr_t;
 
+typedef struct slot {
+    _Atomic long current; /* the position in todo being parsed, or -1 */
+    _Atomic double since; /* kdc_now_seconds() when its parse began */
+} slot_t;
+
 typedef struct shared {
-    _Atomic size_t next;  /* the next position in todo to take */
+    _Atomic size_t next;      /* the next position in run->parse to take */
     _Atomic int store_failed; /* run_t.store_failed of every process of the run */
-    _Atomic long current[]; /* per worker slot: the position being parsed, or -1 */
+    slot_t slot[];            /* per worker slot */
 } shared_t;
 
 typedef struct worker {
     pid_t pid;
     int fd;       /* read end of its pipe; -1 when gone */
     kdc_buf_t in; /* bytes received, not yet a whole message */
+    double ended; /* kdc_now_seconds() when it was sent SIGTERM for its budget; 0: not */
+    long ended_unit; /* ... the unit over the time limit */
 } worker_t;
 
 static int write_all(int fd, const void *data, size_t n) {
@@ -289,14 +298,15 @@ static _Noreturn void worker_main(run_t *run, shared_t *sh, int slot, int fd) {
         if (i >= run->nparse)
             break;
         size_t k = run->parse[i];
-        atomic_store(&sh->current[slot], (long)k);
+        atomic_store(&sh->slot[slot].since, kdc_now_seconds());
+        atomic_store(&sh->slot[slot].current, (long)k);
         result_t r = {0};
         process_unit(run, &run->inputs->jobs[run->todo[k]], &r, UNIT_STORE);
         msg_hdr_t h = {MSG_UNIT, (uint32_t)r.from_cache, k,
                        r.error ? (uint32_t)strlen(r.error) : 0,
                        r.note ? (uint32_t)strlen(r.note) : 0, r.error ? 0 : r.model.n};
         send_msg(fd, &h, r.error, r.note, &r.model);
-        atomic_store(&sh->current[slot], -1L);
+        atomic_store(&sh->slot[slot].current, -1L);
         result_free(&r);
     }
     struct rusage ru;
@@ -306,14 +316,81 @@ static _Noreturn void worker_main(run_t *run, shared_t *sh, int slot, int fd) {
     _exit(0);
 }
 
+/* ---------- the workers a signal ends ----------
+ *
+ * The one state of this file outside a run: the worker processes of this process, for
+ * the thread that ends kdc-lint on a signal (kdc_jobs_stop). A worker is listed from its
+ * fork until just before it is reaped, never after (its pid could then name another
+ * process). */
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static KDC_VEC(pid_t) live;
+
+/* Takes pid off the list, then waits for it (it has ended, or was sent a signal). */
+static void reap(pid_t pid, int *status) {
+    pthread_mutex_lock(&live_lock);
+    for (size_t i = 0; i < live.n; i++)
+        if (live.v[i] == pid)
+            live.v[i] = live.v[--live.n];
+    pthread_mutex_unlock(&live_lock);
+    while (waitpid(pid, status, 0) < 0 && errno == EINTR) {
+    }
+}
+
+void kdc_jobs_stop(void) {
+    pthread_mutex_lock(&live_lock); /* never unlocked: no worker starts or is reaped after */
+    for (size_t i = 0; i < live.n; i++)
+        kill(live.v[i], SIGTERM); /* a worker in a cache write ends once it is written */
+    double give_up = kdc_now_seconds() + 2.0;
+    for (size_t i = 0; i < live.n; i++) {
+        while (waitpid(live.v[i], NULL, WNOHANG) == 0) {
+            if (kdc_now_seconds() > give_up) {
+                kill(live.v[i], SIGKILL);
+                waitpid(live.v[i], NULL, 0);
+                break;
+            }
+            struct timespec nap = {0, 10 * 1000 * 1000};
+            nanosleep(&nap, NULL);
+        }
+    }
+}
+
+/* The worker's address space may grow by mib MiB (0: no limit) beyond what it has when it
+ * starts (kdc-lint and libclang themselves, about 530 MiB of mappings): an allocation past
+ * it fails, and the unit with it (ASan reserves terabytes of address space: no limit). */
+static void limit_memory(unsigned long mib) {
+#if defined(__SANITIZE_ADDRESS__)
+    (void)mib;
+#else
+    long pages = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!mib || !f || fscanf(f, "%ld", &pages) != 1)
+        pages = -1;
+    if (f)
+        fclose(f);
+    if (pages < 0)
+        return;
+    rlim_t base = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE);
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) != 0)
+        return;
+    rlim_t want = base + ((rlim_t)mib << 20);
+    if (rl.rlim_max == RLIM_INFINITY || want < rl.rlim_max) {
+        rl.rlim_cur = want;
+        setrlimit(RLIMIT_AS, &rl);
+    }
+#endif
+}
+
 static int spawn(run_t *run, shared_t *sh, worker_t *ws, unsigned nslots, unsigned slot) {
     int p[2];
     if (pipe(p) != 0)
         return -1;
     fflush(NULL); /* nothing buffered is written twice */
     pid_t driver = getpid();
+    pthread_mutex_lock(&live_lock); /* listed before a signal's stop can look */
     pid_t pid = fork();
     if (pid < 0) {
+        pthread_mutex_unlock(&live_lock);
         close(p[0]);
         close(p[1]);
         return -1;
@@ -329,13 +406,22 @@ static int spawn(run_t *run, shared_t *sh, worker_t *ws, unsigned nslots, unsign
             if (ws[i].fd >= 0)
                 close(ws[i].fd);
         signal(SIGPIPE, SIG_DFL);
+        limit_memory(run->o->unit_memory_mib);
+        /* the driver's threads hold the termination signals (termsig.h); a worker takes
+         * them as they come, except in a cache write */
+        sigset_t term;
+        kdc_termsig_set(&term);
+        pthread_sigmask(SIG_UNBLOCK, &term, NULL);
         worker_main(run, sh, (int)slot, p[1]);
     }
+    KDC_VEC_PUSH(live, pid);
+    pthread_mutex_unlock(&live_lock);
     close(p[1]);
-    atomic_store(&sh->current[slot], -1L);
+    atomic_store(&sh->slot[slot].current, -1L);
     ws[slot].pid = pid;
     ws[slot].fd = p[0];
     ws[slot].in.n = 0;
+    ws[slot].ended = 0;
     return 0;
 }
 
@@ -397,9 +483,63 @@ static void stop_workers(worker_t *ws, unsigned nworkers) {
         kill(ws[i].pid, SIGKILL);
         close(ws[i].fd);
         ws[i].fd = -1;
-        while (waitpid(ws[i].pid, NULL, 0) < 0 && errno == EINTR) {
+        reap(ws[i].pid, NULL);
+    }
+}
+
+/* The unit a worker was parsing when it ended: an input error saying why. */
+static void unit_lost(run_t *run, result_t *r, const worker_t *w, int status) {
+    r->done = 1;
+    if (w->ended)
+        r->error = kdc_xasprintf("over the time limit of %lu s per file (--unit-time-limit): "
+                                 "not analysed",
+                                 run->o->unit_time_s);
+    else if (WIFSIGNALED(status))
+        r->error = kdc_xasprintf("kdc-lint's parser process was killed by signal %d (%s) while "
+                                 "parsing this file",
+                                 WTERMSIG(status), strsignal(WTERMSIG(status)));
+    else
+        r->error = kdc_xasprintf("kdc-lint's parser process ended (exit status %d) while "
+                                 "parsing this file",
+                                 WEXITSTATUS(status));
+    if (!w->ended && run->o->unit_memory_mib &&
+        (WIFSIGNALED(status) ? WTERMSIG(status) == SIGABRT : WEXITSTATUS(status) == 2)) {
+        /* libLLVM aborts, kdc-lint exits 2, when an allocation fails */
+        char *more = kdc_xasprintf("%s; it may have reached the memory limit of %lu MiB per "
+                                   "file (--unit-memory-limit)",
+                                   r->error, run->o->unit_memory_mib);
+        free(r->error);
+        r->error = more;
+    }
+}
+
+/* --unit-time-limit: ends the workers whose unit has taken longer (SIGTERM: a cache write
+ * in progress is finished; SIGKILL 2 s later). Returns how long poll() may wait (ms). */
+static int enforce_time_limit(run_t *run, shared_t *sh, worker_t *ws, unsigned nworkers) {
+    if (!run->o->unit_time_s)
+        return -1;
+    double now = kdc_now_seconds(), limit = (double)run->o->unit_time_s, wait = 1.0;
+    for (unsigned i = 0; i < nworkers; i++) {
+        if (ws[i].fd < 0)
+            continue;
+        if (ws[i].ended) {
+            if (now - ws[i].ended > 2.0)
+                kill(ws[i].pid, SIGKILL);
+            continue;
+        }
+        long cur = atomic_load(&sh->slot[i].current);
+        if (cur < 0)
+            continue;
+        double left = atomic_load(&sh->slot[i].since) + limit - now;
+        if (left <= 0) {
+            ws[i].ended = now;
+            ws[i].ended_unit = cur;
+            kill(ws[i].pid, SIGTERM);
+        } else if (left < wait) {
+            wait = left;
         }
     }
+    return (int)(wait * 1000) + 1;
 }
 
 /* Parses run->parse[] in nworkers worker processes, merging as units are done; what the
@@ -407,7 +547,7 @@ static void stop_workers(worker_t *ws, unsigned nworkers) {
  * this process. On return every unit is merged (or an input error). */
 static void run_workers(run_t *run, unsigned nworkers, result_t *res, size_t *merged_io,
                         progress_t *pg, kdc_program_t *prog, kdc_jobs_stats_t *st) {
-    size_t shsize = sizeof(shared_t) + nworkers * sizeof(_Atomic long);
+    size_t shsize = sizeof(shared_t) + nworkers * sizeof(slot_t);
     shared_t *sh = mmap(NULL, shsize, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     worker_t *ws = calloc(nworkers, sizeof *ws);
     if (!ws)
@@ -422,7 +562,11 @@ static void run_workers(run_t *run, unsigned nworkers, result_t *res, size_t *me
         atomic_store(&sh->store_failed, atomic_load(run->store_failed));
         run->store_failed = &sh->store_failed;
     }
-    unsigned alive = 0;
+    unsigned alive = 0, rounds = 0;
+    int poll_failed = 0;
+    size_t *left = calloc(run->ntodo ? run->ntodo : 1, sizeof *left);
+    if (!left)
+        kdc_oom();
     for (unsigned i = 0; sh && i < nworkers; i++)
         if (spawn(run, sh, ws, nworkers, i) == 0) {
             alive++;
@@ -436,6 +580,22 @@ static void run_workers(run_t *run, unsigned nworkers, result_t *res, size_t *me
         merge_done(run, res, &merged, prog, st);
         if (merged == run->ntodo && !alive)
             break;
+        if (!alive && sh && !poll_failed && rounds++ < 3) {
+            /* Units no worker sent and none was parsing when it ended (taken by a worker
+             * killed from outside before it began): to fresh workers, with their budget. */
+            size_t nleft = 0;
+            for (size_t i = merged; i < run->ntodo; i++)
+                if (!res[i].done)
+                    left[nleft++] = i;
+            run->parse = left;
+            run->nparse = nleft;
+            atomic_store(&sh->next, 0);
+            for (unsigned i = 0; i < nworkers && i < nleft; i++)
+                if (spawn(run, sh, ws, nworkers, i) == 0) {
+                    alive++;
+                    st->workers++;
+                }
+        }
         if (!alive) {
             /* No worker left (fork failed, or the last one died): parse the rest here. */
             for (size_t i = merged; i < run->ntodo; i++)
@@ -452,7 +612,7 @@ static void run_workers(run_t *run, unsigned nworkers, result_t *res, size_t *me
                 pfd[n] = (struct pollfd){ws[i].fd, POLLIN, 0};
                 slot_of[n++] = i;
             }
-        if (poll(pfd, n, -1) < 0) {
+        if (poll(pfd, n, enforce_time_limit(run, sh, ws, nworkers)) < 0) {
             if (errno == EINTR)
                 continue;
             /* The workers cannot be waited for (EINVAL: the open-file limit was lowered
@@ -464,6 +624,7 @@ static void run_workers(run_t *run, unsigned nworkers, result_t *res, size_t *me
                     strerror(errno));
             stop_workers(ws, nworkers);
             alive = 0;
+            poll_failed = 1;
             continue;
         }
         for (unsigned j = 0; j < n; j++) {
@@ -484,20 +645,11 @@ static void run_workers(run_t *run, unsigned nworkers, result_t *res, size_t *me
             w->fd = -1;
             alive--;
             int status = 0;
-            while (waitpid(w->pid, &status, 0) < 0 && errno == EINTR) {
-            }
-            long cur = atomic_load(&sh->current[slot_of[j]]);
+            reap(w->pid, &status);
+            /* a unit it took after the one over the time limit is parsed again (below) */
+            long cur = w->ended ? w->ended_unit : atomic_load(&sh->slot[slot_of[j]].current);
             if (cur >= 0 && (size_t)cur < run->ntodo && !res[cur].done) {
-                result_t *r = &res[cur];
-                r->done = 1;
-                if (WIFSIGNALED(status))
-                    r->error = kdc_xasprintf("kdc-lint's parser process was killed by signal %d "
-                                             "(%s) while parsing this file",
-                                             WTERMSIG(status), strsignal(WTERMSIG(status)));
-                else
-                    r->error = kdc_xasprintf("kdc-lint's parser process ended (exit status %d) "
-                                             "while parsing this file",
-                                             WEXITSTATUS(status));
+                unit_lost(run, &res[cur], w, status);
                 progress_step(pg, run, (size_t)cur);
             }
             if (atomic_load(&sh->next) < run->nparse &&
@@ -512,6 +664,7 @@ static void run_workers(run_t *run, unsigned nworkers, result_t *res, size_t *me
     free(pfd);
     free(slot_of);
     free(ws);
+    free(left);
     if (sh) {
         atomic_store(&run->own_store_failed, atomic_load(&sh->store_failed));
         run->store_failed = &run->own_store_failed;
@@ -527,6 +680,8 @@ void kdc_jobs_run(const kdc_jobs_opts_t *o, kdc_inputs_t *inputs, const size_t *
     atomic_store(&run.own_store_failed, o->cache && !kdc_cache_writable(o->cache));
     progress_t pg = {o->progress, kdc_now_seconds(), 0, 0};
     memset(stats, 0, sizeof *stats);
+    /* a unit with a budget is parsed in a worker, which can be ended (also with -j1) */
+    int budget = o->unit_time_s || o->unit_memory_mib;
     if (!run.program)
         kdc_oom();
     XXH3_128bits_reset(run.program);
@@ -542,7 +697,7 @@ void kdc_jobs_run(const kdc_jobs_opts_t *o, kdc_inputs_t *inputs, const size_t *
         result_t *r = &res[k];
         if (o->cache && kdc_cache_lookup(o->cache, job, &r->model, &r->note)) {
             r->from_cache = 1;
-        } else if (o->jobs <= 1) {
+        } else if (o->jobs <= 1 && !budget) {
             process_unit(&run, job, r, UNIT_STORE);
         } else {
             parse[nparse++] = k;
@@ -555,7 +710,7 @@ void kdc_jobs_run(const kdc_jobs_opts_t *o, kdc_inputs_t *inputs, const size_t *
     run.parse = parse;
     run.nparse = nparse;
     unsigned nworkers = o->jobs < nparse ? o->jobs : (unsigned)nparse;
-    if (nworkers > 1) {
+    if (nworkers > 1 || (nworkers == 1 && budget)) {
         kdc_libclang_load(); /* before the fork: the workers share it; a failure said once */
         run_workers(&run, nworkers, res, &merged, &pg, prog, stats);
     } else {

@@ -20,8 +20,16 @@
  * killer) costs only the unit it was parsing, which becomes an input error;
  * another worker takes over the rest. When the workers cannot be waited for
  * (poll() fails), they are stopped and the units they had not sent are parsed in
- * the driver's process. With -j1, or one unit to parse, there
- * is no worker: the driver's own process parses. The driver loads libclang
+ * the driver's process.
+ *
+ * A unit's parse has a budget (--unit-time-limit, --unit-memory-limit): a worker's address
+ * space may grow by the memory limit only (RLIMIT_AS), and the driver ends a worker whose
+ * unit has taken longer than the time limit (wall clock) with SIGTERM, SIGKILL 2 s later.
+ * That unit becomes an input error naming the limit; a fresh worker takes the rest, and a
+ * unit a worker had taken but not begun is parsed again. So units with a budget are parsed
+ * in workers also with -j1 (one worker); with neither limit (both 0), -j1 or one unit to
+ * parse has no worker: the driver's own process parses. Parses in the driver's process
+ * (after poll() failed, a cached model parsed again in full) have no budget. The driver loads libclang
  * (libclang_lazy.h) before it forks workers, so they share its pages; a run
  * that parses nothing neither forks nor loads libclang.
  */
@@ -40,6 +48,8 @@ typedef struct kdc_jobs_opts {
     int progress;       /* 0 never; "\r[i/n] path" on a terminal: 1 once the run has taken
                            a second, 3 at once; 2 a line "[i/n] path" per unit */
     const char *cwd;    /* paths in progress lines are shown relative to it */
+    unsigned long unit_time_s;     /* --unit-time-limit: seconds of one unit's parse; 0 none */
+    unsigned long unit_memory_mib; /* --unit-memory-limit: MiB a unit's parse may add; 0 none */
 } kdc_jobs_opts_t;
 
 typedef struct kdc_jobs_stats {
@@ -66,5 +76,13 @@ unsigned kdc_jobs_cpus(void);
  */
 void kdc_jobs_run(const kdc_jobs_opts_t *o, kdc_inputs_t *inputs, const size_t *todo,
                   size_t ntodo, kdc_program_t *prog, kdc_jobs_stats_t *stats);
+
+/*
+ * Ends this process's worker processes and reaps them (SIGTERM: a worker in a cache
+ * write ends when the entry is written; SIGKILL after 2 s); no worker starts after it.
+ * For the thread that ends kdc-lint on a signal (termsig.h), while the run goes on in
+ * another: the run's own thread must not be the caller.
+ */
+void kdc_jobs_stop(void);
 
 #endif

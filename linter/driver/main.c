@@ -4,13 +4,17 @@
  * its steps run in order (run.h), on a thread with a large stack.
  */
 #define _GNU_SOURCE
+#include "jobs.h"
 #include "merge.h"
 #include "options.h"
 #include "run.h"
+#include "termsig.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,28 +72,64 @@ typedef struct main_args {
     int argc;
     char **argv;
     int rc;
+    pthread_t main;   /* the thread that takes the termination signals */
+    _Atomic int done; /* the run has ended: rc is its exit status */
 } main_args_t;
 
 static void *run_thread(void *arg) {
     main_args_t *a = arg;
     a->rc = run(a->argc, a->argv);
+    atomic_store(&a->done, 1);
+    pthread_kill(a->main, SIGTERM); /* wakes it (held, so it ends nothing) */
     return NULL;
 }
 
+/* The main thread, while the run goes on in its own: waits for a termination signal
+ * (termsig.h). When one comes before the run ends, the run is ended cleanly: the cache or
+ * baseline write in progress is finished (no temporary file stays), the worker processes
+ * are ended and reaped, then kdc-lint ends with the same signal, as it would have without
+ * the clean-up (exit status 128 + N in a shell). -o FILE keeps what was written. */
+static int wait_for_run(main_args_t *a, pthread_t th) {
+    sigset_t term;
+    kdc_termsig_set(&term);
+    for (;;) {
+        int sig = 0;
+        if (sigwait(&term, &sig) != 0)
+            continue;
+        if (atomic_load(&a->done)) {
+            pthread_join(th, NULL);
+            return a->rc;
+        }
+        kdc_termsig_stop();
+        kdc_jobs_stop();
+        fflush(stderr);
+        signal(sig, SIG_DFL);
+        sigset_t just;
+        sigemptyset(&just);
+        sigaddset(&just, sig);
+        raise(sig);
+        pthread_sigmask(SIG_UNBLOCK, &just, NULL); /* ends the process here */
+        _exit(128 + sig);
+    }
+}
+
 int main(int argc, char **argv) {
-    main_args_t a = {argc, argv, 2};
+    main_args_t a = {argc, argv, 2, pthread_self(), 0};
     pthread_attr_t attr;
     pthread_t th;
+    sigset_t term, before;
+    kdc_termsig_set(&term);
+    /* held in every thread (the run's inherits it); taken by wait_for_run */
+    pthread_sigmask(SIG_BLOCK, &term, &before);
     if (pthread_attr_init(&attr) == 0) {
         int started = pthread_attr_setstacksize(&attr, KDC_STACK_SIZE) == 0 &&
                       setenv("LIBCLANG_NOTHREADS", "1", 1) == 0 &&
                       pthread_create(&th, &attr, run_thread, &a) == 0;
         pthread_attr_destroy(&attr);
-        if (started) {
-            pthread_join(th, NULL);
-            return a.rc;
-        }
+        if (started)
+            return wait_for_run(&a, th);
         unsetenv("LIBCLANG_NOTHREADS");
     }
+    pthread_sigmask(SIG_SETMASK, &before, NULL);
     return run(argc, argv); /* no large stack to be had: libclang's own thread, as before */
 }

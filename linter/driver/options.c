@@ -19,8 +19,17 @@ enum { OPT_EXPLAIN_CONFIG = 400, OPT_EXPLAIN };
 enum { OPT_CONFIG = 500, OPT_DUMP_CONFIG, OPT_REPORT_UNUSED, OPT_BASELINE, OPT_WRITE_BASELINE };
 
 /* Scale: parallel units, prefilter, cache, shards. */
-enum { OPT_JOBS = 600, OPT_NO_CACHE, OPT_CACHE_DIR, OPT_NO_PREFILTER, OPT_SHARD, OPT_PROGRESS,
-       OPT_STATS };
+enum {
+    OPT_JOBS = 600,
+    OPT_NO_CACHE,
+    OPT_CACHE_DIR,
+    OPT_NO_PREFILTER,
+    OPT_SHARD,
+    OPT_PROGRESS,
+    OPT_STATS,
+    OPT_UNIT_TIME_LIMIT,
+    OPT_UNIT_MEMORY_LIMIT
+};
 
 static const struct option long_opts[] = {
     {"explain-config", required_argument, NULL, OPT_EXPLAIN_CONFIG},
@@ -32,6 +41,8 @@ static const struct option long_opts[] = {
     {"shard", required_argument, NULL, OPT_SHARD},
     {"progress", required_argument, NULL, OPT_PROGRESS},
     {"stats", no_argument, NULL, OPT_STATS},
+    {"unit-time-limit", required_argument, NULL, OPT_UNIT_TIME_LIMIT},
+    {"unit-memory-limit", required_argument, NULL, OPT_UNIT_MEMORY_LIMIT},
     {"config", required_argument, NULL, OPT_CONFIG},
     {"dump-config", required_argument, NULL, OPT_DUMP_CONFIG},
     {"report-unused-suppressions", no_argument, NULL, OPT_REPORT_UNUSED},
@@ -96,6 +107,11 @@ static void usage(FILE *o) {
           "  --progress=WHEN      [i/n] lines on stderr: auto (a terminal, after 1 s),\n"
           "                       always or never\n"
           "  --stats              print what was parsed, cached and skipped, and memory\n"
+          "  --unit-time-limit=S  give up a translation unit whose parse takes more than S\n"
+          "                       seconds (default 300; 0: no limit); it is an input error\n"
+          "  --unit-memory-limit=MIB\n"
+          "                       give up a unit whose parse needs more than MIB MiB of\n"
+          "                       memory (default 8192; 0: no limit)\n"
           "\n"
           "Configuration, suppressions, baseline (see docs/configuration.md):\n"
           "  --config=FILE        use FILE for every analysed file instead of the nearest\n"
@@ -143,6 +159,16 @@ static int apply_rule_list(const char *list, int value, int *on, const char *opt
     return rc;
 }
 
+/* --unit-time-limit, --unit-memory-limit: 0 to max into *out; -1 when the value is not that. */
+static int parse_limit(const char *v, unsigned long max, unsigned long *out) {
+    char *end = NULL;
+    unsigned long n = v[0] >= '0' && v[0] <= '9' ? strtoul(v, &end, 10) : 0;
+    if (!end || *end || n > max)
+        return -1;
+    *out = n;
+    return 0;
+}
+
 /* -j N: 1 to 4096; 0 when the value is not that. */
 static unsigned parse_jobs(const char *v) {
     char *end = NULL;
@@ -155,6 +181,8 @@ int kdc_lint_opts_parse(int argc, char **argv, kdc_lint_opts_t *o) {
     o->format = "text";
     o->color_when = "auto";
     o->progress_when = "auto";
+    o->unit_time_s = KDC_UNIT_TIME_LIMIT_S;
+    o->unit_memory_mib = KDC_UNIT_MEMORY_LIMIT_MIB;
     o->filter.overrides.profile = -1;
     int list_rules = 0, bad_usage = 0;
     const char *explain_rule = NULL;
@@ -189,6 +217,24 @@ int kdc_lint_opts_parse(int argc, char **argv, kdc_lint_opts_t *o) {
         case OPT_SHARD: o->shard_spec = optarg; break;
         case OPT_PROGRESS: o->progress_when = optarg; break;
         case OPT_STATS: o->want_stats = 1; break;
+        case OPT_UNIT_TIME_LIMIT:
+            if (parse_limit(optarg, 1000000, &o->unit_time_s)) {
+                fprintf(stderr,
+                        "kdc-lint: error: --unit-time-limit: '%s' is not a number of seconds "
+                        "from 0 (no limit) to 1000000\n",
+                        optarg);
+                bad_usage = 1;
+            }
+            break;
+        case OPT_UNIT_MEMORY_LIMIT:
+            if (parse_limit(optarg, 1 << 24, &o->unit_memory_mib)) {
+                fprintf(stderr,
+                        "kdc-lint: error: --unit-memory-limit: '%s' is not a number of MiB from "
+                        "0 (no limit) to 16777216\n",
+                        optarg);
+                bad_usage = 1;
+            }
+            break;
         case 'p': o->db_dir = optarg; break;
         case 'o': o->out_path = strcmp(optarg, "-") ? optarg : NULL; break; /* -: stdout */
         case OPT_EXTRA_ARG: KDC_VEC_PUSH(o->extra, optarg); break;

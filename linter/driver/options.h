@@ -13,6 +13,13 @@
 
 typedef KDC_VEC(const char *) kdc_strvec_t;
 
+/* The default budget of one translation unit's parse (jobs.h). Far above a real unit: the
+ * whole of librdkafka's tree parses in 11 s with -j2, its process tree peaking at 303 MiB
+ * RSS (docs/performance.md); what stops at these limits is generated or hostile input (a
+ * 100,000-long else-if chain took 393 s). */
+#define KDC_UNIT_TIME_LIMIT_S 300
+#define KDC_UNIT_MEMORY_LIMIT_MIB 8192
+
 typedef struct kdc_lint_opts {
     const char *db_dir;         /* -p DIR, or NULL */
     const char *format;         /* --format: text, json, sarif, github */
@@ -26,6 +33,8 @@ typedef struct kdc_lint_opts {
     const char *explain_config; /* --explain-config=FILE:LINE, or NULL */
     const char *dump_config;    /* --dump-config=PATH, or NULL */
     unsigned njobs;             /* -j N; 0: the CPUs this process may run on */
+    unsigned long unit_time_s;  /* --unit-time-limit (seconds, 0: none) */
+    unsigned long unit_memory_mib; /* --unit-memory-limit (MiB, 0: none) */
     int no_cache, no_prefilter, want_stats, dump_model, fail_incomplete;
     int dashdash;               /* `--` given: its arguments, no compilation database searched */
     kdc_shard_t shard;          /* --shard, parsed (count 0: none) */

@@ -221,7 +221,12 @@ static void reuse_stored_analysis(kdc_lint_run_t *r) {
 /* Every unit's model: parsed (in worker processes with -j), or from the cache. */
 static void parse_units(kdc_lint_run_t *r) {
     const kdc_lint_opts_t *o = r->o;
-    kdc_jobs_opts_t jo = {o->njobs ? o->njobs : kdc_jobs_cpus(), r->cache, 0, r->cwd};
+    kdc_jobs_opts_t jo = {o->njobs ? o->njobs : kdc_jobs_cpus(),
+                          r->cache,
+                          0,
+                          r->cwd,
+                          o->unit_time_s,
+                          o->unit_memory_mib};
     if (!strcmp(o->progress_when, "always"))
         jo.progress = isatty(STDERR_FILENO) ? 3 : 2;
     else if (!strcmp(o->progress_when, "auto") && isatty(STDERR_FILENO))

@@ -3,6 +3,7 @@
 #include "baseline.h"
 #include "regfile.h"
 #include "paths.h"
+#include "termsig.h"
 #include "util.h"
 
 #include <ctype.h>
@@ -191,6 +192,7 @@ int kdc_baseline_write(const char *path, const kdc_findings_t *fs,
         return -1;
     }
     char *tmp = kdc_xasprintf("%s.XXXXXX", target);
+    kdc_termsig_enter(); /* a signal ends the run before or after, never in the middle */
     int fd = mkstemp(tmp);
     int rc = -1;
     if (fd < 0) {
@@ -215,6 +217,7 @@ int kdc_baseline_write(const char *path, const kdc_findings_t *fs,
             unlink(tmp);
         }
     }
+    kdc_termsig_leave();
     free(tmp);
     free(target);
     json_decref(root);

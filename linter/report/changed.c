@@ -1,6 +1,7 @@
 /* --changed-since=REV: the files changed since a git revision; see changed.h. */
 #define _GNU_SOURCE
 #include "changed.h"
+#include "termsig.h"
 #include "util.h"
 
 #include <errno.h>
@@ -50,8 +51,18 @@ static int run_git(char *const argv[], char **out, size_t *outlen, char **msg) {
     posix_spawn_file_actions_adddup2(&fa, po[1], STDOUT_FILENO);
     posix_spawn_file_actions_adddup2(&fa, pe[1], STDERR_FILENO);
     posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    /* git takes the signals kdc-lint's threads hold (termsig.h) as it would anywhere */
+    posix_spawnattr_t at;
+    sigset_t none, term;
+    sigemptyset(&none);
+    kdc_termsig_set(&term);
+    posix_spawnattr_init(&at);
+    posix_spawnattr_setsigmask(&at, &none);
+    posix_spawnattr_setsigdefault(&at, &term);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
     pid_t pid;
-    int rc = posix_spawnp(&pid, "git", &fa, NULL, argv, environ);
+    int rc = posix_spawnp(&pid, "git", &fa, &at, argv, environ);
+    posix_spawnattr_destroy(&at);
     posix_spawn_file_actions_destroy(&fa);
     close(po[1]);
     close(pe[1]);

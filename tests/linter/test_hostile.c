@@ -17,11 +17,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -674,21 +676,33 @@ static void nap_ms(long ms) {
     nanosleep(&ts, NULL);
 }
 
-static void a_worker_dies_with_a_killed_driver(void **state) {
-    (void)state;
-    /* a unit libclang takes seconds over (a long else-if chain), and one more: workers */
+/* rel: a unit libclang takes `lines` / 2000 seconds or so over (a long else-if chain), with
+ * a bare commit after the chain. */
+static void write_else_if_chain(const char *rel, int lines) {
     char *text = NULL;
     size_t len = 0;
     FILE *m = open_memstream(&text, &len);
     fputs("#include <librdkafka/rdkafka.h>\nint f(int x, rd_kafka_t *c) {\n"
           "    if (x == 0) return 0;\n",
           m);
-    for (int i = 1; i < 15000; i++)
+    for (int i = 1; i < lines; i++)
         fprintf(m, "    else if (x == %d) return %d;\n", i, i);
     fputs("    rd_kafka_commit(c, NULL, 0);\n    return -1;\n}\n", m);
     fclose(m);
-    scratch_write(root, "slow.c", text);
+    scratch_write(root, rel, text);
     free(text);
+}
+
+/* Starts kdc-lint in root with the NULL-terminated arguments, its output to /dev/null;
+ * returns its pid once it has worker processes (at most max of them in *workers, *n). */
+static pid_t start_with_workers(pid_t *workers, size_t max, size_t *n, ...) {
+    const char *argv[64] = {scale_lint_path()};
+    size_t argc = 1;
+    va_list ap;
+    va_start(ap, n);
+    for (const char *a; (a = va_arg(ap, const char *)) && argc < 63;)
+        argv[argc++] = a;
+    va_end(ap);
     pid_t driver = fork();
     assert_true(driver >= 0);
     if (driver == 0) {
@@ -697,19 +711,28 @@ static void a_worker_dies_with_a_killed_driver(void **state) {
         int null = open("/dev/null", O_WRONLY);
         dup2(null, STDOUT_FILENO);
         dup2(null, STDERR_FILENO);
-        execl(scale_lint_path(), scale_lint_path(), "--no-cache", "-j2", "slow.c", "good.c",
-              (char *)NULL);
+        execv(scale_lint_path(), (char *const *)argv);
         _exit(127);
     }
-    pid_t workers[8];
-    size_t n = 0;
-    for (int i = 0; i < 400 && !n; i++, nap_ms(50))
-        n = children_of(driver, workers, 8);
-    if (!n) {
+    *n = 0;
+    for (int i = 0; i < 400 && !*n; i++, nap_ms(50))
+        *n = children_of(driver, workers, max);
+    if (!*n) {
         kill(driver, SIGKILL);
         waitpid(driver, NULL, 0);
         fail_msg("kdc-lint started no worker within 20 s");
     }
+    return driver;
+}
+
+static void a_worker_dies_with_a_killed_driver(void **state) {
+    (void)state;
+    /* a unit libclang takes seconds over, and one more: workers */
+    write_else_if_chain("slow.c", 15000);
+    pid_t workers[8];
+    size_t n = 0;
+    pid_t driver =
+        start_with_workers(workers, 8, &n, "--no-cache", "-j2", "slow.c", "good.c", (char *)NULL);
     nap_ms(300); /* the workers are parsing */
     kill(driver, SIGKILL);
     waitpid(driver, NULL, 0);
@@ -726,6 +749,133 @@ static void a_worker_dies_with_a_killed_driver(void **state) {
             kill(workers[k], SIGKILL); /* a failing run leaves nothing behind either */
     if (left)
         fail_msg("%d of %zu workers still running 2 s after kdc-lint was killed", left, n);
+}
+
+/* ---------- 8. a signal ends the run cleanly ---------- */
+
+static size_t ntmp; /* for count_tmp (nftw has no argument for its callback) */
+
+static int count_tmp(const char *path, const struct stat *st, int type, struct FTW *f) {
+    (void)st;
+    (void)type;
+    if (strstr(path + f->base, ".tmp.")) {
+        print_error("left behind: %s\n", path);
+        ntmp++;
+    }
+    return 0;
+}
+
+/* SIGTERM or SIGINT to kdc-lint in the middle of a run with workers writing cache entries
+ * (40 small units, the else-if chain): kdc-lint ends within 5 s, by that signal; its workers
+ * are gone and were reaped by kdc-lint itself (this test is their subreaper: a worker
+ * orphaned by a driver that died first would be handed to it); no temporary file is left in
+ * the cache. */
+static void ended_by(int sig) {
+    write_else_if_chain("sig/slow.c", 15000);
+    for (int i = 0; i < 40; i++) {
+        char rel[32];
+        snprintf(rel, sizeof rel, "sig/u%02d.c", i);
+        scratch_write(root, rel, bare_commit);
+    }
+    assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+    pid_t workers[8];
+    size_t n = 0;
+    pid_t driver =
+        start_with_workers(workers, 8, &n, "-j2", "--cache-dir=sig/cache", "sig", (char *)NULL);
+    nap_ms(700); /* the small units are parsed and stored while the chain is */
+    kill(driver, sig);
+    int status = 0, waited = 0;
+    pid_t got = 0;
+    for (; waited < 100 && !(got = waitpid(driver, &status, WNOHANG)); waited++)
+        nap_ms(50);
+    if (!got) {
+        kill(driver, SIGKILL);
+        waitpid(driver, NULL, 0);
+    }
+    nap_ms(200);
+    /* anything handed to this process: a worker kdc-lint did not reap */
+    int orphans = 0;
+    while (waitpid(-1, NULL, WNOHANG) > 0)
+        orphans++;
+    assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 0), 0);
+    if (!got)
+        fail_msg("kdc-lint did not end within 5 s of signal %d", sig);
+    if (!WIFSIGNALED(status) || WTERMSIG(status) != sig)
+        fail_msg("kdc-lint ended with status 0x%x, not by signal %d", status, sig);
+    for (size_t k = 0; k < n; k++)
+        if (alive(workers[k]))
+            fail_msg("worker %d still running after kdc-lint ended", (int)workers[k]);
+    if (orphans)
+        fail_msg("%d worker process(es) were left for another process to reap", orphans);
+    char *cache = scratch_path(root, "sig/cache");
+    ntmp = 0;
+    assert_int_equal(nftw(cache, count_tmp, 16, FTW_PHYS), 0);
+    free(cache);
+    if (ntmp)
+        fail_msg("%zu temporary file(s) left in the cache", ntmp);
+}
+
+static void sigterm_ends_the_run_cleanly_workers_reaped_no_temporary_file(void **state) {
+    (void)state;
+    ended_by(SIGTERM);
+}
+
+static void sigint_ends_the_run_cleanly_workers_reaped_no_temporary_file(void **state) {
+    (void)state;
+    ended_by(SIGINT);
+}
+
+/* ---------- 4. a budget per translation unit ---------- */
+
+static void a_unit_over_the_time_limit_is_an_input_error_and_the_run_goes_on(void **state) {
+    (void)state;
+    /* 100,000 lines kept libclang busy for 393 s; also with -j1 the unit is given up */
+    write_else_if_chain("chain.c", 100000);
+    const char *jobs[] = {"-j1", "-j2"};
+    for (size_t i = 0; i < 2; i++) {
+        kdc_run_t r;
+        assert_int_equal(
+            RUN(&r, "--cache-dir=cache", jobs[i], "--unit-time-limit=2", "chain.c", "good.c"), 2);
+        expect_in("stderr", r.err,
+                  "kdc-lint: error: chain.c: over the time limit of 2 s per file "
+                  "(--unit-time-limit): not analysed\n");
+        expect_in("stdout", r.out, GOOD_FINDING);
+        assert_null(strstr(r.out, "chain.c:"));
+        expect_quick(&r, 15, "a run with a unit over a 2 s limit");
+        kdc_run_free(&r);
+    }
+    kdc_run_t r;
+    assert_int_equal(RUN(&r, "--no-cache", "--unit-time-limit=x", "good.c"), 2);
+    expect_in("stderr", r.err, "--unit-time-limit: 'x' is not a number of seconds");
+    kdc_run_free(&r);
+}
+
+static void a_unit_over_the_memory_limit_is_an_input_error_and_the_run_goes_on(void **state) {
+    (void)state;
+#if defined(__SANITIZE_ADDRESS__)
+    skip(); /* ASan reserves terabytes of address space: kdc-lint sets no RLIMIT_AS there */
+#endif
+    /* an initializer of 1,000,000 numbers: libclang takes about 180 MiB for it */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    fputs("#include <librdkafka/rdkafka.h>\nstatic const int big[] = {", m);
+    for (int i = 0; i < 1000000; i++)
+        fprintf(m, "%d,", i % 1000);
+    fputs("};\nint g(rd_kafka_t *c) { rd_kafka_commit(c, NULL, 0); return big[3]; }\n", m);
+    fclose(m);
+    scratch_write(root, "big.c", text);
+    free(text);
+    kdc_run_t r;
+    assert_int_equal(RUN(&r, "--no-cache", "-j1", "--unit-memory-limit=64", "big.c", "good.c"), 2);
+    expect_in("stderr", r.err, "kdc-lint: error: big.c: kdc-lint's parser process");
+    expect_in("stderr", r.err, "the memory limit of 64 MiB per file (--unit-memory-limit)\n");
+    expect_in("stdout", r.out, GOOD_FINDING);
+    kdc_run_free(&r);
+    /* within the default limit it is analysed */
+    assert_int_equal(RUN(&r, "--no-cache", "-j1", "big.c"), 1);
+    expect_in("stdout", r.out, "big.c:3:24: warning: rd_kafka_commit without an offset list");
+    kdc_run_free(&r);
 }
 
 int main(void) {
@@ -781,7 +931,15 @@ int main(void) {
                                         teardown),
         cmocka_unit_test_setup_teardown(
             cache_marker_links_that_name_nothing_create_no_file_anywhere, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            a_unit_over_the_time_limit_is_an_input_error_and_the_run_goes_on, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            a_unit_over_the_memory_limit_is_an_input_error_and_the_run_goes_on, setup, teardown),
         cmocka_unit_test_setup_teardown(a_worker_dies_with_a_killed_driver, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            sigterm_ends_the_run_cleanly_workers_reaped_no_temporary_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            sigint_ends_the_run_cleanly_workers_reaped_no_temporary_file, setup, teardown),
     };
     return cmocka_run_group_tests_name("kdc-lint against hostile input", tests, NULL, NULL);
 }
