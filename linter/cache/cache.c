@@ -6,6 +6,7 @@
 #include "termsig.h"
 #include "util.h"
 
+#include <dirent.h>
 #include <elf.h>
 #include <link.h>
 #include <errno.h>
@@ -22,6 +23,10 @@
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 
 #define ENTRY_MAGIC "KDCC"
 #define ENTRY_FORMAT 3u /* 3: with the paths that must stay absent */
@@ -186,6 +191,135 @@ static int write_marker(const char *dir, const char *name, const char *text) {
     return rc;
 }
 
+/* ---------- the user's key (cache_int.h) ---------- */
+
+/* Reads the key at path: 0; -1 when there is none; -2 when it is there but not the user's
+ * own 32 bytes, readable by nobody else (then not trusted). */
+static int read_key(const char *path, unsigned char key[32]) {
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0)
+        return errno == ENOENT ? -1 : -2;
+    struct stat st;
+    int ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+             !(st.st_mode & 077) && st.st_size == 32 && read(fd, key, 32) == 32;
+    close(fd);
+    return ok ? 0 : -2;
+}
+
+/* The user's key, created when there is none. 0, or -1 with *err (malloc'd). */
+static int user_key(unsigned char key[32], char **err) {
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    char *base = xdg && xdg[0] == '/'     ? kdc_xstrdup(xdg)
+                 : home && home[0] == '/' ? kdc_xasprintf("%s/.cache", home)
+                                          : NULL;
+    if (!base) {
+        *err = kdc_xstrdup("no place for the key that authenticates its entries (neither "
+                           "XDG_CACHE_HOME nor HOME is an absolute path)");
+        return -1;
+    }
+    char *dir = kdc_xasprintf("%s/kdc-lint", base), *path = kdc_xasprintf("%s/key", dir);
+    mkdir(base, 0700);
+    mkdir(dir, 0700);
+    int rc = read_key(path, key);
+    if (rc == -1) {
+        /* a new key: written whole to a file of its own, then linked into place (of two
+         * runs creating one at once, one key wins and both read it) */
+        unsigned char fresh[32];
+        char *tmp = kdc_xasprintf("%s/key.tmp.%ld", dir, (long)getpid());
+        int fd = getrandom(fresh, sizeof fresh, 0) == (ssize_t)sizeof fresh
+                     ? open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600)
+                     : -1;
+        if (fd >= 0) {
+            int written = write(fd, fresh, sizeof fresh) == (ssize_t)sizeof fresh;
+            written &= close(fd) == 0;
+            if (written)
+                link(tmp, path);
+            unlink(tmp);
+        }
+        free(tmp);
+        rc = read_key(path, key);
+    }
+    if (rc != 0)
+        *err = kdc_xasprintf(rc == -2 ? "%s is not a key of this user's (32 bytes, mode 0600): "
+                                        "entries cannot be authenticated"
+                                      : "cannot create %s, the key that authenticates its "
+                                        "entries",
+                             path);
+    free(base);
+    free(dir);
+    free(path);
+    return rc ? -1 : 0;
+}
+
+/* Whether the entries in dir were written under this key (DIR/KEY-ID: a digest of the key,
+ * which says nothing of it): 0 yes, or a new empty cache (then marked ours); 1 no (another
+ * user's or machine's, restored by a CI cache without the key): not read, one note, and
+ * marked ours, as its entries are written again. */
+static int foreign_entries(const char *dir, const char *units, const unsigned char key[32]) {
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int n = 0;
+    static const char what[] = "kdc-lint cache key id";
+    if (!HMAC(EVP_sha256(), key, 32, (const unsigned char *)what, sizeof what - 1, md, &n))
+        return 1;
+    char id[2 * 8 + 2];
+    for (int i = 0; i < 8; i++)
+        snprintf(id + 2 * i, 3, "%02x", md[i]);
+    strcat(id, "\n");
+    char *path = kdc_xasprintf("%s/KEY-ID", dir);
+    char held[sizeof id] = "";
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    if (fd >= 0) {
+        ssize_t got = read(fd, held, sizeof held - 1);
+        held[got > 0 ? got : 0] = 0;
+        close(fd);
+    }
+    int ours = !strcmp(held, id), foreign = 0;
+    if (!ours) {
+        /* no KEY-ID: a new cache, or one written before entries had tags */
+        DIR *d = fd < 0 ? opendir(units) : NULL;
+        struct dirent *de = NULL;
+        if (d)
+            while ((de = readdir(d)) && de->d_name[0] == '.') {
+            }
+        foreign = fd >= 0 || de != NULL;
+        if (d)
+            closedir(d);
+        kdc_buf_t b = {0};
+        kdc_buf_put(&b, id, strlen(id));
+        char *err = NULL;
+        kdc_cache_write_entry(path, &b, &err); /* when it cannot be written, nothing can */
+        free(err);
+        kdc_buf_free(&b);
+    }
+    free(path);
+    return foreign;
+}
+
+static void tag_of(const kdc_cache_t *c, const void *data, size_t len,
+                   unsigned char tag[KDC_CACHE_TAG_LEN]) {
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int n = 0;
+    if (!HMAC(EVP_sha256(), c->key, (int)sizeof c->key, data, len, md, &n) || n < KDC_CACHE_TAG_LEN)
+        memset(md, 0, sizeof md); /* no tag: nothing verifies */
+    memcpy(tag, md, KDC_CACHE_TAG_LEN);
+}
+
+void kdc_cache_seal(const kdc_cache_t *c, kdc_buf_t *b) {
+    unsigned char tag[KDC_CACHE_TAG_LEN];
+    tag_of(c, b->v, b->n, tag);
+    kdc_buf_put(b, tag, sizeof tag);
+}
+
+const char *kdc_cache_check_tag(const kdc_cache_t *c, const unsigned char *data, size_t len) {
+    unsigned char tag[KDC_CACHE_TAG_LEN];
+    if (len < KDC_CACHE_TAG_LEN)
+        return "checksum mismatch (truncated or damaged)";
+    tag_of(c, data, len - KDC_CACHE_TAG_LEN, tag);
+    if (CRYPTO_memcmp(tag, data + len - KDC_CACHE_TAG_LEN, KDC_CACHE_TAG_LEN))
+        return "not written by this user's kdc-lint (its authentication tag does not verify)";
+    return NULL;
+}
+
 kdc_cache_t *kdc_cache_open(const char *dir, char **err) {
     struct stat sb;
     *err = NULL;
@@ -216,9 +350,22 @@ kdc_cache_t *kdc_cache_open(const char *dir, char **err) {
         free(runs);
         return NULL;
     }
+    unsigned char key[32];
+    if (user_key(key, err) != 0) {
+        free(units);
+        free(runs);
+        return NULL;
+    }
     kdc_cache_t *c = calloc(1, sizeof *c);
     if (!c)
         kdc_oom();
+    memcpy(c->key, key, sizeof key);
+    if ((c->foreign = foreign_entries(dir, units, key)))
+        fprintf(stderr,
+                "kdc-lint: note: %s: its entries were written under another key (another "
+                "user's or machine's: a restored cache needs ~/.cache/kdc-lint too); not read, "
+                "written again\n",
+                dir);
     c->dir = kdc_xstrdup(dir);
     c->cwd = getcwd(NULL, 0);
     c->units = units;
@@ -471,6 +618,8 @@ const char *kdc_cache_parse_unit(const unsigned char *data, size_t len, kdc_unit
 
 int kdc_cache_lookup(kdc_cache_t *c, const kdc_tu_job_t *job, kdc_buf_t *model, char **note) {
     *note = NULL;
+    if (c->foreign)
+        return 0;
     char *path = kdc_cache_unit_path(c, job);
     unsigned char *data = NULL;
     size_t len = 0;
@@ -480,7 +629,9 @@ int kdc_cache_lookup(kdc_cache_t *c, const kdc_tu_job_t *job, kdc_buf_t *model, 
         damage = "not a regular file of a plausible size";
     if (got == 0) {
         kdc_unit_entry_t e;
-        damage = kdc_cache_parse_unit(data, len, &e);
+        damage = kdc_cache_parse_unit(data, kdc_cache_untagged(len), &e);
+        if (!damage && (damage = kdc_cache_check_tag(c, data, len)))
+            kdc_cache_unit_entry_free(&e);
         int fresh = !damage;
         const char *wd = kdc_cache_working_dir(job);
         for (size_t i = 0; fresh && i < e.files.n; i++) {
@@ -646,6 +797,7 @@ int kdc_cache_store(kdc_cache_t *c, const kdc_tu_job_t *job, const char *const *
     XXH128_canonical_t sum;
     XXH128_canonicalFromHash(&sum, XXH3_128bits(b.v, b.n));
     kdc_buf_put(&b, sum.digest, 16);
+    kdc_cache_seal(c, &b);
 
     char *path = kdc_cache_unit_path(c, job);
     int rc = kdc_cache_write_entry(path, &b, err);
@@ -671,16 +823,21 @@ static char *blob_path(const kdc_cache_t *c, const char *kind, const unsigned ch
     return kdc_xasprintf("%s/%s/%s", c->dir, kind, hex);
 }
 
-/* magic, format, key[16], data length (u64), data, XXH3-128 of everything before it */
+/* magic, format, key[16], data length (u64), data, XXH3-128 of everything before it, the
+ * tag (kdc_cache_seal) */
 
 int kdc_cache_get(kdc_cache_t *c, const char *kind, const unsigned char key[16], kdc_buf_t *out,
                   const char *redo, char **note) {
     *note = NULL;
+    if (c->foreign)
+        return 0;
     char *path = blob_path(c, kind, key);
     unsigned char *data = NULL;
     size_t len = 0;
     int got = kdc_cache_read_file(path, &data, &len, NULL), hit = 0;
     const char *damage = got == -2 ? "not a regular file of a plausible size" : NULL;
+    size_t tagged = len;
+    len = kdc_cache_untagged(len);
     if (got == 0) {
         kdc_reader_t r = {data, data + (len >= 16 ? len - 16 : 0), 0};
         char magic[4];
@@ -700,6 +857,8 @@ int kdc_cache_get(kdc_cache_t *c, const char *kind, const unsigned char key[16],
                 damage = "checksum mismatch (truncated or damaged)";
             else if (memcmp(stored, key, 16) || dlen != (uint64_t)(r.end - r.at))
                 damage = "not the entry its name says";
+            else
+                damage = kdc_cache_check_tag(c, data, tagged);
         }
         if (!damage) {
             kdc_buf_put(out, r.at, (size_t)dlen);
@@ -732,6 +891,7 @@ int kdc_cache_put(kdc_cache_t *c, const char *kind, const unsigned char key[16],
     XXH128_canonical_t sum;
     XXH128_canonicalFromHash(&sum, XXH3_128bits(b.v, b.n));
     kdc_buf_put(&b, sum.digest, 16);
+    kdc_cache_seal(c, &b);
     char *path = blob_path(c, kind, key);
     int rc = kdc_cache_write_entry(path, &b, err);
     free(path);

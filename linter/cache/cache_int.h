@@ -28,7 +28,28 @@ struct kdc_cache {
     kdc_strset_t paths;
     kdc_strmap_t files;       /* interned path → kdc_file_now_t* */
     int write_failed;         /* a write failed (noted once): none is tried again */
+    unsigned char key[32];    /* the user's key that authenticates entries (kdc_cache_seal) */
+    int foreign;              /* its entries were written under another key: none is read */
 };
+
+/* Every entry ends with a tag: HMAC-SHA-256 of everything before it under a key of the
+ * user's, kept outside the checkout ($XDG_CACHE_HOME/kdc-lint/key, else
+ * ~/.cache/kdc-lint/key; created 0600 with random bytes on first use). A cache that
+ * arrives with a checkout, or that another user wrote, cannot make up an entry: one
+ * whose tag does not verify is ignored (with a note) and computed again. */
+#define KDC_CACHE_TAG_LEN 16
+
+/* Appends the tag of b's bytes to b. */
+void kdc_cache_seal(const kdc_cache_t *c, kdc_buf_t *b);
+
+/* The length of an entry's bytes without its tag: what the entry's own checks (magic,
+ * format, checksum) read, before kdc_cache_check_tag. */
+static inline size_t kdc_cache_untagged(size_t len) {
+    return len >= KDC_CACHE_TAG_LEN ? len - KDC_CACHE_TAG_LEN : 0;
+}
+
+/* NULL when the tag at the end of data[0..len) verifies, else what is wrong. */
+const char *kdc_cache_check_tag(const kdc_cache_t *c, const unsigned char *data, size_t len);
 
 /* A file's contents (malloc'd). 0; -1 when it cannot be opened; -2 when it is
  * not a regular file of a plausible size (a FIFO is not waited on). With

@@ -225,7 +225,7 @@ typedef struct run_entry {
 
 /* Reads runs/<units>: 0 with *e, -1 when there is none, 1 with *damage when it is not a
  * whole entry of this format. */
-static int read_run(const char *path, run_entry_t *e, const char **damage) {
+static int read_run(const kdc_cache_t *c, const char *path, run_entry_t *e, const char **damage) {
     memset(e, 0, sizeof *e);
     *damage = NULL;
     int got = kdc_cache_read_file(path, &e->data, &e->len, NULL);
@@ -236,7 +236,7 @@ static int read_run(const char *path, run_entry_t *e, const char **damage) {
         return 1;
     }
     const unsigned char *d = e->data;
-    size_t len = e->len;
+    size_t len = kdc_cache_untagged(e->len); /* the tag is checked last */
     kdc_reader_t r = {d, d + len, 0};
     char magic[4];
     kdc_read_bytes(&r, magic, 4);
@@ -255,6 +255,9 @@ static int read_run(const char *path, run_entry_t *e, const char **damage) {
         *damage = "checksum mismatch (truncated or damaged)";
         return 1;
     }
+    if ((*damage = kdc_cache_check_tag(c, d, e->len)))
+        return 1;
+    e->len = len; /* without the tag, as written again (resign) */
     r.end = d + len - 16;
     e->key = r.at;
     unsigned char key[16];
@@ -273,12 +276,14 @@ int kdc_cache_lookup_findings(kdc_cache_t *c, const kdc_tu_job_t *jobs, const si
                               size_t ntodo, const unsigned char key[16], kdc_program_t *prog,
                               kdc_findings_t runs[2], char **note) {
     *note = NULL;
+    if (c->foreign)
+        return 0;
     char *path = run_path(c, jobs, todo, ntodo);
     run_entry_t e;
     const char *damage = NULL;
     int hit = 0;
     /* another program, or other options: not damage, just not this analysis */
-    if (read_run(path, &e, &damage) == 0 && !memcmp(e.key, key, 16)) {
+    if (read_run(c, path, &e, &damage) == 0 && !memcmp(e.key, key, 16)) {
         damage = get_findings(&e.findings, prog, runs);
         hit = !damage;
     }
@@ -330,7 +335,8 @@ static int build_manifest(kdc_cache_t *c, const kdc_tu_job_t *jobs, const size_t
         kdc_fileseen_t entry;
         kdc_unit_entry_t u;
         ok = kdc_cache_read_file(path, &data, &len, &entry) == 0 &&
-             !kdc_cache_parse_unit(data, len, &u);
+             !kdc_cache_check_tag(c, data, len) &&
+             !kdc_cache_parse_unit(data, kdc_cache_untagged(len), &u);
         if (ok) {
             kdc_fileseen_put(b, &entry);
             uint64_t mlen = u.model_len;
@@ -406,10 +412,12 @@ int kdc_cache_lookup_run(kdc_cache_t *c, const kdc_tu_job_t *jobs, const size_t 
                          size_t ntodo, kdc_program_t *prog, kdc_run_summary_t *sum,
                          kdc_findings_t runs[2]) {
     memset(sum, 0, sizeof *sum);
+    if (c->foreign)
+        return 0;
     char *path = run_path(c, jobs, todo, ntodo);
     run_entry_t e;
     const char *damage;
-    int ok = read_run(path, &e, &damage) == 0 && e.manifest.at < e.manifest.end, resign = 0;
+    int ok = read_run(c, path, &e, &damage) == 0 && e.manifest.at < e.manifest.end, resign = 0;
     kdc_reader_t *r = &e.manifest;
     if (ok) {
         kdc_read_bytes(r, sum->program, 16);
@@ -459,6 +467,7 @@ int kdc_cache_lookup_run(kdc_cache_t *c, const kdc_tu_job_t *jobs, const size_t 
         XXH128_canonical_t s;
         XXH128_canonicalFromHash(&s, XXH3_128bits(b.v, b.n));
         kdc_buf_put(&b, s.digest, 16);
+        kdc_cache_seal(c, &b);
         char *err = NULL;
         if (kdc_cache_write_entry(path, &b, &err) != 0) {
             fprintf(stderr, "kdc-lint: note: %s (no further cache writes are tried)\n", err);
@@ -505,6 +514,7 @@ int kdc_cache_store_findings(kdc_cache_t *c, const kdc_tu_job_t *jobs, const siz
     XXH128_canonical_t sum;
     XXH128_canonicalFromHash(&sum, XXH3_128bits(b.v, b.n));
     kdc_buf_put(&b, sum.digest, 16);
+    kdc_cache_seal(c, &b);
     char *path = run_path(c, jobs, todo, ntodo);
     int rc = kdc_cache_write_entry(path, &b, err);
     free(path);

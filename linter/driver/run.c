@@ -55,12 +55,29 @@ static int open_cache(kdc_lint_run_t *r) {
         return GO_ON;
     char *err = NULL;
     struct stat st;
+    const char *dir = o->cache_dir ? o->cache_dir : KDC_CACHE_DEFAULT_DIR;
+    /* A cache that came with the checkout, or another user's, could hide a finding: not
+     * used (entries are also authenticated with the user's own key: cache_int.h). */
+    if (lstat(dir, &st) == 0 && st.st_uid != geteuid()) {
+        fprintf(stderr,
+                "kdc-lint: note: %s: not trusted: owned by another user (uid %u); running "
+                "without a cache\n",
+                dir, (unsigned)st.st_uid);
+        return GO_ON;
+    }
+    if (lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) && kdc_git_tracks_files_in(dir)) {
+        fprintf(stderr,
+                "kdc-lint: note: %s: not trusted: git tracks files in it (it came with the "
+                "checkout); running without a cache\n",
+                dir);
+        return GO_ON;
+    }
     /* The default one is not created in a directory nobody may write to (root may). */
     if (!o->cache_dir && stat(KDC_CACHE_DEFAULT_DIR, &st) != 0 &&
         (stat(".", &st) != 0 || !(st.st_mode & 0222)))
         err = kdc_xstrdup("not created: the working directory is read-only");
     else
-        r->cache = kdc_cache_open(o->cache_dir ? o->cache_dir : KDC_CACHE_DEFAULT_DIR, &err);
+        r->cache = kdc_cache_open(dir, &err);
     if (!r->cache && o->cache_dir) {
         fprintf(stderr, "kdc-lint: error: --cache-dir %s: %s\n", o->cache_dir, err);
         free(err);

@@ -113,6 +113,17 @@ fail:
     return -1;
 }
 
+int kdc_git_tracks_files_in(const char *dir) {
+    char *const argv[] = {"git", "-C", (char *)dir, "ls-files", "-z", "--", ".", NULL};
+    char *out = NULL, *msg = NULL;
+    size_t len = 0;
+    int rc = run_git(argv, &out, &len, &msg);
+    int tracked = rc == 0 && out && out[0];
+    free(out);
+    free(msg);
+    return tracked;
+}
+
 static int cmp_str(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }

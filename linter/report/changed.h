@@ -24,6 +24,10 @@ typedef struct kdc_changed {
  */
 int kdc_changed_collect(const char *rev, const char *dir, kdc_changed_t *out, char **err);
 
+/* Whether git tracks a file in the directory `dir` (it came with the checkout): 1 yes, 0
+ * no (also when dir is in no repository, or git cannot be run). */
+int kdc_git_tracks_files_in(const char *dir);
+
 /* Whether `file` (any spelling of the path) is one of the changed files. */
 int kdc_changed_has(const kdc_changed_t *c, const char *file);
 

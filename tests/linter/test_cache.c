@@ -35,6 +35,9 @@
 
 #include "scale.h"
 
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 static const char producer_c[] =
     "#include <librdkafka/rdkafka.h>\n"
     "#include \"conf.h\"\n"
@@ -381,6 +384,7 @@ static void bad_cache_directories_are_errors_before_anything_is_analysed(void **
     char *locked = scratch_path(g.tree, "locked");
     assert_int_equal(mkdir(locked, 0555), 0);
     assert_int_equal(chmod(locked, 0555), 0);
+    assert_int_equal(chown(locked, 65534, 65534), 0); /* nobody's own: trusted, not writable */
     LINT_AS_NOBODY(&r, g.tree, "--cache-dir=locked", "src");
     EXPECT_ERR(&r, 2, "kdc-lint: error: --cache-dir locked: cannot create, read or write it: "
                       "Permission denied\n");
@@ -641,6 +645,106 @@ static void a_damaged_analysis_entry_is_ignored_with_a_note_and_written_again(vo
     assert_null(strstr(r.err, "note:"));
     scale_same_report("rewritten", cold.out, r.out);
     kdc_run_free(&r);
+    kdc_run_free(&cold);
+    free_entries(e, n);
+    free(cache);
+}
+
+/* A cache that arrives with the checkout, or another user's, must not hide a finding:
+ * entries are authenticated with the user's own key (outside the checkout), so an entry
+ * edited with its checksum recomputed is ignored; a cache directory another user owns, or
+ * one git tracks, is not read at all. */
+static void a_planted_cache_cannot_hide_a_finding(void **state) {
+    (void)state;
+    kdc_run_t cold, r;
+    LINT(&cold, g.tree, "--format=json", "src");
+    assert_int_equal(cold.exit_code, 1);
+    char *cache = scratch_path(g.tree, ".kdc-cache");
+    size_t n;
+    char **e = entries_in(cache, "runs", &n);
+    assert_int_equal(n, 1);
+    /* the stored findings edited (one rule name's letter) and the checksum at the end of
+     * the entry recomputed over everything before it, as the entry's format says */
+    struct stat st;
+    assert_int_equal(stat(e[0], &st), 0);
+    unsigned char *data = malloc((size_t)st.st_size);
+    FILE *f = fopen(e[0], "r+b");
+    assert_non_null(f);
+    assert_int_equal(fread(data, 1, (size_t)st.st_size, f), (size_t)st.st_size);
+    unsigned char *hit = memmem(data, (size_t)st.st_size, "bare-commit", 11);
+    assert_non_null(hit);
+    hit[0] = 'B';
+    XXH128_canonical_t sum;
+    XXH128_canonicalFromHash(&sum, XXH3_128bits(data, (size_t)st.st_size - 16));
+    memcpy(data + st.st_size - 16, sum.digest, 16);
+    rewind(f);
+    assert_int_equal(fwrite(data, 1, (size_t)st.st_size, f), (size_t)st.st_size);
+    fclose(f);
+    free(data);
+    LINT(&r, g.tree, "--stats", "--format=json", "src");
+    EXPECT_ERR(&r, 1, "; ignored, the program is analysed again");
+    expect_analysis(&r, analysis_run);
+    scale_same_report("after a planted entry", cold.out, r.out);
+    kdc_run_free(&r);
+
+    /* a cache directory another user owns: not read, said once */
+    assert_int_equal(chown(cache, 65534, 65534), 0);
+    LINT(&r, g.tree, "--stats", "--format=json", "src");
+    EXPECT_ERR(&r, 1,
+               "kdc-lint: note: .kdc-cache: not trusted: owned by another user (uid 65534); "
+               "running without a cache");
+    EXPECT_ERR(&r, 1, ": 3 parsed, 0 from the cache (no cache),");
+    scale_same_report("another user's cache", cold.out, r.out);
+    kdc_run_free(&r);
+    assert_int_equal(chown(cache, getuid(), getgid()), 0);
+
+    /* a cache directory git tracks (committed with the checkout): not read */
+    kdc_run_t git;
+    const char *init[] = {"git", "init", "-q", NULL};
+    assert_int_equal(scratch_run(&git, g.tree, init[0], init[1], init[2], (char *)NULL), 0);
+    kdc_run_free(&git);
+    assert_int_equal(
+        scratch_run(&git, g.tree, "git", "add", "-f", ".kdc-cache/CACHEDIR.TAG", (char *)NULL), 0);
+    kdc_run_free(&git);
+    LINT(&r, g.tree, "--stats", "--format=json", "src");
+    EXPECT_ERR(&r, 1,
+               "kdc-lint: note: .kdc-cache: not trusted: git tracks files in it (it came with "
+               "the checkout); running without a cache");
+    EXPECT_ERR(&r, 1, ": 3 parsed, 0 from the cache (no cache),");
+    scale_same_report("a tracked cache", cold.out, r.out);
+    kdc_run_free(&r);
+    kdc_run_free(&cold);
+
+    /* a cache restored on another machine (another user's key): not read, said once, then
+     * written again under this key; the run after it takes everything from it, silently */
+    char *cache2 = scratch_path(g.tree, "cache2"), *home_a = scratch_path(g.tree, "home-a"),
+         *home_b = scratch_path(g.tree, "home-b");
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    char *saved = xdg ? strdup(xdg) : NULL;
+    setenv("XDG_CACHE_HOME", home_a, 1);
+    LINT(&cold, g.tree, "--cache-dir=cache2", "--format=json", "src");
+    setenv("XDG_CACHE_HOME", home_b, 1);
+    LINT(&r, g.tree, "--cache-dir=cache2", "--stats", "--format=json", "src");
+    EXPECT_ERR(&r, 1,
+               "kdc-lint: note: cache2: its entries were written under another key (another "
+               "user's or machine's: a restored cache needs ~/.cache/kdc-lint too); not read, "
+               "written again");
+    expect_parsed(&r, 3, 0);
+    scale_same_report("a cache under another key", cold.out, r.out);
+    kdc_run_free(&r);
+    LINT(&r, g.tree, "--cache-dir=cache2", "--stats", "--format=json", "src");
+    expect_parsed(&r, 0, 3);
+    expect_analysis(&r, analysis_cached);
+    assert_null(strstr(r.err, "note:"));
+    kdc_run_free(&r);
+    if (saved)
+        setenv("XDG_CACHE_HOME", saved, 1);
+    else
+        unsetenv("XDG_CACHE_HOME");
+    free(saved);
+    free(cache2);
+    free(home_a);
+    free(home_b);
     kdc_run_free(&cold);
     free_entries(e, n);
     free(cache);
@@ -1058,8 +1162,8 @@ int main(void) {
             a_damaged_analysis_entry_is_ignored_with_a_note_and_written_again, each_setup,
             each_teardown),
         cmocka_unit_test_setup_teardown(
-            a_unit_that_left_out_a_shared_function_is_parsed_again_without_its_provider,
-            each_setup, each_teardown),
+            a_unit_that_left_out_a_shared_function_is_parsed_again_without_its_provider, each_setup,
+            each_teardown),
         cmocka_unit_test_setup_teardown(
             a_header_rewritten_with_its_size_and_mtime_forged_back_is_still_changed, each_setup,
             each_teardown),
@@ -1070,8 +1174,10 @@ int main(void) {
             each_teardown),
         cmocka_unit_test_setup_teardown(damaged_entries_are_ignored_with_a_note_and_written_again,
                                         each_setup, each_teardown),
-        cmocka_unit_test_setup_teardown(a_unit_with_compile_errors_is_parsed_every_time,
-                                        each_setup, each_teardown),
+        cmocka_unit_test_setup_teardown(a_planted_cache_cannot_hide_a_finding, each_setup,
+                                        each_teardown),
+        cmocka_unit_test_setup_teardown(a_unit_with_compile_errors_is_parsed_every_time, each_setup,
+                                        each_teardown),
         cmocka_unit_test_setup_teardown(
             bad_cache_directories_are_errors_before_anything_is_analysed, each_setup,
             each_teardown),
