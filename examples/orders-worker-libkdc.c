@@ -1,16 +1,10 @@
 /*
- * orders-worker on libkdc (compare examples/orders-worker-fixed.c, which does
- * the same by hand):
- *   - producers register kdc_dr_msg_cb, so every produce has a delivery report;
- *   - a poison record goes to "orders.dlq" with kdc_produce_confirmed(), which
- *     returns only when that message's own report arrived;
- *   - audit events of a batch are produced through a DeliveryTracker and the
- *     batch is confirmed by kdc_tracker_wait(), not by rd_kafka_flush() == 0;
- *   - inputs are committed by message (kdc_commit_message), after the effect,
- *     and only while the partition is still ours: libkdc's rebalance callback
- *     keeps epochs, each message is stamped when polled, and a batch from a
- *     revoked or lost partition is not committed (KDC_ERR_STALE).
- * kdc-lint reports nothing here.
+ * orders-worker on libkdc (compare examples/orders-worker-fixed.c, done by hand): each batch's
+ * audit events (kdc_tracker_producev) and poison records (kdc_dlq_produce: "orders.dlq" with the
+ * kdc.* headers) go through one DeliveryTracker, confirmed by one kdc_tracker_wait(), never by
+ * rd_kafka_flush() == 0; a confirmed batch is committed by message while its partitions are still
+ * ours (epochs from libkdc's rebalance callback); a failed one is not committed but rewound to
+ * the committed offsets (kdc_rewind_messages) and consumed again. kdc-lint reports nothing here.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -25,8 +19,7 @@ static void stop(int sig) { (void)sig; running = 0; }
 
 static int parse_order(const rd_kafka_message_t *m) { return m->len > 2 ? 0 : -1; }
 
-static rd_kafka_t *new_client(rd_kafka_type_t type, const char *brokers,
-                              kdc_assignment_t *assignment) {
+static rd_kafka_t *new_client(rd_kafka_type_t type, const char *brokers, kdc_assignment_t *a) {
     char err[512];
     rd_kafka_conf_t *conf = rd_kafka_conf_new();
     rd_kafka_conf_set(conf, "bootstrap.servers", brokers, err, sizeof err);
@@ -37,47 +30,44 @@ static rd_kafka_t *new_client(rd_kafka_type_t type, const char *brokers,
         rd_kafka_conf_set(conf, "group.id", "orders-worker", err, sizeof err);
         rd_kafka_conf_set(conf, "enable.auto.commit", "false", err, sizeof err);
         rd_kafka_conf_set_rebalance_cb(conf, kdc_assignment_rebalance_cb);
-        rd_kafka_conf_set_opaque(conf, assignment);
+        rd_kafka_conf_set_opaque(conf, a);
     }
     return rd_kafka_new(type, conf, err, sizeof err);
 }
 
-/* Handles one batch; returns the number of leading messages whose effect is confirmed. */
-static int process_batch(rd_kafka_t *producer, kdc_tracker_t *audit, rd_kafka_message_t **ms,
-                         int n) {
+/* 0 once every audit event and DLQ record of the batch is confirmed. */
+static int process_batch(rd_kafka_t *producer, kdc_dlq_t *dlq, kdc_tracker_t *t,
+                         rd_kafka_message_t **ms, int n) {
     rd_kafka_resp_err_t err;
-    for (int i = 0; i < n; i++) {
+    int i = 0;
+    for (; i < n; i++) {
         const rd_kafka_message_t *m = ms[i];
-        if (parse_order(m) != 0) {
-            /* poison: park it, confirmed, before anything commits past it */
-            if (kdc_produce_confirmed(producer, "orders.dlq", RD_KAFKA_PARTITION_UA, m->key, /* ok: unconfirmed-dlq-routing */
-                                      m->key_len, m->payload, m->len, 30000, &err) != 0)
-                return i;
-            continue;
-        }
-        if (kdc_tracker_produce(audit, producer, "orders.audit", RD_KAFKA_PARTITION_UA, m->key,
-                                m->key_len, m->payload, m->len, NULL, 5000, &err) != 0)
-            return 0;
+        if (parse_order(m) != 0 ? kdc_dlq_produce(dlq, t, m, KDC_CLASS_POISON, "malformed order", /* ok: unconfirmed-dlq-routing */
+                                                  5000, &err)
+                                : kdc_tracker_producev(t, producer, 5000, &err,
+                                                       RD_KAFKA_V_TOPIC("orders.audit"),
+                                                       RD_KAFKA_V_KEY(m->key, m->key_len),
+                                                       RD_KAFKA_V_VALUE(m->payload, m->len),
+                                                       RD_KAFKA_V_END))
+            break; /* not enqueued: the batch fails */
     }
-    int rc = kdc_tracker_wait(audit, producer, 30000);
-    if (rc != 0) {
-        fprintf(stderr, "audit batch not confirmed: %s (%s)\n", kdc_strerror(rc),
-                rd_kafka_err2str(kdc_tracker_first_error(audit)));
-        return 0;
-    }
-    kdc_tracker_reset(audit);
-    return n;
+    int rc = kdc_tracker_wait(t, producer, 30000); /* outputs and DLQ records alike */
+    if (rc != 0)
+        fprintf(stderr, "batch not confirmed: %s\n", kdc_strerror(rc));
+    return rc == 0 && i == n ? 0 : -1;
 }
 
 int main(int argc, char **argv) {
     const char *brokers = argc > 1 ? argv[1] : "localhost:9092";
     kdc_assignment_t *assignment = NULL;
+    kdc_tracker_t *batch_tracker = NULL;
+    kdc_dlq_t *dlq = NULL;
     if (kdc_assignment_new(&assignment, NULL, NULL) != 0)
         return 1;
     rd_kafka_t *consumer = new_client(RD_KAFKA_CONSUMER, brokers, assignment);
     rd_kafka_t *producer = new_client(RD_KAFKA_PRODUCER, brokers, NULL);
-    kdc_tracker_t *audit = NULL;
-    if (!consumer || !producer || kdc_tracker_new(&audit) != 0)
+    if (!consumer || !producer || kdc_tracker_new(&batch_tracker) != 0 ||
+        kdc_dlq_new(&dlq, producer, "orders-worker") != 0 || kdc_dlq_set_topic(dlq, "orders.dlq"))
         return 1;
     signal(SIGINT, stop);
     rd_kafka_poll_set_consumer(consumer);
@@ -101,16 +91,17 @@ int main(int argc, char **argv) {
         }
         if (!n)
             continue;
-        int done = process_batch(producer, audit, batch, n);
-        /* commit exactly the confirmed prefix, message by message */
-        for (int i = 0; i < done; i++) {
-            int rc = kdc_commit_message(consumer, batch[i], assignment, epochs[i], NULL); /* ok: unconfirmed-dlq-routing, bare-commit */
-            if (rc == KDC_ERR_STALE)
-                break; /* the partition was revoked: its new owner redoes the rest */
-            if (rc != 0)
-                failed = 1;
+        if (process_batch(producer, dlq, batch_tracker, batch, n) == 0) {
+            for (int i = 0; i < n; i++) {
+                int rc = kdc_commit_message(consumer, batch[i], assignment, epochs[i], NULL); /* ok: unconfirmed-dlq-routing, bare-commit */
+                if (rc == KDC_ERR_STALE)
+                    break; /* the partition was revoked: its new owner redoes the rest */
+                failed |= rc != 0;
+            }
+        } else if (kdc_rewind_messages(consumer, batch, (size_t)n, 10000, NULL) != 0) {
+            failed = 1; /* the batch is neither committed nor replayed: stop */
         }
-        failed |= done < n; /* transient failure: stop, the rest is redelivered */
+        failed |= kdc_tracker_reset(batch_tracker) != 0; /* reports still pending: stop */
         while (n)
             rd_kafka_message_destroy(batch[--n]);
     }
@@ -119,7 +110,8 @@ int main(int argc, char **argv) {
     kdc_assignment_destroy(assignment);
     if (rd_kafka_flush(producer, 10000) != RD_KAFKA_RESP_ERR_NO_ERROR)
         fprintf(stderr, "messages still queued at exit\n");
-    kdc_tracker_destroy(audit);
+    kdc_tracker_destroy(batch_tracker);
+    kdc_dlq_destroy(dlq);
     rd_kafka_destroy(producer);
     return failed;
 }

@@ -314,7 +314,7 @@ static void add_id(ids_t *ids, const kdc_expr_t *e) {
 /* rd_kafka_producev(): RD_KAFKA_V_KEY, identity RD_KAFKA_V_HEADERs, RD_KAFKA_V_HEADERS. */
 static void producev_ids(const kdc_expr_t *call, ids_t *ids) {
     static const int nvals[] = {0, 1, 1, 1, 2, 2, 1, 1, 1, 3, 1};
-    unsigned i = 1;
+    unsigned i = kdc_api_varargs_start(call);
     while (i < call->nkids) {
         const kdc_expr_t *m = call->kids[i];
         if (!m->has_ival || m->ival <= 0 || m->ival >= (long long)(sizeof nvals / sizeof nvals[0]))

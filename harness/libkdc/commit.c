@@ -1,5 +1,6 @@
 /* Commit by message, never by position: kdc_commit_message() and
- * kdc_commit_message_async(). */
+ * kdc_commit_message_async(); kdc_rewind_messages() for a batch that must
+ * not be committed. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -156,4 +157,102 @@ int kdc_commit_message_async(rd_kafka_t *consumer,
                 return KDC_ERR_COMMIT;
         }
         return 0;
+}
+
+/* The batch's partitions, each at the first offset of it in msgs. 0,
+ * KDC_ERR_INVALID or KDC_ERR_NOMEM; *partsp NULL on failure. */
+static int batch_partitions(rd_kafka_message_t *const *msgs, size_t count,
+                            rd_kafka_topic_partition_list_t **partsp) {
+        rd_kafka_topic_partition_list_t *parts;
+
+        *partsp = NULL;
+        if (!(parts =
+                  rd_kafka_topic_partition_list_new(count ? (int)count : 1)))
+                return KDC_ERR_NOMEM;
+        for (size_t i = 0; i < count; i++) {
+                const rd_kafka_message_t *m = msgs[i];
+                rd_kafka_topic_partition_t *p;
+                const char *topic;
+
+                if (!m || !m->rkt) {
+                        rd_kafka_topic_partition_list_destroy(parts);
+                        return KDC_ERR_INVALID;
+                }
+                if (m->err != RD_KAFKA_RESP_ERR_NO_ERROR)
+                        continue; /* an error event, not a message */
+                topic = rd_kafka_topic_name(m->rkt);
+                p = rd_kafka_topic_partition_list_find(parts, topic,
+                                                       m->partition);
+                if (!p) {
+                        p = rd_kafka_topic_partition_list_add(parts, topic,
+                                                              m->partition);
+                        p->offset = m->offset;
+                } else if (m->offset < p->offset) {
+                        p->offset = m->offset;
+                }
+        }
+        *partsp = parts;
+        return 0;
+}
+
+int kdc_rewind_messages(rd_kafka_t *consumer, rd_kafka_message_t *const *msgs,
+                        size_t count, int timeout_ms,
+                        rd_kafka_resp_err_t *errp) {
+        rd_kafka_topic_partition_list_t *parts = NULL, *first = NULL;
+        rd_kafka_resp_err_t err;
+        rd_kafka_error_t *error;
+        int r;
+
+        if (errp)
+                *errp = RD_KAFKA_RESP_ERR_NO_ERROR;
+        if (!consumer || rd_kafka_type(consumer) != RD_KAFKA_CONSUMER ||
+            (!msgs && count) || count > INT32_MAX || timeout_ms == 0 ||
+            timeout_ms < -1)
+                return KDC_ERR_INVALID;
+        if ((r = batch_partitions(msgs, count, &parts)))
+                return r;
+        if (parts->cnt == 0)
+                goto out;
+        if (!(first = rd_kafka_topic_partition_list_copy(parts))) {
+                r = KDC_ERR_NOMEM;
+                goto out;
+        }
+        if ((err = rd_kafka_committed(consumer, parts, timeout_ms))) {
+                r = err == RD_KAFKA_RESP_ERR__TIMED_OUT ? KDC_ERR_TIMEOUT
+                                                        : KDC_ERR_COMMIT;
+                goto fail;
+        }
+        for (int i = 0; i < parts->cnt; i++) {
+                rd_kafka_topic_partition_t *p = &parts->elems[i];
+
+                if ((err = p->err)) {
+                        r = KDC_ERR_COMMIT;
+                        goto fail;
+                }
+                /* Nothing committed yet: replay the batch from its start. */
+                if (p->offset < 0)
+                        p->offset = rd_kafka_topic_partition_list_find(
+                                        first, p->topic, p->partition)
+                                        ->offset;
+        }
+        if ((error = rd_kafka_seek_partitions(consumer, parts, timeout_ms))) {
+                err = rd_kafka_error_code(error);
+                rd_kafka_error_destroy(error);
+                r = KDC_ERR_COMMIT;
+                goto fail;
+        }
+        for (int i = 0; i < parts->cnt; i++)
+                if ((err = parts->elems[i].err)) {
+                        r = KDC_ERR_COMMIT;
+                        goto fail;
+                }
+        goto out;
+fail:
+        if (errp)
+                *errp = err;
+out:
+        if (first)
+                rd_kafka_topic_partition_list_destroy(first);
+        rd_kafka_topic_partition_list_destroy(parts);
+        return r;
 }

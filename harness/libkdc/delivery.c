@@ -210,8 +210,6 @@ int kdc__produce(rd_kafka_t *rk, const char *topic, int32_t partition,
                  struct kdc__dr_target *target, int64_t deadline,
                  int timeout_ms, rd_kafka_resp_err_t *errp) {
         rd_kafka_vu_t vus[7];
-        rd_kafka_error_t *error;
-        rd_kafka_resp_err_t err;
         size_t n = 0;
 
         /* Only the fields in use: librdkafka parses every one per call. */
@@ -235,6 +233,14 @@ int kdc__produce(rd_kafka_t *rk, const char *topic, int32_t partition,
         }
         vus[n].vtype = RD_KAFKA_VTYPE_OPAQUE;
         vus[n++].u.ptr = target;
+        return kdc__produceva(rk, vus, n, deadline, timeout_ms, errp);
+}
+
+int kdc__produceva(rd_kafka_t *rk, const rd_kafka_vu_t *vus, size_t n,
+                   int64_t deadline, int timeout_ms,
+                   rd_kafka_resp_err_t *errp) {
+        rd_kafka_error_t *error;
+        rd_kafka_resp_err_t err;
 
         for (;;) {
                 error = rd_kafka_produceva(rk, vus, n);

@@ -187,13 +187,17 @@ static rd_kafka_headers_t *headers_base(const rd_kafka_headers_t *in) {
         return h;
 }
 
-int kdc_dlq_route(kdc_dlq_t *d, const rd_kafka_message_t *msg,
-                  kdc_class_t cls, const char *error_text, int timeout_ms,
-                  rd_kafka_resp_err_t *delivery_err) {
+/* What a routing of msg produces: its DLQ topic, the headers (the input's
+ * but kdc.*, then every kdc.* one), the event identity and the retry count
+ * written. 0, KDC_ERR_INVALID or KDC_ERR_NOMEM (*errp: __FAIL); *outp is
+ * the caller's on 0, NULL otherwise. topic may be NULL (not wanted). */
+static int envelope(kdc_dlq_t *d, const rd_kafka_message_t *msg,
+                    kdc_class_t cls, const char *error_text,
+                    char topic[KDC_DLQ_TOPIC_MAX + 8],
+                    unsigned char id[KDC_IDENTITY_LEN], int32_t *retryp,
+                    rd_kafka_headers_t **outp, rd_kafka_resp_err_t *errp) {
         char num[4][24], hex[2 * KDC_IDENTITY_LEN + 1];
         char text[KDC_DLQ_ERROR_MAX + 1];
-        char topic[KDC_DLQ_TOPIC_MAX + 8];
-        unsigned char id[KDC_IDENTITY_LEN];
         rd_kafka_headers_t *in = NULL, *out;
         const char *orig_topic;
         int32_t orig_partition, retry, seen;
@@ -201,11 +205,9 @@ int kdc_dlq_route(kdc_dlq_t *d, const rd_kafka_message_t *msg,
         kdc_dlq_info_t info;
         int r, rerouted;
 
-        if (delivery_err)
-                *delivery_err = RD_KAFKA_RESP_ERR__INVALID_ARG;
-        if (!d || !msg || msg->err != RD_KAFKA_RESP_ERR_NO_ERROR ||
-            !msg->rkt || cls < KDC_CLASS_POISON || cls > KDC_CLASS_FATAL ||
-            timeout_ms < -1)
+        *outp = NULL;
+        if (!d || !msg || msg->err != RD_KAFKA_RESP_ERR_NO_ERROR || !msg->rkt ||
+            cls < KDC_CLASS_POISON || cls > KDC_CLASS_FATAL)
                 return KDC_ERR_INVALID;
 
         /* A kdc DLQ message routed again keeps its original event. */
@@ -232,27 +234,25 @@ int kdc_dlq_route(kdc_dlq_t *d, const rd_kafka_message_t *msg,
                 return r;
         if ((seen = kdc_dlq_retry_count(d, id)) > retry)
                 retry = seen; /* routed (and confirmed) before by us */
+        *retryp = retry;
 
-        pthread_mutex_lock(&d->lock);
-        if (d->topic)
-                snprintf(topic, sizeof(topic), "%s", d->topic);
-        else
-                default_topic(rd_kafka_topic_name(msg->rkt), topic);
-        pthread_mutex_unlock(&d->lock);
-
-        out = headers_base(in);
-        if (!out) {
-                if (delivery_err)
-                        *delivery_err = RD_KAFKA_RESP_ERR__FAIL;
-                return KDC_ERR_NOMEM;
+        if (topic) {
+                pthread_mutex_lock(&d->lock);
+                if (d->topic)
+                        snprintf(topic, KDC_DLQ_TOPIC_MAX + 8, "%s", d->topic);
+                else
+                        default_topic(rd_kafka_topic_name(msg->rkt), topic);
+                pthread_mutex_unlock(&d->lock);
         }
+
         snprintf(num[0], sizeof(num[0]), "%" PRId32, orig_partition);
         snprintf(num[1], sizeof(num[1]), "%" PRId64, orig_offset);
         snprintf(num[2], sizeof(num[2]), "%" PRId64, orig_ts < 0 ? -1 : orig_ts);
         snprintf(num[3], sizeof(num[3]), "%" PRId32, retry);
         kdc__identity_hex(id, hex);
         clean_text(error_text, text);
-        if (!add(out, KDC_DLQ_HDR_TOPIC, orig_topic) ||
+        out = headers_base(in);
+        if (!out || !add(out, KDC_DLQ_HDR_TOPIC, orig_topic) ||
             !add(out, KDC_DLQ_HDR_PARTITION, num[0]) ||
             !add(out, KDC_DLQ_HDR_OFFSET, num[1]) ||
             !add(out, KDC_DLQ_HDR_TIMESTAMP, num[2]) ||
@@ -261,12 +261,32 @@ int kdc_dlq_route(kdc_dlq_t *d, const rd_kafka_message_t *msg,
             !add(out, KDC_DLQ_HDR_ERROR, text) ||
             !add(out, KDC_DLQ_HDR_RETRY, num[3]) ||
             !add(out, KDC_DLQ_HDR_IDENTITY, hex)) {
-                rd_kafka_headers_destroy(out);
-                if (delivery_err)
-                        *delivery_err = RD_KAFKA_RESP_ERR__FAIL;
+                if (out)
+                        rd_kafka_headers_destroy(out);
+                if (errp)
+                        *errp = RD_KAFKA_RESP_ERR__FAIL;
                 return KDC_ERR_NOMEM;
         }
+        *outp = out;
+        return 0;
+}
 
+int kdc_dlq_route(kdc_dlq_t *d, const rd_kafka_message_t *msg, kdc_class_t cls,
+                  const char *error_text, int timeout_ms,
+                  rd_kafka_resp_err_t *delivery_err) {
+        char topic[KDC_DLQ_TOPIC_MAX + 8];
+        unsigned char id[KDC_IDENTITY_LEN];
+        rd_kafka_headers_t *out;
+        int32_t retry;
+        int r;
+
+        if (delivery_err)
+                *delivery_err = RD_KAFKA_RESP_ERR__INVALID_ARG;
+        if (timeout_ms < -1)
+                return KDC_ERR_INVALID;
+        if ((r = envelope(d, msg, cls, error_text, topic, id, &retry, &out,
+                          delivery_err)))
+                return r;
         /* Headers pass to librdkafka (or are destroyed) in there. */
         r = kdc__produce_confirmed(d->producer, topic, RD_KAFKA_PARTITION_UA,
                                    msg->key, msg->key ? msg->key_len : 0,
@@ -275,4 +295,42 @@ int kdc_dlq_route(kdc_dlq_t *d, const rd_kafka_message_t *msg,
         if (r == 0)
                 remember(d, id, retry < INT32_MAX ? retry + 1 : INT32_MAX);
         return r;
+}
+
+int kdc_dlq_produce(kdc_dlq_t *d, kdc_tracker_t *tracker,
+                    const rd_kafka_message_t *msg, kdc_class_t cls,
+                    const char *error_text, int timeout_ms,
+                    rd_kafka_resp_err_t *produce_err) {
+        char topic[KDC_DLQ_TOPIC_MAX + 8];
+        unsigned char id[KDC_IDENTITY_LEN];
+        rd_kafka_headers_t *out;
+        int32_t retry;
+        int r;
+
+        if (produce_err)
+                *produce_err = RD_KAFKA_RESP_ERR__INVALID_ARG;
+        if (!tracker || timeout_ms < -1)
+                return KDC_ERR_INVALID;
+        if ((r = envelope(d, msg, cls, error_text, topic, id, &retry, &out,
+                          produce_err)))
+                return r;
+        r = kdc_tracker_produce(
+            tracker, d->producer, topic, RD_KAFKA_PARTITION_UA, msg->key,
+            msg->key ? msg->key_len : 0, msg->payload,
+            msg->payload ? msg->len : 0, out, timeout_ms, produce_err);
+        if (r)
+                rd_kafka_headers_destroy(out); /* not enqueued: still ours */
+        return r;
+}
+
+int kdc_dlq_headers(kdc_dlq_t *d, const rd_kafka_message_t *msg,
+                    kdc_class_t cls, const char *error_text,
+                    rd_kafka_headers_t **headersp) {
+        unsigned char id[KDC_IDENTITY_LEN];
+        int32_t retry;
+
+        if (!headersp)
+                return KDC_ERR_INVALID;
+        return envelope(d, msg, cls, error_text, NULL, id, &retry, headersp,
+                        NULL);
 }

@@ -142,6 +142,11 @@ int kdc__produce(rd_kafka_t *rk, const char *topic, int32_t partition,
                  struct kdc__dr_target *target, int64_t deadline,
                  int timeout_ms, rd_kafka_resp_err_t *errp);
 
+/* kdc__produce()'s call and __QUEUE_FULL retries, for a message the caller
+ * described as rd_kafka_produceva() entries (its opaque included). */
+int kdc__produceva(rd_kafka_t *rk, const rd_kafka_vu_t *vus, size_t n,
+                   int64_t deadline, int timeout_ms, rd_kafka_resp_err_t *errp);
+
 /* kdc_produce_confirmed() with headers (owned by librdkafka once enqueued,
  * destroyed here when not). Same returns and *delivery_err. */
 int kdc__produce_confirmed(rd_kafka_t *rk, const char *topic,

@@ -1,6 +1,7 @@
 /* DeliveryTracker: counts per-message delivery reports of a producer and
  * lists the messages it could not confirm. */
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -546,6 +547,171 @@ int kdc_tracker_produce(kdc_tracker_t *t, rd_kafka_t *rk, const char *topic,
                 *produce_err = err;
         if (r)
                 settle(t); /* not enqueued: no report */
+        return r;
+}
+
+/* rd_kafka_vu_t entries kept on the stack by kdc_tracker_produceva() and
+ * _producev(); more are allocated. */
+#define VU_STACK 16
+
+/* Check a produceva description: 1 if every vtype is one librdkafka 2.0.2
+ * defines (END excluded) and a topic is named; *opaquep gets the last
+ * RD_KAFKA_VTYPE_OPAQUE's value, *flagsp whether MSGFLAGS is given. */
+static int vus_valid(const rd_kafka_vu_t *vus, size_t cnt, void **opaquep,
+                     int *flagsp) {
+        int dest = 0;
+
+        *opaquep = NULL;
+        *flagsp = 0;
+        for (size_t i = 0; i < cnt; i++) {
+                switch (vus[i].vtype) {
+                case RD_KAFKA_VTYPE_TOPIC:
+                case RD_KAFKA_VTYPE_RKT:
+                        dest = 1;
+                        break;
+                case RD_KAFKA_VTYPE_OPAQUE:
+                        *opaquep = vus[i].u.ptr;
+                        break;
+                case RD_KAFKA_VTYPE_MSGFLAGS:
+                        *flagsp = 1;
+                        break;
+                case RD_KAFKA_VTYPE_PARTITION:
+                case RD_KAFKA_VTYPE_VALUE:
+                case RD_KAFKA_VTYPE_KEY:
+                case RD_KAFKA_VTYPE_TIMESTAMP:
+                case RD_KAFKA_VTYPE_HEADER:
+                case RD_KAFKA_VTYPE_HEADERS:
+                        break;
+                default: /* END, or a vtype of a later librdkafka */
+                        return 0;
+                }
+        }
+        return dest;
+}
+
+int kdc_tracker_produceva(kdc_tracker_t *t, rd_kafka_t *rk, int timeout_ms,
+                          rd_kafka_resp_err_t *produce_err,
+                          const rd_kafka_vu_t *vus, size_t cnt) {
+        rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR__INVALID_ARG;
+        rd_kafka_vu_t stack[VU_STACK], *mine = stack;
+        void *app, *handle = NULL;
+        size_t n = 0;
+        int flags, r;
+
+        if (produce_err)
+                *produce_err = err;
+        if (!t || !rk || (!vus && cnt) || timeout_ms < -1 ||
+            !vus_valid(vus, cnt, &app, &flags))
+                return KDC_ERR_INVALID;
+        if ((r = bind_producer(t, rk))) {
+                if (produce_err && r == KDC_ERR_CONF)
+                        *produce_err = RD_KAFKA_RESP_ERR__NOT_CONFIGURED;
+                return r;
+        }
+        /* The copy: the entries but the opaque, the default flags, ours. */
+        if (cnt + 2 > VU_STACK && !(mine = malloc((cnt + 2) * sizeof(*mine)))) {
+                if (produce_err)
+                        *produce_err = RD_KAFKA_RESP_ERR__FAIL;
+                return KDC_ERR_NOMEM;
+        }
+        for (size_t i = 0; i < cnt; i++)
+                if (vus[i].vtype != RD_KAFKA_VTYPE_OPAQUE)
+                        mine[n++] = vus[i];
+        if (!flags) {
+                mine[n].vtype = RD_KAFKA_VTYPE_MSGFLAGS;
+                mine[n++].u.i = RD_KAFKA_MSG_F_COPY;
+        }
+        /* Counted before it can possibly be reported (see
+         * kdc_tracker_produce()); a handle only for an opaque to keep. */
+        if ((r = kdc__tracker_add(t, app, app ? &handle : NULL))) {
+                if (produce_err)
+                        *produce_err = RD_KAFKA_RESP_ERR__FAIL;
+                goto out;
+        }
+        mine[n].vtype = RD_KAFKA_VTYPE_OPAQUE;
+        mine[n++].u.ptr = handle ? handle : (void *)&t->target;
+        r = kdc__produceva(rk, mine, n, 0, timeout_ms, &err);
+        if (produce_err)
+                *produce_err = err;
+        if (r)
+                kdc__tracker_sub(t, handle); /* not enqueued: no report */
+out:
+        if (mine != stack)
+                free(mine);
+        return r;
+}
+
+/* Read one RD_KAFKA_V_* argument group into *vu; 0 at RD_KAFKA_V_END or a
+ * vtype librdkafka 2.0.2 does not define (vu->vtype tells which). The
+ * types read are those the RD_KAFKA_V_* macros pass. */
+static int vu_next(va_list *ap, rd_kafka_vu_t *vu) {
+        vu->vtype = (rd_kafka_vtype_t)va_arg(*ap, int);
+        switch (vu->vtype) {
+        case RD_KAFKA_VTYPE_TOPIC:
+                vu->u.cstr = va_arg(*ap, const char *);
+                return 1;
+        case RD_KAFKA_VTYPE_RKT:
+                vu->u.rkt = va_arg(*ap, rd_kafka_topic_t *);
+                return 1;
+        case RD_KAFKA_VTYPE_PARTITION:
+                vu->u.i32 = va_arg(*ap, int32_t);
+                return 1;
+        case RD_KAFKA_VTYPE_VALUE:
+        case RD_KAFKA_VTYPE_KEY:
+                vu->u.mem.ptr = va_arg(*ap, void *);
+                vu->u.mem.size = va_arg(*ap, size_t);
+                return 1;
+        case RD_KAFKA_VTYPE_OPAQUE:
+                vu->u.ptr = va_arg(*ap, void *);
+                return 1;
+        case RD_KAFKA_VTYPE_MSGFLAGS:
+                vu->u.i = va_arg(*ap, int);
+                return 1;
+        case RD_KAFKA_VTYPE_TIMESTAMP:
+                vu->u.i64 = va_arg(*ap, int64_t);
+                return 1;
+        case RD_KAFKA_VTYPE_HEADER:
+                vu->u.header.name = va_arg(*ap, const char *);
+                vu->u.header.val = va_arg(*ap, const void *);
+                vu->u.header.size = va_arg(*ap, ssize_t);
+                return 1;
+        case RD_KAFKA_VTYPE_HEADERS:
+                vu->u.headers = va_arg(*ap, rd_kafka_headers_t *);
+                return 1;
+        default:
+                return 0;
+        }
+}
+
+int kdc_tracker_producev(kdc_tracker_t *t, rd_kafka_t *rk, int timeout_ms,
+                         rd_kafka_resp_err_t *produce_err, ...) {
+        rd_kafka_vu_t stack[VU_STACK], *vus = stack, vu;
+        size_t cnt = 0;
+        va_list ap;
+        int r;
+
+        /* First pass: count, so that any number of arguments fits. */
+        va_start(ap, produce_err);
+        while (vu_next(&ap, &vu))
+                cnt++;
+        va_end(ap);
+        if (vu.vtype != RD_KAFKA_VTYPE_END) {
+                if (produce_err)
+                        *produce_err = RD_KAFKA_RESP_ERR__INVALID_ARG;
+                return KDC_ERR_INVALID; /* cannot read past it */
+        }
+        if (cnt > VU_STACK && !(vus = malloc(cnt * sizeof(*vus)))) {
+                if (produce_err)
+                        *produce_err = RD_KAFKA_RESP_ERR__FAIL;
+                return KDC_ERR_NOMEM;
+        }
+        va_start(ap, produce_err);
+        for (size_t i = 0; i < cnt; i++)
+                (void)vu_next(&ap, &vus[i]);
+        va_end(ap);
+        r = kdc_tracker_produceva(t, rk, timeout_ms, produce_err, vus, cnt);
+        if (vus != stack)
+                free(vus);
         return r;
 }
 

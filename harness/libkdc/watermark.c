@@ -227,6 +227,28 @@ int kdc_watermark_done(kdc_watermark_t *wm, const char *topic,
         return r;
 }
 
+/* A polled message's coordinates are usable: a message, not an error
+ * event, with a topic handle. */
+static int message_valid(const rd_kafka_message_t *msg) {
+        return msg && msg->err == RD_KAFKA_RESP_ERR_NO_ERROR && msg->rkt;
+}
+
+int kdc_watermark_track_message(kdc_watermark_t *wm,
+                                const rd_kafka_message_t *msg, uint64_t epoch) {
+        if (!message_valid(msg))
+                return KDC_ERR_INVALID;
+        return kdc_watermark_track(wm, rd_kafka_topic_name(msg->rkt),
+                                   msg->partition, msg->offset, epoch);
+}
+
+int kdc_watermark_done_message(kdc_watermark_t *wm,
+                               const rd_kafka_message_t *msg, uint64_t epoch) {
+        if (!message_valid(msg))
+                return KDC_ERR_INVALID;
+        return kdc_watermark_done(wm, rd_kafka_topic_name(msg->rkt),
+                                  msg->partition, msg->offset, epoch);
+}
+
 int64_t kdc_watermark_position(const kdc_watermark_t *cwm, const char *topic,
                                int32_t partition) {
         kdc_watermark_t *wm = (kdc_watermark_t *)cwm; /* the mutex only */

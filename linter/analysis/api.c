@@ -10,9 +10,12 @@
 #define N KDC_ARG_NONE
 #define R KDC_ARG_RECV
 
-/* Sorted by name (strcmp); kdc_api_self_check() verifies it. */
+/* Sorted by name (strcmp); kdc_api_self_check() verifies it. One entry a line, however
+ * long: not reflowed. */
+/* clang-format off */
 static const kdc_api_t table[] = {
-    /* name, roles, handle, topic, conf, list, opaque, key, value, client_type, varargs */
+    /* name, roles, handle, topic, conf, list, opaque, key, value, client_type, varargs (the
+     * first RD_KAFKA_V_* argument) */
     {"<delete>", KDC_API_DESTROY, 0, N, N, N, N, N, N, N, 0}, /* C++ delete of a handle */
     {"RdKafka::Conf::create", KDC_API_CONF_NEW, N, N, N, N, N, N, N, N, 0},
     {"RdKafka::Conf::set", KDC_API_CONF_SET, N, N, R, N, N, 0, 1, N, 0},
@@ -46,9 +49,12 @@ static const kdc_api_t table[] = {
      * checks that the two agree */
     {"kdc_commit_message", KDC_API_COMMIT, 0, N, N, N, N, N, N, N, 0},
     {"kdc_commit_message_async", KDC_API_COMMIT, 0, N, N, N, N, N, N, N, 0},
+    {"kdc_dlq_produce", KDC_API_PRODUCE | KDC_API_DLQ, N, N, N, N, N, N, N, N, 0},
     {"kdc_dlq_route", KDC_API_CONFIRM | KDC_API_SERVE_DR, N, N, N, N, N, N, N, N, 0},
     {"kdc_produce_confirmed", KDC_API_CONFIRM | KDC_API_SERVE_DR, 0, 1, N, N, N, N, N, N, 0},
     {"kdc_tracker_produce", KDC_API_PRODUCE, 1, 2, N, N, N, N, N, N, 0},
+    {"kdc_tracker_producev", KDC_API_PRODUCE, 1, N, N, N, N, N, N, N, 4},
+    {"kdc_tracker_produceva", KDC_API_PRODUCE, 1, N, N, N, N, N, N, N, 0},
     {"kdc_tracker_wait", KDC_API_CONFIRM | KDC_API_SERVE_DR, 1, N, N, N, N, N, N, N, 0},
     {"kdc_watermark_commit", KDC_API_COMMIT, 1, N, N, 0, N, N, N, N, 0},
     {"kdc_watermark_done", KDC_API_MARK_DONE, N, N, N, 0, N, N, N, N, 0},
@@ -96,6 +102,7 @@ static const kdc_api_t table[] = {
     {"rd_kafka_topic_new", KDC_API_TOPIC_NEW, 0, 1, 2, N, N, N, N, N, 0},
     {"rd_kafka_topic_partition_list_add", KDC_API_LIST_ADD, N, 1, N, 0, N, N, N, N, 0},
 };
+/* clang-format on */
 
 #undef N
 #undef R
@@ -287,10 +294,15 @@ const char *kdc_api_display_name(const kdc_expr_t *call) {
     return !strncmp(call->name, ns, sizeof ns - 1) ? call->name + sizeof ns - 1 : call->name;
 }
 
+unsigned kdc_api_varargs_start(const kdc_expr_t *call) {
+    const kdc_api_t *a = kdc_api_lookup(call);
+    return a && a->varargs ? a->varargs : 1;
+}
+
 const kdc_expr_t *kdc_api_producev_arg(const kdc_expr_t *call, long long vtype) {
     /* Each RD_KAFKA_V_* macro yields the vtype enumerator followed by its values. */
     static const int nvals[] = {0, 1, 1, 1, 2, 2, 1, 1, 1, 3, 1};
-    unsigned i = 1;
+    unsigned i = kdc_api_varargs_start(call);
     while (i < call->nkids) {
         const kdc_expr_t *m = call->kids[i];
         if (!m->has_ival || m->ival < 0 || m->ival >= (long long)(sizeof nvals / sizeof nvals[0]))

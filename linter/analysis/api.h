@@ -35,6 +35,9 @@ enum {
                                       * commit (COMMIT with that list) then covers it */
 };
 
+/* PRODUCE: always to a dead-letter queue, whatever its arguments (kdc_dlq_produce). */
+enum { KDC_API_DLQ = 1u << 23 };
+
 #define KDC_ARG_NONE (-1)
 #define KDC_ARG_RECV (-2) /* the C++ object the method is called on */
 
@@ -48,7 +51,7 @@ typedef struct kdc_api {
     int opaque;       /* per-message opaque argument (PRODUCE) */
     int key, value;   /* CONF_SET: property name and value; DR_REGISTER: value = callback */
     int client_type;  /* CLIENT_NEW: >= 0 argument holding the type; -2 producer; -3 consumer */
-    unsigned varargs : 1; /* PRODUCE: rd_kafka_producev() RD_KAFKA_V_* pairs */
+    unsigned varargs : 4; /* PRODUCE: RD_KAFKA_V_* pairs from this argument on (0: none) */
 } kdc_api_t;
 
 #define KDC_CLIENT_PRODUCER_FIXED (-2)
@@ -68,6 +71,10 @@ int kdc_api_is_librdkafka(const kdc_expr_t *call);
 /* The callee's name as a finding writes it: a C++ method of librdkafka's without the
  * RdKafka:: namespace ("KafkaConsumer::commitSync"); any other name as it is. */
 const char *kdc_api_display_name(const kdc_expr_t *call);
+
+/* The first RD_KAFKA_V_* argument of a call whose api->varargs is set: 1 for
+ * rd_kafka_producev(rk, ..), 4 for kdc_tracker_producev(t, rk, timeout, errp, ..). */
+unsigned kdc_api_varargs_start(const kdc_expr_t *call);
 
 /* rd_kafka_producev() argument following an RD_KAFKA_V_<vtype> marker, or NULL.
  * vtype is the rd_kafka_vtype_t value (RD_KAFKA_VTYPE_TOPIC = 1, RKT = 2, OPAQUE = 6). */

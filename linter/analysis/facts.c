@@ -868,6 +868,8 @@ int kdc__expr_names_dlq(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_ex
 
 static int direct_dlq_produce(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call,
                               const kdc_api_t *api) {
+    if (api->roles & KDC_API_DLQ)
+        return 1;
     const kdc_expr_t *topic =
         api->varargs ? kdc_api_producev_arg(call, 1 /* RD_KAFKA_VTYPE_TOPIC */)
                      : kdc_api_arg(call, api->topic);

@@ -133,7 +133,7 @@ static int is_record_arg(const kdc_expr_t *call, unsigned i) {
         return !a || !is_handle_type(a->type);
     if (api->varargs) { /* rd_kafka_producev: RD_KAFKA_V_<type>, its values */
         static const int nvals[] = {0, 1, 1, 1, 2, 2, 1, 1, 1, 3, 1};
-        unsigned k = 1;
+        unsigned k = api->varargs;
         while (k < call->nkids) {
             const kdc_expr_t *m = call->kids[k];
             if (!m->has_ival || m->ival <= 0 || m->ival >= (long long)(sizeof nvals / sizeof nvals[0]))
@@ -147,6 +147,10 @@ static int is_record_arg(const kdc_expr_t *call, unsigned i) {
     }
     if (!strcmp(call->name, "rd_kafka_produceva"))
         return i > 0;
+    if (!strcmp(call->name, "kdc_tracker_produceva"))
+        return i == 4; /* (t, rk, timeout_ms, errp, vus, cnt) */
+    if (!strcmp(call->name, "kdc_dlq_produce"))
+        return i == 2; /* (dlq, t, msg, ..): the input message itself */
     return i >= 3; /* rd_kafka_produce(rkt, partition, flags, payload, ..), C++ produce() */
 }
 

@@ -339,39 +339,154 @@ static void returns_kdc_err_invalid_for_null_or_non_consumer_handles(
         fixture_fini(&f);
 }
 
+/* The next message of any partition, skipping EOF events; NULL if none
+ * comes within ms. */
+static rd_kafka_message_t *next_within(rd_kafka_t *consumer, int ms) {
+        rd_kafka_message_t *m;
+
+        while ((m = rd_kafka_consumer_poll(consumer, ms)) &&
+               m->err == RD_KAFKA_RESP_ERR__PARTITION_EOF)
+                rd_kafka_message_destroy(m);
+        return m;
+}
+
+/* Two partitions of 4 messages, all polled; partition 0's offset 0
+ * committed. A failed batch (partition 0's offsets 1..3) rewound: they
+ * come again from the committed offset 1, and partition 1 (not in the
+ * batch) is left where it was. Then a batch of partition 1's offsets 2..3,
+ * which has no committed offset: replayed from 2, its first offset in the
+ * batch, although auto.offset.reset=latest. Nothing is committed by it. */
+static void rewind_replays_a_failed_batch_from_its_committed_offsets(
+    void **state) {
+        static const char *const latest[] = {"auto.offset.reset", "latest",
+                                             NULL};
+        rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR__FAIL;
+        rd_kafka_message_t *p0[4], *p1[4], *m;
+        int n0 = 0, n1 = 0;
+        struct fixture f;
+
+        fixture_init(&f, *state, "commit-rewind", 2, 4, latest);
+        while (n0 < 4 || n1 < 4) {
+                m = mock_env_next(f.consumer, -1);
+                if (m->partition == 0)
+                        p0[n0++] = m;
+                else
+                        p1[n1++] = m;
+        }
+        assert_int_equal(kdc_commit_message(f.consumer, p0[0], NULL, 0, NULL),
+                         0);
+
+        assert_int_equal(
+            kdc_rewind_messages(f.consumer, p0 + 1, 3, WAIT_MS, &err), 0);
+        assert_int_equal(err, RD_KAFKA_RESP_ERR_NO_ERROR);
+        for (int64_t o = 1; o < 4; o++) {
+                m = mock_env_next(f.consumer, -1);
+                assert_int_equal(m->partition, 0); /* partition 1 left alone */
+                assert_int_equal(m->offset, o);
+                rd_kafka_message_destroy(m);
+        }
+        assert_null(next_within(f.consumer, 300));
+
+        assert_int_equal(
+            kdc_rewind_messages(f.consumer, p1 + 2, 2, WAIT_MS, NULL), 0);
+        m = mock_env_next(f.consumer, -1);
+        assert_int_equal(m->partition, 1);
+        assert_int_equal(m->offset, 2);
+        rd_kafka_message_destroy(m);
+        assert_int_equal(mock_env_committed(f.consumer, f.topic, 0), 1);
+        assert_int_equal(mock_env_committed(f.consumer, f.topic, 1),
+                         RD_KAFKA_OFFSET_INVALID);
+
+        /* Refused: nothing sought. An empty batch is nothing to do. */
+        assert_int_equal(kdc_rewind_messages(f.producer, p0, 1, WAIT_MS, NULL),
+                         KDC_ERR_INVALID);
+        assert_int_equal(
+            kdc_rewind_messages(f.consumer, NULL, 1, WAIT_MS, NULL),
+            KDC_ERR_INVALID);
+        assert_int_equal(kdc_rewind_messages(f.consumer, p0, 1, 0, NULL),
+                         KDC_ERR_INVALID);
+        assert_int_equal(
+            kdc_rewind_messages(f.consumer, NULL, 0, WAIT_MS, NULL), 0);
+        for (int i = 0; i < 4; i++) {
+                rd_kafka_message_destroy(p0[i]);
+                rd_kafka_message_destroy(p1[i]);
+        }
+        fixture_fini(&f);
+}
+
+/* The committed-offset query fails: KDC_ERR_COMMIT with the broker's error
+ * and nothing sought (the next message is the one after the batch). */
+static void rewind_reports_a_failed_committed_offset_query(void **state) {
+        struct mock_env *env = *state;
+        rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
+        rd_kafka_message_t *m[2], *next;
+        struct fixture f;
+
+        fixture_init(&f, env, "commit-rewind-fail", 1, 3, NULL);
+        m[0] = mock_env_next(f.consumer, 0);
+        m[1] = mock_env_next(f.consumer, 0);
+        rd_kafka_mock_push_request_errors(
+            env->mcluster, 9 /* OffsetFetch */, 1,
+            RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED);
+        assert_int_equal(kdc_rewind_messages(f.consumer, m, 2, WAIT_MS, &err),
+                         KDC_ERR_COMMIT);
+        assert_int_equal(err, RD_KAFKA_RESP_ERR_GROUP_AUTHORIZATION_FAILED);
+        next = mock_env_next(f.consumer, 0);
+        assert_int_equal(next->offset, 2);
+        rd_kafka_message_destroy(next);
+        rd_kafka_message_destroy(m[0]);
+        rd_kafka_message_destroy(m[1]);
+        fixture_fini(&f);
+}
+
 #define SENTENCE(text, fn) {text, fn, NULL, heal, NULL}
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-            SENTENCE("commit_message commits the message's offset plus one, "
-                     "for its partition only, and returns the partition's "
-                     "result",
-                     commits_the_message_offset_plus_one_for_its_partition_only),
-            SENTENCE("an async commit reports the partition's result once, "
-                     "through its callback, as the message's offset plus one",
-                     async_commit_reports_the_partition_result_once_through_its_callback),
-            SENTENCE("an async commit rejected by the broker reports "
-                     "ILLEGAL_GENERATION, classified membership, and commits "
-                     "nothing",
-                     async_commit_rejected_by_the_broker_reports_a_membership_error),
-            SENTENCE("ILLEGAL_GENERATION on commit comes back as the "
-                     "partition's error, classified membership",
-                     illegal_generation_on_commit_is_returned_and_classified_membership),
-            SENTENCE("UNKNOWN_MEMBER_ID on commit comes back as the "
-                     "partition's error, classified membership",
-                     unknown_member_id_on_commit_is_returned_and_classified_membership),
-            SENTENCE("GROUP_AUTHORIZATION_FAILED on commit comes back as the "
-                     "partition's error, classified fatal",
-                     group_authorization_failed_on_commit_is_returned_and_classified_fatal),
-            SENTENCE("work of a revoked epoch is refused by both commit forms "
-                     "and nothing is committed",
-                     work_of_a_revoked_epoch_is_refused_and_nothing_is_committed),
-            SENTENCE("commit_message refuses a partition EOF event instead of "
-                     "committing past it",
-                     refuses_a_partition_eof_event_instead_of_committing_past_it),
+            SENTENCE(
+                "commit_message commits the message's offset plus one, "
+                "for its partition only, and returns the partition's "
+                "result",
+                commits_the_message_offset_plus_one_for_its_partition_only),
+            SENTENCE(
+                "an async commit reports the partition's result once, "
+                "through its callback, as the message's offset plus one",
+                async_commit_reports_the_partition_result_once_through_its_callback),
+            SENTENCE(
+                "an async commit rejected by the broker reports "
+                "ILLEGAL_GENERATION, classified membership, and commits "
+                "nothing",
+                async_commit_rejected_by_the_broker_reports_a_membership_error),
+            SENTENCE(
+                "ILLEGAL_GENERATION on commit comes back as the "
+                "partition's error, classified membership",
+                illegal_generation_on_commit_is_returned_and_classified_membership),
+            SENTENCE(
+                "UNKNOWN_MEMBER_ID on commit comes back as the "
+                "partition's error, classified membership",
+                unknown_member_id_on_commit_is_returned_and_classified_membership),
+            SENTENCE(
+                "GROUP_AUTHORIZATION_FAILED on commit comes back as the "
+                "partition's error, classified fatal",
+                group_authorization_failed_on_commit_is_returned_and_classified_fatal),
+            SENTENCE(
+                "work of a revoked epoch is refused by both commit forms "
+                "and nothing is committed",
+                work_of_a_revoked_epoch_is_refused_and_nothing_is_committed),
+            SENTENCE(
+                "commit_message refuses a partition EOF event instead of "
+                "committing past it",
+                refuses_a_partition_eof_event_instead_of_committing_past_it),
             SENTENCE("commit_message returns KDC_ERR_INVALID for NULL or "
                      "non-consumer handles and commits nothing",
                      returns_kdc_err_invalid_for_null_or_non_consumer_handles),
+            SENTENCE("rewind replays a failed batch from its committed "
+                     "offsets, leaves other partitions alone, and replays an "
+                     "uncommitted partition from the batch's first offset",
+                     rewind_replays_a_failed_batch_from_its_committed_offsets),
+            SENTENCE("rewind reports a failed committed-offset query and "
+                     "seeks nothing",
+                     rewind_reports_a_failed_committed_offset_query),
         };
 
         return cmocka_run_group_tests_name("kdc_commit_message", tests,

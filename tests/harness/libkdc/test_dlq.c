@@ -374,6 +374,148 @@ static void the_largest_retry_count_stays_the_largest(void **state) {
         fixture_fini(&f);
 }
 
+/* A DLQ record as kdc_dlq_route() writes it for input `in`: the input's
+ * key, value and own header, and every kdc header decoding back to it. */
+static void assert_dlq_record(const struct fixture *f,
+                              const rd_kafka_message_t *out,
+                              const rd_kafka_message_t *in) {
+        unsigned char id[KDC_IDENTITY_LEN];
+        rd_kafka_headers_t *h = NULL;
+        kdc_dlq_info_t info;
+
+        assert_int_equal(out->key_len, in->key_len);
+        assert_memory_equal(out->key, in->key, in->key_len);
+        assert_int_equal(out->len, in->len);
+        assert_memory_equal(out->payload, in->payload, in->len);
+        assert_string_equal(header(out, "trace-id"), "t-42");
+        assert_int_equal(rd_kafka_message_headers(out, &h), 0);
+        assert_int_equal(kdc_dlq_decode(h, &info), 0);
+        assert_int_equal(info.fields, 0x1ff);
+        assert_string_equal(info.topic, f->topic);
+        assert_int_equal(info.offset, in->offset);
+        assert_string_equal(info.group, GROUP);
+        assert_int_equal(info.failure_class, KDC_CLASS_POISON);
+        assert_string_equal(info.error, "not json");
+        assert_int_equal(info.retry_count, 0);
+        assert_int_equal(kdc_identity(f->topic, in->key, in->key_len,
+                                      in->payload, in->len, id),
+                         0);
+        assert_memory_equal(info.identity, id, KDC_IDENTITY_LEN);
+}
+
+/* Three poison inputs routed through one tracker: nothing is confirmed
+ * until the one wait, which confirms all three; then the inputs commit. */
+static void a_batch_of_routings_is_confirmed_by_one_tracker_wait(void **state) {
+        rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR__FAIL;
+        rd_kafka_message_t *in[3];
+        struct fixture f;
+        kdc_tracker_t *t;
+
+        fixture_init(&f, *state, "dlq-batch", 3);
+        assert_int_equal(kdc_tracker_new(&t), 0);
+        for (int i = 0; i < 3; i++) {
+                in[i] = mock_env_next(f.consumer, 0);
+                assert_int_equal(kdc_dlq_produce(f.dlq, t, in[i],
+                                                 KDC_CLASS_POISON, "not json",
+                                                 WAIT_MS, &err),
+                                 0);
+                assert_int_equal(err, RD_KAFKA_RESP_ERR_NO_ERROR);
+        }
+        assert_int_equal(kdc_tracker_pending(t), 3);
+        assert_int_equal(kdc_tracker_wait(t, f.producer, WAIT_MS), 0);
+        assert_int_equal(kdc_tracker_delivered(t), 3);
+        assert_int_equal(mock_env_stored(f.producer, f.dlq_topic), 3);
+        assert_int_equal(kdc_commit_message(f.consumer, in[2], NULL, 0, NULL),
+                         0);
+        assert_int_equal(mock_env_committed(f.consumer, f.topic, 0), 3);
+        for (int i = 0; i < 3; i++) {
+                rd_kafka_message_t *out = mock_env_next(f.reader, 0);
+
+                assert_dlq_record(&f, out, in[i]);
+                rd_kafka_message_destroy(out);
+                rd_kafka_message_destroy(in[i]);
+        }
+        kdc_tracker_destroy(t);
+        fixture_fini(&f);
+}
+
+/* The DLQ produce fails: the tracker's wait says so and lists it. */
+static void a_failed_batched_routing_is_listed_by_the_tracker(void **state) {
+        struct mock_env *env = *state;
+        const kdc_failure_t *fail;
+        rd_kafka_message_t *in;
+        struct fixture f;
+        kdc_tracker_t *t;
+
+        fixture_init(&f, env, "dlq-batch-fail", 1);
+        assert_int_equal(kdc_tracker_new(&t), 0);
+        in = mock_env_next(f.consumer, 0);
+        rd_kafka_mock_push_request_errors(env->mcluster, MOCK_APIKEY_PRODUCE, 1,
+                                          RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE);
+        assert_int_equal(kdc_dlq_produce(f.dlq, t, in, KDC_CLASS_POISON,
+                                         "not json", WAIT_MS, NULL),
+                         0);
+        assert_int_equal(kdc_tracker_wait(t, f.producer, WAIT_MS),
+                         KDC_ERR_DELIVERY);
+        fail = kdc_tracker_failure(t, 0);
+        assert_non_null(fail);
+        assert_string_equal(fail->topic, f.dlq_topic);
+        assert_int_equal(fail->err, RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE);
+        assert_int_equal(mock_env_stored(f.producer, f.dlq_topic), 0);
+
+        /* Refused before anything is enqueued. */
+        assert_int_equal(kdc_tracker_reset(t), 0);
+        assert_int_equal(kdc_dlq_produce(f.dlq, NULL, in, KDC_CLASS_POISON,
+                                         NULL, WAIT_MS, NULL),
+                         KDC_ERR_INVALID);
+        assert_int_equal(
+            kdc_dlq_produce(f.dlq, t, in, KDC_CLASS_NONE, NULL, WAIT_MS, NULL),
+            KDC_ERR_INVALID);
+        assert_int_equal(kdc_tracker_pending(t), 0);
+        rd_kafka_message_destroy(in);
+        kdc_tracker_destroy(t);
+        fixture_fini(&f);
+}
+
+/* The service's own produce with kdc_dlq_headers(): the record the DLQ
+ * stores is the one kdc_dlq_route() would have written. */
+static void the_kdc_headers_serve_a_dlq_produce_of_the_services_own(
+    void **state) {
+        rd_kafka_headers_t *h = NULL;
+        rd_kafka_message_t *in, *out;
+        struct fixture f;
+        kdc_tracker_t *t;
+
+        fixture_init(&f, *state, "dlq-headers", 1);
+        assert_int_equal(kdc_tracker_new(&t), 0);
+        in = mock_env_next(f.consumer, 0);
+        assert_int_equal(
+            kdc_dlq_headers(f.dlq, in, KDC_CLASS_POISON, "not json", &h), 0);
+        assert_non_null(h);
+        assert_int_equal(
+            kdc_tracker_producev(t, f.producer, WAIT_MS, NULL,
+                                 RD_KAFKA_V_TOPIC(f.dlq_topic),
+                                 RD_KAFKA_V_KEY(in->key, in->key_len),
+                                 RD_KAFKA_V_VALUE(in->payload, in->len),
+                                 RD_KAFKA_V_HEADERS(h), RD_KAFKA_V_END),
+            0); /* h is librdkafka's now */
+        assert_int_equal(kdc_tracker_wait(t, f.producer, WAIT_MS), 0);
+        out = mock_env_next(f.reader, 0);
+        assert_dlq_record(&f, out, in);
+
+        assert_int_equal(
+            kdc_dlq_headers(f.dlq, in, KDC_CLASS_POISON, NULL, NULL),
+            KDC_ERR_INVALID);
+        h = (rd_kafka_headers_t *)1;
+        assert_int_equal(kdc_dlq_headers(NULL, in, KDC_CLASS_POISON, NULL, &h),
+                         KDC_ERR_INVALID);
+        assert_null(h);
+        rd_kafka_message_destroy(out);
+        rd_kafka_message_destroy(in);
+        kdc_tracker_destroy(t);
+        fixture_fini(&f);
+}
+
 #define SENTENCE(text, fn) {text, fn, NULL, heal, NULL}
 
 int main(void) {
@@ -399,6 +541,16 @@ int main(void) {
             SENTENCE("a retry count of INT32_MAX stays INT32_MAX when routed "
                      "again",
                      the_largest_retry_count_stays_the_largest),
+            SENTENCE("a batch of routings through a tracker is confirmed by "
+                     "one wait, each record with every kdc header; then the "
+                     "inputs commit",
+                     a_batch_of_routings_is_confirmed_by_one_tracker_wait),
+            SENTENCE("a failed batched routing fails the tracker's wait and "
+                     "is listed with the DLQ topic",
+                     a_failed_batched_routing_is_listed_by_the_tracker),
+            SENTENCE("the kdc headers built for the service's own produce "
+                     "make the record kdc_dlq_route would have written",
+                     the_kdc_headers_serve_a_dlq_produce_of_the_services_own),
         };
 
         return cmocka_run_group_tests_name("confirmed DLQ routing", tests,

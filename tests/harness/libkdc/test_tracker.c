@@ -365,6 +365,204 @@ static void a_failed_tracked_message_is_listed_with_the_services_opaque(
         rd_kafka_destroy(rk);
 }
 
+/* The value of header `name` of m, NUL-terminated by the test's producer
+ * (-1 length includes no NUL: compared by length). */
+static int header_is(const rd_kafka_message_t *m, const char *name,
+                     const char *want) {
+        rd_kafka_headers_t *h = NULL;
+        const void *v = NULL;
+        size_t size = 0;
+
+        return rd_kafka_message_headers(m, &h) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+               rd_kafka_header_get_last(h, name, &v, &size) ==
+                   RD_KAFKA_RESP_ERR_NO_ERROR &&
+               size == strlen(want) && memcmp(v, want, size) == 0;
+}
+
+/* Half the messages through kdc_tracker_producev(), half through
+ * kdc_tracker_produceva() with a RD_KAFKA_V_HEADERS list: every field the
+ * service gives reaches the broker, and its own opaque its dr_msg_cb. */
+static void producev_passes_headers_timestamp_partition_and_the_services_opaque(
+    void **state) {
+        enum { N = 20 };
+        static struct message_ctx ctx[N];
+        const int64_t ts0 = 1700000000000;
+        struct service s = {0};
+        rd_kafka_resp_err_t err;
+        char topic[64];
+        kdc_tracker_t *t;
+        rd_kafka_t *consumer;
+        rd_kafka_t *rk =
+            mock_env_producer_with(*state, service_dr_msg_cb, &s, NULL);
+
+        mock_env_topic(*state, "tracker-producev", 2, topic);
+        assert_int_equal(kdc_tracker_new(&t), 0);
+        for (int i = 0; i < N; i++) {
+                char key[32], trace[32];
+                int klen = snprintf(key, sizeof(key), "key-%d", i);
+
+                snprintf(trace, sizeof(trace), "t-%d", i);
+                ctx[i].index = i;
+                atomic_init(&ctx[i].reports, 0);
+                if (i % 2 == 0) {
+                        err = RD_KAFKA_RESP_ERR__FAIL;
+                        assert_int_equal(
+                            kdc_tracker_producev(
+                                t, rk, WAIT_MS, &err, RD_KAFKA_V_TOPIC(topic),
+                                RD_KAFKA_V_PARTITION(1),
+                                RD_KAFKA_V_KEY(key, (size_t)klen),
+                                RD_KAFKA_V_VALUE("v", 1),
+                                RD_KAFKA_V_TIMESTAMP(ts0 + i),
+                                RD_KAFKA_V_HEADER("trace-id", trace, -1),
+                                RD_KAFKA_V_OPAQUE(&ctx[i]), RD_KAFKA_V_END),
+                            0);
+                        assert_int_equal(err, RD_KAFKA_RESP_ERR_NO_ERROR);
+                } else {
+                        rd_kafka_headers_t *h = rd_kafka_headers_new(1);
+                        rd_kafka_vu_t vus[7] = {
+                            {.vtype = RD_KAFKA_VTYPE_TOPIC, .u.cstr = topic},
+                            {.vtype = RD_KAFKA_VTYPE_PARTITION, .u.i32 = 1},
+                            {.vtype = RD_KAFKA_VTYPE_KEY,
+                             .u.mem = {key, (size_t)klen}},
+                            {.vtype = RD_KAFKA_VTYPE_VALUE, .u.mem = {"v", 1}},
+                            {.vtype = RD_KAFKA_VTYPE_TIMESTAMP,
+                             .u.i64 = ts0 + i},
+                            {.vtype = RD_KAFKA_VTYPE_HEADERS, .u.headers = h},
+                            {.vtype = RD_KAFKA_VTYPE_OPAQUE, .u.ptr = &ctx[i]},
+                        };
+
+                        rd_kafka_header_add(h, "trace-id", -1, trace, -1);
+                        /* 0: the headers are librdkafka's now */
+                        assert_int_equal(
+                            kdc_tracker_produceva(t, rk, WAIT_MS, NULL, vus, 7),
+                            0);
+                }
+        }
+        assert_int_equal(kdc_tracker_wait(t, rk, WAIT_MS), 0);
+        assert_counts(t, 0, N, 0);
+        assert_int_equal(atomic_load(&s.kdc_reports), N);
+        assert_int_equal(atomic_load(&s.opaque_wrong), 0);
+        for (int i = 0; i < N; i++)
+                assert_int_equal(atomic_load(&ctx[i].reports), 1);
+        assert_int_equal(mock_env_stored_in(rk, topic, 1), N);
+        assert_int_equal(mock_env_stored_in(rk, topic, 0), 0);
+
+        consumer = mock_env_consumer(*state, "tracker-producev", NULL);
+        mock_env_assign(consumer, topic, 2);
+        for (int i = 0; i < N; i++) {
+                rd_kafka_message_t *m = mock_env_next(consumer, 1);
+                rd_kafka_timestamp_type_t tstype;
+                char want[32];
+                int len = snprintf(want, sizeof(want), "key-%d", i);
+
+                assert_int_equal(m->key_len, (size_t)len);
+                assert_memory_equal(m->key, want, (size_t)len);
+                assert_int_equal(rd_kafka_message_timestamp(m, &tstype),
+                                 ts0 + i);
+                assert_int_equal(tstype, RD_KAFKA_TIMESTAMP_CREATE_TIME);
+                snprintf(want, sizeof(want), "t-%d", i);
+                assert_true(header_is(m, "trace-id", want));
+                rd_kafka_message_destroy(m);
+        }
+        mock_env_close(consumer);
+        kdc_tracker_destroy(t);
+        rd_kafka_destroy(rk);
+}
+
+/* kdc_dr_msg_cb producer: the outcome of a message that failed names the
+ * opaque given as RD_KAFKA_V_OPAQUE; one without an opaque has NULL. */
+static void a_failed_producev_message_is_listed_with_the_services_opaque(
+    void **state) {
+        struct mock_env *env = *state;
+        int mine = 42;
+        const kdc_failure_t *f;
+        char topic[64];
+        kdc_tracker_t *t;
+        rd_kafka_t *rk = mock_env_producer(env, 1, NULL);
+
+        mock_env_topic(env, "tracker-producev-fail", 1, topic);
+        assert_int_equal(kdc_tracker_new(&t), 0);
+        /* One request each: a produce request per wait. Not
+         * TOPIC_AUTHORIZATION_FAILED: librdkafka then refuses the next
+         * produce to the topic at once. */
+        fault_msg_size_too_large(env, 1);
+        assert_int_equal(
+            kdc_tracker_producev(t, rk, WAIT_MS, NULL, RD_KAFKA_V_TOPIC(topic),
+                                 RD_KAFKA_V_KEY("key-7", 5),
+                                 RD_KAFKA_V_VALUE("v", 1),
+                                 RD_KAFKA_V_OPAQUE(&mine), RD_KAFKA_V_END),
+            0);
+        assert_int_equal(kdc_tracker_wait(t, rk, WAIT_MS), KDC_ERR_DELIVERY);
+        fault_msg_size_too_large(env, 1);
+        assert_int_equal(
+            kdc_tracker_producev(t, rk, WAIT_MS, NULL, RD_KAFKA_V_TOPIC(topic),
+                                 RD_KAFKA_V_KEY("key-8", 5),
+                                 RD_KAFKA_V_VALUE("v", 1), RD_KAFKA_V_END),
+            0);
+        assert_int_equal(kdc_tracker_wait(t, rk, WAIT_MS), KDC_ERR_DELIVERY);
+        assert_counts(t, 0, 0, 2);
+        f = kdc_tracker_failure(t, 0);
+        assert_non_null(f);
+        assert_ptr_equal(f->opaque, &mine);
+        assert_int_equal(f->err, RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE);
+        assert_memory_equal(f->key, "key-7", 5);
+        f = kdc_tracker_failure(t, 1);
+        assert_non_null(f);
+        assert_null(f->opaque);
+        assert_memory_equal(f->key, "key-8", 5);
+        kdc_tracker_destroy(t);
+        rd_kafka_destroy(rk);
+}
+
+/* What libkdc refuses before librdkafka sees it counts nothing; what
+ * librdkafka refuses is KDC_ERR_PRODUCE with its error, counts nothing. */
+static void producev_refusals_count_nothing(void **state) {
+        static const char *const small_max[] = {"message.max.bytes", "1000",
+                                                NULL};
+        rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
+        static char big[2000];
+        char topic[64];
+        kdc_tracker_t *t;
+        rd_kafka_t *rk = mock_env_producer(*state, 1, small_max);
+        rd_kafka_vu_t bad[2] = {
+            {.vtype = RD_KAFKA_VTYPE_TOPIC, .u.cstr = "x"},
+            {.vtype = RD_KAFKA_VTYPE_END},
+        };
+
+        mock_env_topic(*state, "tracker-producev-refused", 1, topic);
+        assert_int_equal(kdc_tracker_new(&t), 0);
+        /* no topic */
+        assert_int_equal(kdc_tracker_producev(t, rk, 0, &err,
+                                              RD_KAFKA_V_VALUE("v", 1),
+                                              RD_KAFKA_V_END),
+                         KDC_ERR_INVALID);
+        assert_int_equal(err, RD_KAFKA_RESP_ERR__INVALID_ARG);
+        /* an END entry inside a produceva array, a NULL array */
+        assert_int_equal(kdc_tracker_produceva(t, rk, 0, NULL, bad, 2),
+                         KDC_ERR_INVALID);
+        assert_int_equal(kdc_tracker_produceva(t, rk, 0, NULL, NULL, 1),
+                         KDC_ERR_INVALID);
+        assert_int_equal(kdc_tracker_producev(NULL, rk, 0, NULL,
+                                              RD_KAFKA_V_TOPIC(topic),
+                                              RD_KAFKA_V_END),
+                         KDC_ERR_INVALID);
+        assert_int_equal(kdc_tracker_producev(t, rk, -2, NULL,
+                                              RD_KAFKA_V_TOPIC(topic),
+                                              RD_KAFKA_V_END),
+                         KDC_ERR_INVALID);
+        /* librdkafka refuses a value over message.max.bytes */
+        assert_int_equal(
+            kdc_tracker_producev(t, rk, 0, &err, RD_KAFKA_V_TOPIC(topic),
+                                 RD_KAFKA_V_VALUE(big, sizeof big),
+                                 RD_KAFKA_V_OPAQUE(&err), RD_KAFKA_V_END),
+            KDC_ERR_PRODUCE);
+        assert_int_equal(err, RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE);
+        assert_counts(t, 0, 0, 0);
+        assert_int_equal(kdc_tracker_wait(t, rk, 0), 0);
+        kdc_tracker_destroy(t);
+        rd_kafka_destroy(rk);
+}
+
 static void untrack_withdraws_a_message_librdkafka_refused(void **state) {
         static const char *const small_max[] = {"message.max.bytes", "1000",
                                                 NULL};
@@ -800,58 +998,82 @@ int main(void) {
                      "delivered on a healthy cluster, and the broker stored "
                      "exactly that many",
                      every_message_is_counted_delivered_on_a_healthy_cluster),
-            SENTENCE("TOPIC_AUTHORIZATION_FAILED: rd_kafka_flush returns "
-                     "NO_ERROR, yet wait says KDC_ERR_DELIVERY and the "
-                     "tracker lists exactly the failed messages",
-                     topic_authorization_failed_batch_is_listed_while_flush_returned_0),
+            SENTENCE(
+                "TOPIC_AUTHORIZATION_FAILED: rd_kafka_flush returns "
+                "NO_ERROR, yet wait says KDC_ERR_DELIVERY and the "
+                "tracker lists exactly the failed messages",
+                topic_authorization_failed_batch_is_listed_while_flush_returned_0),
             SENTENCE("MSG_SIZE_TOO_LARGE from the broker: rd_kafka_flush "
                      "returns NO_ERROR, yet wait says KDC_ERR_DELIVERY and "
                      "the tracker lists exactly the failed messages",
                      msg_size_too_large_batch_is_listed_while_flush_returned_0),
-            SENTENCE("all brokers down with a short message.timeout.ms: "
-                     "rd_kafka_flush returns NO_ERROR, yet wait says "
-                     "KDC_ERR_DELIVERY and the tracker lists exactly the "
-                     "timed-out messages",
-                     all_brokers_down_batch_times_out_and_is_listed_while_flush_returned_0),
-            SENTENCE("only PERSISTED confirms: acks=0 reports without error "
-                     "are listed as failed with status POSSIBLY_PERSISTED",
-                     only_persisted_confirms_acks_0_reports_without_error_are_failures),
-            SENTENCE("tracked messages are confirmed through the service's "
-                     "own dr_msg_cb, which gets its own opaque back once per "
-                     "message",
-                     tracked_messages_are_confirmed_through_the_services_own_dr_msg_cb),
-            SENTENCE("a failed tracked message is listed with the service's "
-                     "opaque",
-                     a_failed_tracked_message_is_listed_with_the_services_opaque),
+            SENTENCE(
+                "all brokers down with a short message.timeout.ms: "
+                "rd_kafka_flush returns NO_ERROR, yet wait says "
+                "KDC_ERR_DELIVERY and the tracker lists exactly the "
+                "timed-out messages",
+                all_brokers_down_batch_times_out_and_is_listed_while_flush_returned_0),
+            SENTENCE(
+                "only PERSISTED confirms: acks=0 reports without error "
+                "are listed as failed with status POSSIBLY_PERSISTED",
+                only_persisted_confirms_acks_0_reports_without_error_are_failures),
+            SENTENCE(
+                "tracked messages are confirmed through the service's "
+                "own dr_msg_cb, which gets its own opaque back once per "
+                "message",
+                tracked_messages_are_confirmed_through_the_services_own_dr_msg_cb),
+            SENTENCE(
+                "a failed tracked message is listed with the service's "
+                "opaque",
+                a_failed_tracked_message_is_listed_with_the_services_opaque),
+            SENTENCE(
+                "producev and produceva pass key, partition, "
+                "timestamp and headers to the broker and the service's "
+                "opaque to its own dr_msg_cb",
+                producev_passes_headers_timestamp_partition_and_the_services_opaque),
+            SENTENCE(
+                "a failed producev message is listed with the "
+                "service's opaque",
+                a_failed_producev_message_is_listed_with_the_services_opaque),
+            SENTENCE("producev refusals, libkdc's and librdkafka's, count "
+                     "nothing",
+                     producev_refusals_count_nothing),
             SENTENCE("untrack withdraws a message librdkafka refused, and "
                      "only from its own tracker",
                      untrack_withdraws_a_message_librdkafka_refused),
             SENTENCE("four threads tracking at once on one producer are each "
                      "counted once",
                      four_threads_tracking_at_once_are_each_counted_once),
-            SENTENCE("tracker wait returns KDC_ERR_TIMEOUT and keeps the "
-                     "messages pending while no broker answers",
-                     wait_times_out_and_keeps_messages_pending_while_no_broker_answers),
-            SENTENCE("tracker produce polls through a full local queue until "
-                     "every message is enqueued",
-                     produce_polls_through_a_full_local_queue_until_every_message_is_enqueued),
-            SENTENCE("tracker produce returns KDC_ERR_QUEUE_FULL at its "
-                     "deadline and does not count the refused message",
-                     produce_returns_queue_full_at_its_deadline_and_does_not_count_the_refused_message),
-            SENTENCE("tracker produce returns KDC_ERR_PRODUCE and does not "
-                     "count a message librdkafka refused",
-                     produce_returns_kdc_err_produce_and_does_not_count_a_refused_message),
-            SENTENCE("reports served by another polling thread are each "
-                     "counted once",
-                     reports_served_by_another_polling_thread_are_each_counted_once),
-            SENTENCE("two trackers on one producer count only their own "
-                     "messages",
-                     two_trackers_on_one_producer_count_only_their_own_messages),
+            SENTENCE(
+                "tracker wait returns KDC_ERR_TIMEOUT and keeps the "
+                "messages pending while no broker answers",
+                wait_times_out_and_keeps_messages_pending_while_no_broker_answers),
+            SENTENCE(
+                "tracker produce polls through a full local queue until "
+                "every message is enqueued",
+                produce_polls_through_a_full_local_queue_until_every_message_is_enqueued),
+            SENTENCE(
+                "tracker produce returns KDC_ERR_QUEUE_FULL at its "
+                "deadline and does not count the refused message",
+                produce_returns_queue_full_at_its_deadline_and_does_not_count_the_refused_message),
+            SENTENCE(
+                "tracker produce returns KDC_ERR_PRODUCE and does not "
+                "count a message librdkafka refused",
+                produce_returns_kdc_err_produce_and_does_not_count_a_refused_message),
+            SENTENCE(
+                "reports served by another polling thread are each "
+                "counted once",
+                reports_served_by_another_polling_thread_are_each_counted_once),
+            SENTENCE(
+                "two trackers on one producer count only their own "
+                "messages",
+                two_trackers_on_one_producer_count_only_their_own_messages),
             SENTENCE("reset starts a new batch only once every report is in",
                      reset_starts_a_new_batch_only_once_every_report_is_in),
-            SENTENCE("a tracker destroyed with messages in flight still lets "
-                     "every message deliver",
-                     a_tracker_destroyed_with_messages_in_flight_still_lets_them_deliver),
+            SENTENCE(
+                "a tracker destroyed with messages in flight still lets "
+                "every message deliver",
+                a_tracker_destroyed_with_messages_in_flight_still_lets_them_deliver),
             SENTENCE("tracker produce refuses a producer whose delivery "
                      "reports do not reach kdc_dr_msg_cb",
                      produce_refuses_a_producer_whose_reports_do_not_reach_kdc),

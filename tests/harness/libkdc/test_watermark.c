@@ -244,24 +244,68 @@ static void a_rejected_commit_keeps_the_position_and_is_retried(void **state) {
         fixture_fini(&f);
 }
 
+/* The message forms read topic, partition and offset from the polled
+ * message: the same watermark as the coordinate forms, across partitions. */
+static void the_message_forms_track_and_mark_by_the_polled_message(
+    void **state) {
+        rd_kafka_message_t *m[6];
+        struct fixture f;
+        int per_part[2] = {0, 0};
+
+        fixture_init(&f, *state, "wm-message", 2, 3, 0);
+        for (int i = 0; i < 6; i++) {
+                m[i] = mock_env_next(f.consumer, -1);
+                assert_int_equal(m[i]->offset, per_part[m[i]->partition]++);
+                assert_int_equal(kdc_watermark_track_message(f.wm, m[i], 1), 0);
+        }
+        /* Everything but partition 1's offset 1 done, in reverse order. */
+        for (int i = 5; i >= 0; i--)
+                if (m[i]->partition == 0 || m[i]->offset != 1)
+                        assert_int_equal(
+                            kdc_watermark_done_message(f.wm, m[i], 1), 0);
+        assert_int_equal(kdc_watermark_done_message(f.wm, m[0], 1),
+                         KDC_ERR_NOENT); /* marked twice */
+        commit(&f, 0, 2);
+        assert_int_equal(mock_env_committed(f.consumer, f.topic, 0), 3);
+        assert_int_equal(mock_env_committed(f.consumer, f.topic, 1), 1);
+        assert_int_equal(kdc_watermark_position(f.wm, f.topic, 1), 1);
+
+        /* An error event is not a message: refused, nothing recorded. */
+        m[0]->err = RD_KAFKA_RESP_ERR__PARTITION_EOF;
+        assert_int_equal(kdc_watermark_track_message(f.wm, m[0], 1),
+                         KDC_ERR_INVALID);
+        m[0]->err = RD_KAFKA_RESP_ERR_NO_ERROR;
+        assert_int_equal(kdc_watermark_done_message(f.wm, NULL, 1),
+                         KDC_ERR_INVALID);
+        for (int i = 0; i < 6; i++)
+                rd_kafka_message_destroy(m[i]);
+        fixture_fini(&f);
+}
+
 #define SENTENCE(text, fn) {text, fn, NULL, heal, NULL}
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-            SENTENCE("out-of-order completion commits only the contiguous "
-                     "done prefix",
-                     out_of_order_completion_commits_only_the_contiguous_prefix),
+            SENTENCE(
+                "out-of-order completion commits only the contiguous "
+                "done prefix",
+                out_of_order_completion_commits_only_the_contiguous_prefix),
             SENTENCE("an offset gap does not wedge the committed watermark",
                      an_offset_gap_does_not_wedge_the_committed_watermark),
-            SENTENCE("a partition is committed at most once per interval "
-                     "unless forced",
-                     a_partition_is_committed_at_most_once_per_interval_unless_forced),
-            SENTENCE("after a revoke nothing more is committed for that "
-                     "partition, and its late work is refused",
-                     after_a_revoke_nothing_more_is_committed_for_that_partition),
+            SENTENCE(
+                "a partition is committed at most once per interval "
+                "unless forced",
+                a_partition_is_committed_at_most_once_per_interval_unless_forced),
+            SENTENCE(
+                "after a revoke nothing more is committed for that "
+                "partition, and its late work is refused",
+                after_a_revoke_nothing_more_is_committed_for_that_partition),
             SENTENCE("a rejected commit keeps the position and the next call "
                      "commits it",
                      a_rejected_commit_keeps_the_position_and_is_retried),
+            SENTENCE("the message forms track and mark done by the polled "
+                     "message, per partition",
+                     the_message_forms_track_and_mark_by_the_polled_message),
         };
 
         return cmocka_run_group_tests_name("confirmed watermark", tests,

@@ -15,6 +15,9 @@
  * epoch (KDC_ERR_STALE): the partition's new owner resumes from the last
  * committed offset and will process the message again.
  *
+ * A batch whose effect failed is not committed: kdc_rewind_messages() seeks
+ * its partitions back to the committed offsets, so it is consumed again.
+ *
  * The consumer should run with enable.auto.commit=false (otherwise
  * librdkafka also commits stored positions on its own schedule) and, unless
  * the application stores offsets itself after the effect,
@@ -131,6 +134,54 @@ KDC_EXPORT int kdc_commit_message_async(rd_kafka_t *consumer,
                                         uint64_t epoch,
                                         kdc_commit_cb_t *cb,
                                         void *opaque);
+
+/**
+ * @brief Rewind a failed batch: seek every partition of @p msgs back to the
+ *        group's committed offset, so that the next polls deliver its
+ *        uncommitted messages again. What a plain (non-transactional)
+ *        consumer does instead of committing a batch whose effect failed
+ *        (transient failure: the offset stays, the batch is replayed).
+ *
+ * Collects the distinct partitions of @p msgs, reads their committed
+ * offsets (rd_kafka_committed(consumer, .., timeout_ms): the broker's, not
+ * the local position) and seeks each there (rd_kafka_seek_partitions()).
+ * A partition with no committed offset yet is sought to the first offset
+ * of it in @p msgs: the batch is replayed from its start, whatever
+ * auto.offset.reset says (latest would skip it). Messages of the
+ * partitions already fetched but not yet polled are discarded by the seek
+ * and fetched again. Partitions not in @p msgs are left alone; for every
+ * assigned partition use kdc_txn_rewind() (kdc/txn.h), which works without
+ * a transaction too.
+ *
+ * @param consumer   a consumer (RD_KAFKA_CONSUMER) with a group.id, to which
+ *                   the partitions are assigned.
+ * @param msgs       the batch, as polled; only read (the caller keeps and
+ *                   destroys them). Messages with msg->err set (error events
+ *                   such as __PARTITION_EOF) are skipped.
+ * @param count      number of messages in @p msgs (0: nothing to do).
+ * @param timeout_ms bound of the committed-offset query and of the seek, in
+ *                   milliseconds (> 0), or -1 for no limit.
+ * @param errp       if not NULL, receives RD_KAFKA_RESP_ERR_NO_ERROR or the
+ *                   first librdkafka error (the query's, a partition's, the
+ *                   seek's).
+ * @returns 0: every partition of the batch was sought (also for an empty
+ *          batch). KDC_ERR_TIMEOUT: the committed offsets could not be read
+ *          in time; nothing was sought. KDC_ERR_COMMIT: the query failed
+ *          otherwise (nothing sought), or a seek failed (e.g. the partition
+ *          was revoked meanwhile: its new owner starts from the committed
+ *          offset anyway). KDC_ERR_INVALID: NULL @p consumer, not a
+ *          consumer, NULL @p msgs with @p count > 0, a NULL message or one
+ *          without a topic, @p timeout_ms 0 or < -1; nothing sought.
+ *          KDC_ERR_NOMEM.
+ *
+ * Thread: the thread that polls the consumer (the seek must not race a
+ * poll that hands out the messages it discards). Commits nothing.
+ * Relies on: rd_kafka_committed(), rd_kafka_seek_partitions().
+ */
+KDC_EXPORT int kdc_rewind_messages(rd_kafka_t *consumer,
+                                   rd_kafka_message_t *const *msgs,
+                                   size_t count, int timeout_ms,
+                                   rd_kafka_resp_err_t *errp);
 
 #ifdef __cplusplus
 }

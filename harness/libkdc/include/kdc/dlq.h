@@ -32,6 +32,12 @@
  * Other headers of the input are copied; any kdc.* header of the input is
  * replaced. Key and value are the input's, unchanged.
  *
+ * @par Batched routing
+ * kdc_dlq_produce() enqueues the same DLQ message through a tracker
+ * (kdc/tracker.h) instead of waiting for it: one kdc_tracker_wait() then
+ * confirms a batch's routings together with its outputs. kdc_dlq_headers()
+ * builds the header list for a DLQ produce the service makes itself.
+ *
  * @par Identity and retries (decision record rule 7)
  * The identity of an event is SHA-256 (OpenSSL EVP) of its ORIGINAL topic,
  * key and value (kdc_identity()), never anything of the DLQ envelope. When
@@ -53,6 +59,7 @@
 
 #include <kdc/classify.h>
 #include <kdc/export.h>
+#include <kdc/tracker.h>
 #include <librdkafka/rdkafka.h>
 
 #ifdef __cplusplus
@@ -225,6 +232,86 @@ KDC_EXPORT int kdc_dlq_route(kdc_dlq_t *dlq,
                              const char *error_text,
                              int timeout_ms,
                              rd_kafka_resp_err_t *delivery_err);
+
+/**
+ * @brief Produce @p msg to the DLQ with the kdc.* headers through a
+ *        tracker, without waiting: the batched form of kdc_dlq_route().
+ *
+ * The DLQ message is the one kdc_dlq_route() would produce (same topic,
+ * key, value and headers), enqueued with kdc_tracker_produce() on the
+ * router's producer and counted by @p tracker. It is confirmed only when
+ * kdc_tracker_wait(tracker, producer, ..) returns 0: commit the inputs
+ * routed this way after that wait, never before. One wait confirms a whole
+ * batch of routings and outputs, instead of one round trip per poison
+ * message:
+ * @code
+ *   for (each message m of the batch)
+ *           if (poison(m) ? kdc_dlq_produce(dlq, t, m, KDC_CLASS_POISON, why,
+ *                                           5000, &err)
+ *                         : kdc_tracker_producev(t, producer, 5000, &err, ...))
+ *                   goto transient;                 // nothing of m enqueued
+ *   if (kdc_tracker_wait(t, producer, 30000) == 0)
+ *           commit the batch;                       // outputs and DLQ confirmed
+ * @endcode
+ *
+ * The router's memory of confirmed routings (kdc_dlq_retry_count()) is not
+ * updated: the outcome is the tracker's. kdc.retry.count still grows when a
+ * DLQ message is routed again (it is decoded from the message's headers).
+ *
+ * @param dlq        the router; its producer is the one produced on.
+ * @param tracker    counts the DLQ message; bound to the router's producer
+ *                   by this call (or already bound to it).
+ * @param msg, cls, error_text as for kdc_dlq_route().
+ * @param timeout_ms how long to retry while the local queue is full, in
+ *                   milliseconds (kdc_tracker_produce()); bounds enqueueing
+ *                   only, never delivery.
+ * @param produce_err if not NULL, receives the librdkafka error of the
+ *                   produce (RD_KAFKA_RESP_ERR_NO_ERROR on success), as for
+ *                   kdc_tracker_produce(); RD_KAFKA_RESP_ERR__FAIL with
+ *                   KDC_ERR_NOMEM.
+ *
+ * @returns 0: enqueued and counted pending in the tracker (NOT confirmed).
+ *          KDC_ERR_INVALID: as for kdc_dlq_route(), NULL @p tracker, or a
+ *          tracker bound to another producer. KDC_ERR_CONF,
+ *          KDC_ERR_QUEUE_FULL, KDC_ERR_PRODUCE: as for
+ *          kdc_tracker_produce(). KDC_ERR_NOMEM. On every failure nothing
+ *          was enqueued or counted: do not commit the input.
+ *
+ * Thread-safe. Relies on: what kdc_dlq_route() relies on, and
+ * rd_kafka_produceva() taking the header list on success.
+ */
+KDC_EXPORT int kdc_dlq_produce(kdc_dlq_t *dlq, kdc_tracker_t *tracker,
+                               const rd_kafka_message_t *msg, kdc_class_t cls,
+                               const char *error_text, int timeout_ms,
+                               rd_kafka_resp_err_t *produce_err);
+
+/**
+ * @brief Build the headers kdc_dlq_route() would write for @p msg, for a
+ *        DLQ produce the service makes itself.
+ *
+ * The list holds the input's own headers except any kdc.* one, then every
+ * kdc.* header of the table above (the identity, the original topic,
+ * partition, offset and timestamp, decoded from @p msg's headers when it is
+ * itself a kdc DLQ message, the retry count, the group, the class and the
+ * error text). Give it to rd_kafka_producev() with RD_KAFKA_V_HEADERS(h)
+ * (or kdc_tracker_producev()), with the input's key and value, and confirm
+ * that produce before committing the input. The router's confirmed-routing
+ * memory is read, not updated.
+ *
+ * @param dlq        the router (its group, its memory of retries).
+ * @param msg, cls, error_text as for kdc_dlq_route().
+ * @param headersp   receives a new list (NULL on failure). The caller owns
+ *                   it: pass it to a produce that succeeds (librdkafka then
+ *                   owns it) or free it with rd_kafka_headers_destroy().
+ * @returns 0; KDC_ERR_INVALID (NULL @p dlq, @p msg or @p headersp, msg->err
+ *          set, msg without a topic, @p cls not a failure class);
+ *          KDC_ERR_NOMEM. Thread-safe; produces nothing. Relies on:
+ *          rd_kafka_message_headers(), rd_kafka_header_get_all(),
+ *          rd_kafka_message_timestamp(), rd_kafka_header_add().
+ */
+KDC_EXPORT int kdc_dlq_headers(kdc_dlq_t *dlq, const rd_kafka_message_t *msg,
+                               kdc_class_t cls, const char *error_text,
+                               rd_kafka_headers_t **headersp);
 
 /**
  * @brief Routings of the event @p identity this router has confirmed (among

@@ -13,8 +13,11 @@
  * A batch, checkpoint or watermark may advance only when kdc_tracker_wait()
  * returns 0, i.e. every message has a report and none failed.
  *
- * Two ways to produce through a tracker:
- *  - kdc_tracker_produce(): libkdc calls rd_kafka_produceva() for you.
+ * Three ways to produce through a tracker:
+ *  - kdc_tracker_producev() (or _produceva()): librdkafka's own RD_KAFKA_V_*
+ *    arguments (headers, timestamp, your own opaque pass through); libkdc
+ *    calls rd_kafka_produceva() for you.
+ *  - kdc_tracker_produce(): the same with positional arguments.
  *  - kdc_tracker_track(): you call rd_kafka_producev()/produce() yourself
  *    with the per-message handle it gives as the message opaque (keeping
  *    your own opaque inside it), and report with kdc_dr_msg_cb or with
@@ -114,7 +117,8 @@ typedef struct kdc_failure_s {
         /** rd_kafka_message_status() of the report: NOT_PERSISTED or
          *  POSSIBLY_PERSISTED (retrying the latter may duplicate). */
         rd_kafka_msg_status_t status;
-        /** The application's opaque given to kdc_tracker_track(); NULL for
+        /** The application's opaque given to kdc_tracker_track() or as
+         *  RD_KAFKA_V_OPAQUE to kdc_tracker_producev(); NULL for
          *  kdc_tracker_produce() messages. */
         void *opaque;
 } kdc_failure_t;
@@ -209,6 +213,99 @@ KDC_EXPORT int kdc_tracker_produce(kdc_tracker_t *tracker,
                                    rd_kafka_headers_t *headers,
                                    int timeout_ms,
                                    rd_kafka_resp_err_t *produce_err);
+
+/**
+ * @brief Produce one message through the tracker, described by librdkafka's
+ *        own RD_KAFKA_V_* arguments, and count it as pending.
+ *
+ * The rd_kafka_producev() of a tracker: every argument librdkafka takes
+ * passes through (RD_KAFKA_V_TOPIC or _RKT, _PARTITION, _KEY, _VALUE,
+ * _TIMESTAMP, _HEADER or _HEADERS, _MSGFLAGS, _OPAQUE), so headers, a
+ * timestamp and the service's own per-message opaque need no second API:
+ * @code
+ *   if (kdc_tracker_producev(t, rk, 5000, &err,
+ *                            RD_KAFKA_V_TOPIC("orders.audit"),
+ *                            RD_KAFKA_V_KEY(m->key, m->key_len),
+ *                            RD_KAFKA_V_VALUE(m->payload, m->len),
+ *                            RD_KAFKA_V_TIMESTAMP(ts),
+ *                            RD_KAFKA_V_HEADER("trace-id", id, -1),
+ *                            RD_KAFKA_V_OPAQUE(my_ctx),
+ *                            RD_KAFKA_V_END) != 0)
+ *           goto transient;                    // not enqueued, not counted
+ * @endcode
+ * What libkdc changes on the way to rd_kafka_produceva():
+ *  - the per-message opaque: librdkafka's is libkdc's (the tracker, or a
+ *    kdc_tracker_track() handle when RD_KAFKA_V_OPAQUE gives a non-NULL
+ *    one). The service's own opaque is kept in that handle and handed back
+ *    with the outcome: kdc_tracker_failure()->opaque for a message that was
+ *    not confirmed, and the opaquep of kdc_dr_msg_record() in the service's
+ *    own dr_msg_cb for every report. A non-NULL opaque costs one 24-byte
+ *    handle in flight, as kdc_tracker_track() does.
+ *  - the flags: without RD_KAFKA_V_MSGFLAGS, RD_KAFKA_MSG_F_COPY (key and
+ *    value copied: the buffers may be reused on return), where librdkafka's
+ *    default (0) would require them to live until the report. Given
+ *    flags are passed as they are (RD_KAFKA_MSG_F_FREE: librdkafka frees the
+ *    value once enqueued; on failure the caller still owns it).
+ * Everything else, and what librdkafka refuses, is librdkafka's: a
+ * RD_KAFKA_V_HEADERS list belongs to librdkafka once this returns 0 and is
+ * still the caller's on any failure; RD_KAFKA_V_HEADER values are copied.
+ *
+ * The queue-full retries, the binding to @p rk and its configuration check
+ * are those of kdc_tracker_produce().
+ *
+ * @param tracker    the tracker that will count the message's report.
+ * @param rk         a producer created with kdc_dr_msg_cb, or with its own
+ *                   dr_msg_cb calling kdc_dr_msg_record() (kdc/delivery.h).
+ * @param timeout_ms how long to keep retrying while the local queue is full,
+ *                   in milliseconds; 0 tries once; -1 retries without limit.
+ *                   Bounds enqueueing only, never delivery.
+ * @param produce_err if not NULL, receives the librdkafka error of the last
+ *                   rd_kafka_produceva() call (RD_KAFKA_RESP_ERR_NO_ERROR on
+ *                   success; RD_KAFKA_RESP_ERR__INVALID_ARG when libkdc
+ *                   refused the arguments).
+ * @param ...        RD_KAFKA_V_* arguments, ended by RD_KAFKA_V_END, as for
+ *                   rd_kafka_producev(). RD_KAFKA_V_TOPIC or RD_KAFKA_V_RKT
+ *                   is required.
+ *
+ * @returns 0: enqueued and counted pending; its report will be counted.
+ *          KDC_ERR_INVALID: NULL @p tracker or @p rk, no topic, an
+ *          RD_KAFKA_VTYPE_* libkdc does not know (librdkafka 2.0.2's are
+ *          all known), @p rk not a producer or not the bound one,
+ *          @p timeout_ms < -1.
+ *          KDC_ERR_CONF, KDC_ERR_QUEUE_FULL, KDC_ERR_PRODUCE: as for
+ *          kdc_tracker_produce() (see @p produce_err).
+ *          KDC_ERR_NOMEM: no handle for the opaque, or (more than 14
+ *          arguments) no memory for their copy.
+ *          On every failure the message is not enqueued, not counted, and
+ *          no report or callback will come for it.
+ *
+ * Thread: any. Delivery reports may be served on the calling thread while
+ * it waits for queue space. Relies on: rd_kafka_produceva(),
+ * rd_kafka_vu_t, RD_KAFKA_VTYPE_* of librdkafka 2.0.2.
+ */
+KDC_EXPORT int kdc_tracker_producev(kdc_tracker_t *tracker, rd_kafka_t *rk,
+                                    int timeout_ms,
+                                    rd_kafka_resp_err_t *produce_err, ...);
+
+/**
+ * @brief kdc_tracker_producev() with the message described by an array of
+ *        rd_kafka_vu_t, as rd_kafka_produceva() takes it (no
+ *        RD_KAFKA_VTYPE_END entry).
+ *
+ * @param tracker, rk, timeout_ms, produce_err as for kdc_tracker_producev().
+ * @param vus  @p cnt entries; only read (libkdc copies them to replace the
+ *             opaque and add the flags). Ownership of a
+ *             RD_KAFKA_VTYPE_HEADERS list as for kdc_tracker_producev().
+ * @param cnt  number of entries.
+ *
+ * @returns as kdc_tracker_producev(); KDC_ERR_INVALID also for NULL @p vus
+ *          with @p cnt > 0, and for an RD_KAFKA_VTYPE_END entry.
+ * Thread: any. Relies on: rd_kafka_produceva().
+ */
+KDC_EXPORT int kdc_tracker_produceva(kdc_tracker_t *tracker, rd_kafka_t *rk,
+                                     int timeout_ms,
+                                     rd_kafka_resp_err_t *produce_err,
+                                     const rd_kafka_vu_t *vus, size_t cnt);
 
 /**
  * @brief Count one message the application produces itself, and get the

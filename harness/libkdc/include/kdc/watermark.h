@@ -5,8 +5,10 @@
  *        in.
  *
  * The polling thread tracks each message in poll order
- * (kdc_watermark_track()); workers mark messages done in any order, from any
- * thread, once their effect is confirmed (kdc_watermark_done()); the polling
+ * (kdc_watermark_track_message(), or kdc_watermark_track() with the
+ * message's coordinates); workers mark messages done in any order, from any
+ * thread, once their effect is confirmed (kdc_watermark_done_message(),
+ * kdc_watermark_done()); the polling
  * thread periodically commits (kdc_watermark_commit()). For each partition
  * the committed offset is the offset right after the longest prefix of
  * polled messages that are all done: with messages 5, 6, 7 polled and 5 and
@@ -110,6 +112,43 @@ KDC_EXPORT int kdc_watermark_done(kdc_watermark_t *watermark,
                                   int32_t partition,
                                   int64_t offset,
                                   uint64_t epoch);
+
+/**
+ * @brief kdc_watermark_track() for a polled message: its topic
+ *        (rd_kafka_topic_name(msg->rkt)), partition and offset.
+ *
+ * @param watermark the watermark.
+ * @param msg       a message returned by rd_kafka_consumer_poll() with
+ *                  msg->err == NO_ERROR; only read during the call (the
+ *                  caller keeps it and may destroy it afterwards).
+ * @param epoch     the stamp kdc_assignment_stamp() gave @p msg.
+ * @returns as kdc_watermark_track(); KDC_ERR_INVALID also for a NULL
+ *          @p msg, a message without a topic handle, or with msg->err set
+ *          (an error event such as __PARTITION_EOF is not a message to
+ *          commit). Thread-safe. Relies on: rd_kafka_topic_name().
+ */
+KDC_EXPORT int kdc_watermark_track_message(kdc_watermark_t *watermark,
+                                           const rd_kafka_message_t *msg,
+                                           uint64_t epoch);
+
+/**
+ * @brief kdc_watermark_done() for a polled message: its topic, partition
+ *        and offset, read from @p msg.
+ *
+ * @param watermark the watermark.
+ * @param msg       the message given to kdc_watermark_track_message() (or
+ *                  one with the same topic, partition and offset); only
+ *                  read during the call, so a worker may mark it done and
+ *                  then destroy it.
+ * @param epoch     the epoch it was tracked under.
+ * @returns as kdc_watermark_done(); KDC_ERR_INVALID also for a NULL @p msg,
+ *          a message without a topic handle, or with msg->err set.
+ *          Thread-safe; callable from worker threads. Relies on:
+ *          rd_kafka_topic_name().
+ */
+KDC_EXPORT int kdc_watermark_done_message(kdc_watermark_t *watermark,
+                                          const rd_kafka_message_t *msg,
+                                          uint64_t epoch);
 
 /**
  * @brief The offset the watermark would commit for a partition: the offset
