@@ -58,6 +58,7 @@ static const kdc_api_t table[] = {
     {"kdc_tracker_wait", KDC_API_CONFIRM | KDC_API_SERVE_DR, 1, N, N, N, N, N, N, N, 0},
     {"kdc_watermark_commit", KDC_API_COMMIT, 1, N, N, 0, N, N, N, N, 0},
     {"kdc_watermark_done", KDC_API_MARK_DONE, N, N, N, 0, N, N, N, N, 0},
+    {"kdc_watermark_done_message", KDC_API_MARK_DONE, N, N, N, 0, N, N, N, N, 0},
     {"rd_kafka_abort_transaction", KDC_API_TXN_ABORT, 0, N, N, N, N, N, N, N, 0},
     {"rd_kafka_begin_transaction", KDC_API_TXN, 0, N, N, N, N, N, N, N, 0},
     {"rd_kafka_commit", KDC_API_COMMIT, 0, N, N, 1, N, N, N, N, 0},
@@ -148,6 +149,7 @@ static const struct {
     {"produce", KDC_API_PRODUCE},
     {"produce-confirmed", KDC_API_CONFIRM | KDC_API_SERVE_DR},
     {"dlq-route", KDC_API_CONFIRM | KDC_API_SERVE_DR},
+    {"dlq-produce", KDC_API_PRODUCE | KDC_API_DLQ},
     {"confirm", KDC_API_CONFIRM | KDC_API_SERVE_DR},
     {"commit-message", KDC_API_COMMIT},
     {"commit-done", KDC_API_COMMIT},
@@ -190,17 +192,19 @@ int kdc_api_from_contract(const char *name, const char *contract, kdc_api_t *out
         p += strspn(p, " ");
         if (!*p)
             break;
-        static const char *const keys[] = {"handle=", "topic=", "list="};
-        int *slots[] = {&out->handle, &out->topic, &out->list};
+        static const char *const keys[] = {"handle=", "topic=", "list=", "varargs="};
+        int varargs = 0, *slots[] = {&out->handle, &out->topic, &out->list, &varargs};
         size_t k = 0;
-        while (k < 3 && strncmp(p, keys[k], strlen(keys[k])))
+        while (k < 4 && strncmp(p, keys[k], strlen(keys[k])))
             k++;
-        if (k == 3)
+        if (k == 4)
             return -1;
         p += strlen(keys[k]);
         if (*p < '0' || *p > '9' || (p[1] && p[1] != ' '))
             return -1; /* one digit: libkdc's functions have few arguments */
         *slots[k] = *p++ - '0';
+        if (k == 3)
+            out->varargs = (unsigned)varargs;
     }
     return 0;
 }

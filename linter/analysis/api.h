@@ -36,7 +36,7 @@ enum {
 };
 
 /* PRODUCE: always to a dead-letter queue, whatever its arguments (kdc_dlq_produce). */
-enum { KDC_API_DLQ = 1u << 23 };
+enum { KDC_API_DLQ = 1u << 24 };
 
 #define KDC_ARG_NONE (-1)
 #define KDC_ARG_RECV (-2) /* the C++ object the method is called on */

@@ -138,7 +138,8 @@ static void every_exported_function_declares_a_contract_kdc_lint_models_alike(vo
             bad++;
         } else if (declared.roles &&
                    (!table || table->roles != declared.roles || table->handle != declared.handle ||
-                    table->topic != declared.topic || table->list != declared.list)) {
+                    table->topic != declared.topic || table->list != declared.list ||
+                    table->varargs != declared.varargs)) {
             print_error("%s: declared \"%s\"; kdc-lint's table %s\n", f->name, f->contract,
                         table ? "says otherwise (roles or argument positions)" : "lacks it");
             bad++;

@@ -178,6 +178,7 @@ KDC_EXPORT int kdc_commit_message_async(rd_kafka_t *consumer,
  * poll that hands out the messages it discards). Commits nothing.
  * Relies on: rd_kafka_committed(), rd_kafka_seek_partitions().
  */
+KDC_CONTRACT("rewind")
 KDC_EXPORT int kdc_rewind_messages(rd_kafka_t *consumer,
                                    rd_kafka_message_t *const *msgs,
                                    size_t count, int timeout_ms,

@@ -280,6 +280,7 @@ KDC_EXPORT int kdc_dlq_route(kdc_dlq_t *dlq,
  * Thread-safe. Relies on: what kdc_dlq_route() relies on, and
  * rd_kafka_produceva() taking the header list on success.
  */
+KDC_CONTRACT("dlq-produce")
 KDC_EXPORT int kdc_dlq_produce(kdc_dlq_t *dlq, kdc_tracker_t *tracker,
                                const rd_kafka_message_t *msg, kdc_class_t cls,
                                const char *error_text, int timeout_ms,
@@ -309,6 +310,7 @@ KDC_EXPORT int kdc_dlq_produce(kdc_dlq_t *dlq, kdc_tracker_t *tracker,
  *          rd_kafka_message_headers(), rd_kafka_header_get_all(),
  *          rd_kafka_message_timestamp(), rd_kafka_header_add().
  */
+KDC_CONTRACT("query")
 KDC_EXPORT int kdc_dlq_headers(kdc_dlq_t *dlq, const rd_kafka_message_t *msg,
                                kdc_class_t cls, const char *error_text,
                                rd_kafka_headers_t **headersp);

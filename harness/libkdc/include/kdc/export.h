@@ -27,13 +27,16 @@
  * header (clang's annotate attribute) and its model of libkdc cannot drift
  * from the library, however the header was included (-I or -isystem).
  * Other compilers see nothing. The meaning is one word, then the argument
- * positions (from 0) kdc-lint needs, e.g. "commit-message handle=0":
+ * positions (from 0) kdc-lint needs, e.g. "commit-message handle=0" (varargs = the
+ * first RD_KAFKA_V_* argument of a producev-style call):
  *
  *   produce            enqueues an output message (handle = producer,
  *                      topic = topic name); its delivery is confirmed later
  *   produce-confirmed  produces and returns once its delivery report arrived
  *   dlq-route          routes a consumed message to the dead-letter queue and
  *                      returns once that delivery was confirmed
+ *   dlq-produce        produces a consumed message to the dead-letter queue; its
+ *                      delivery is confirmed later (through a tracker)
  *   confirm            waits for delivery reports (handle = producer)
  *   commit-message     commits a consumed message's offset (handle = consumer)
  *   commit-done        commits only offsets marked done (handle = consumer,

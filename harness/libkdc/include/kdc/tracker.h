@@ -283,6 +283,7 @@ KDC_EXPORT int kdc_tracker_produce(kdc_tracker_t *tracker,
  * it waits for queue space. Relies on: rd_kafka_produceva(),
  * rd_kafka_vu_t, RD_KAFKA_VTYPE_* of librdkafka 2.0.2.
  */
+KDC_CONTRACT("produce handle=1 varargs=4")
 KDC_EXPORT int kdc_tracker_producev(kdc_tracker_t *tracker, rd_kafka_t *rk,
                                     int timeout_ms,
                                     rd_kafka_resp_err_t *produce_err, ...);
@@ -302,6 +303,7 @@ KDC_EXPORT int kdc_tracker_producev(kdc_tracker_t *tracker, rd_kafka_t *rk,
  *          with @p cnt > 0, and for an RD_KAFKA_VTYPE_END entry.
  * Thread: any. Relies on: rd_kafka_produceva().
  */
+KDC_CONTRACT("produce handle=1")
 KDC_EXPORT int kdc_tracker_produceva(kdc_tracker_t *tracker, rd_kafka_t *rk,
                                      int timeout_ms,
                                      rd_kafka_resp_err_t *produce_err,

@@ -127,6 +127,7 @@ KDC_EXPORT int kdc_watermark_done(kdc_watermark_t *watermark,
  *          (an error event such as __PARTITION_EOF is not a message to
  *          commit). Thread-safe. Relies on: rd_kafka_topic_name().
  */
+KDC_CONTRACT("track")
 KDC_EXPORT int kdc_watermark_track_message(kdc_watermark_t *watermark,
                                            const rd_kafka_message_t *msg,
                                            uint64_t epoch);
@@ -146,6 +147,7 @@ KDC_EXPORT int kdc_watermark_track_message(kdc_watermark_t *watermark,
  *          Thread-safe; callable from worker threads. Relies on:
  *          rd_kafka_topic_name().
  */
+KDC_CONTRACT("mark-done list=0")
 KDC_EXPORT int kdc_watermark_done_message(kdc_watermark_t *watermark,
                                           const rd_kafka_message_t *msg,
                                           uint64_t epoch);
