@@ -232,8 +232,7 @@ static enum outcome process_batch(struct service *s, rd_kafka_message_t **batch,
                 } else if ((rc = kdc_dlq_route(s->dlq, m, KDC_CLASS_POISON, "malformed event",
                                                WAIT_MS, &err)) == 0) {
                         done[i] = 1;
-                        kdc_watermark_done(s->watermark, rd_kafka_topic_name(m->rkt),
-                                           m->partition, m->offset, epochs[i]);
+                        kdc_watermark_done_message(s->watermark, m, epochs[i]);
                 } else {
                         failed = failure_class(s, err);
                         fprintf(stderr, "reference-service: DLQ routing not confirmed: %s (%s)\n",
@@ -248,10 +247,7 @@ static enum outcome process_batch(struct service *s, rd_kafka_message_t **batch,
                 for (int i = 0; i < n; i++)
                         if (produced[i]) {
                                 done[i] = 1;
-                                kdc_watermark_done(s->watermark,
-                                                   rd_kafka_topic_name(batch[i]->rkt),
-                                                   batch[i]->partition, batch[i]->offset,
-                                                   epochs[i]);
+                                kdc_watermark_done_message(s->watermark, batch[i], epochs[i]);
                         }
         } else {
                 rd_kafka_resp_err_t first = kdc_tracker_first_error(s->outputs);
@@ -292,8 +288,7 @@ static int poll_batch(struct service *s, rd_kafka_message_t **batch, uint64_t *e
                         continue;
                 }
                 epochs[n] = kdc_assignment_stamp(s->assignment, m);
-                if (kdc_watermark_track(s->watermark, rd_kafka_topic_name(m->rkt), m->partition,
-                                        m->offset, epochs[n]) != 0) {
+                if (kdc_watermark_track_message(s->watermark, m, epochs[n]) != 0) {
                         rd_kafka_message_destroy(m); /* revoked meanwhile */
                         continue;
                 }
