@@ -2,16 +2,19 @@
  * Fuzz target: the cache-entry decoders (linter/cache/, linter/model/unitio.c). The first
  * byte of the input chooses what the rest is:
  *
- *   even: a unit entry (.kdc-cache/units/) without its checksum; the checksum is added,
- *         so the decoding goes past it: kdc_cache_parse_unit, then the model it holds
- *         merged into a program (kdc_unit_merge);
- *   odd:  the findings of a stored analysis (.kdc-cache/runs/, after the manifest):
- *         kdc_cache_parse_findings.
+ *   0 or 2 (mod 4): a unit entry (.kdc-cache/units/) without its checksum; the checksum
+ *         is added, so the decoding goes past it: kdc_cache_parse_unit, then the model it
+ *         holds merged into a program (kdc_unit_merge);
+ *   1:    the findings of a stored analysis (.kdc-cache/runs/, after the manifest):
+ *         kdc_cache_parse_findings;
+ *   3:    a compilation database as the cache stores it (.kdc-cache/compdb/, after the
+ *         checksum kdc_cache_get checks): kdc_compdb_decode.
  *
  * An entry arrives with the checkout (docs/reliability.md): every length, index and
  * enumeration value in it is checked, whatever the checksum says.
  */
 #include "cache_int.h"
+#include "compdb.h"
 #include "model.h"
 #include "unitio.h"
 
@@ -65,13 +68,37 @@ static void run_findings(const uint8_t *data, size_t size) {
     free(copy);
 }
 
+static void compdb_list(const uint8_t *data, size_t size) {
+    unsigned char *copy = malloc(size ? size : 1);
+    if (!copy)
+        abort();
+    if (size)
+        memcpy(copy, data, size);
+    kdc_compdb_t db;
+    if (kdc_compdb_decode(copy, size, &db) == 0) {
+        for (size_t i = 0; i < db.n; i++)
+            if (!db.v[i].directory || !db.v[i].file)
+                abort();
+        kdc_compdb_free(&db);
+    } else if (db.n || db.v) {
+        abort(); /* refused bytes leave nothing behind */
+    }
+    free(copy);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size < 1)
         return 0;
-    if (data[0] % 2 == 0)
-        unit_entry(data + 1, size - 1);
-    else
+    switch (data[0] % 4) {
+    case 1:
         run_findings(data + 1, size - 1);
+        break;
+    case 3:
+        compdb_list(data + 1, size - 1);
+        break;
+    default:
+        unit_entry(data + 1, size - 1);
+    }
     return 0;
 }
