@@ -13,6 +13,7 @@ packages=(
   libssl-dev                   # libkdc: SHA-256 DLQ event identity (OpenSSL EVP)
   git pre-commit               # --changed-since; the pre-commit hook test (lint.precommit)
   clang-format-14              # changed C lines as .clang-format says (ctest tree.format)
+  clang-14 libclang-rt-14-dev  # the libFuzzer targets (scripts/fuzz.sh): -fsanitize=fuzzer
 )
 
 missing=()

@@ -259,7 +259,9 @@ static int has_word(const char *text, const char *word) {
  * setups install: a package added there fails here until they have it too. */
 static void the_ci_setups_install_the_packages_kdc_builds_from(void **state) {
     (void)state;
-    static const char *const test_only[] = {"libcmocka-dev", "pre-commit", "clang-format-14", NULL};
+    static const char *const test_only[] = {"libcmocka-dev",      "pre-commit", "clang-format-14",
+                                            "clang-14", /* the fuzz targets (scripts/fuzz.sh) */
+                                            "libclang-rt-14-dev", NULL};
     static const char *const setups[] = {"examples/ci/github-actions.yml",
                                          "examples/ci/gitlab-ci.yml", "docs/ci.md"};
     char *deps = scratch_read(g.src, "scripts/install-deps.sh");
