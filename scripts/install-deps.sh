@@ -14,6 +14,7 @@ packages=(
   git pre-commit               # --changed-since; the pre-commit hook test (lint.precommit)
   clang-format-14              # changed C lines as .clang-format says (ctest tree.format)
   help2man man-db              # the man pages, from --help (man/), and their test (docs.man)
+  clang-14 libclang-rt-14-dev  # the libFuzzer targets (scripts/fuzz.sh): -fsanitize=fuzzer
 )
 
 missing=()

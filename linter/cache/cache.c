@@ -28,8 +28,6 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
-#define ENTRY_MAGIC "KDCC"
-#define ENTRY_FORMAT 3u /* 3: with the paths that must stay absent */
 #define ENTRY_MAX ((size_t)1 << 30) /* larger than any model: a damaged length */
 
 typedef kdc_file_now_t file_now_t;

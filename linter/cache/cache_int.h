@@ -66,6 +66,10 @@ int kdc_cache_write_entry(const char *path, const kdc_buf_t *b, char **err);
 char *kdc_cache_unit_path(const kdc_cache_t *c, const kdc_tu_job_t *job);
 const char *kdc_cache_working_dir(const kdc_tu_job_t *job);
 
+/* A unit entry's first bytes: its magic and format (kdc_cache_parse_unit). */
+#define ENTRY_MAGIC "KDCC"
+#define ENTRY_FORMAT 3u /* 3: with the paths that must stay absent */
+
 /* A unit entry, read: the files the unit read (as stored: relative to the
  * working directory unless absolute) and its model (pointing into the bytes). */
 typedef struct kdc_unit_file {
@@ -82,6 +86,11 @@ typedef struct kdc_unit_entry {
 /* Reads a unit entry's bytes: NULL, or what is wrong with them. */
 const char *kdc_cache_parse_unit(const unsigned char *data, size_t len, kdc_unit_entry_t *e);
 void kdc_cache_unit_entry_free(kdc_unit_entry_t *e);
+
+/* The findings of a stored analysis at r (two counts, then the findings) appended to
+ * runs[0] (default profile) and runs[1] (strict), their strings interned in prog: NULL,
+ * or what is wrong with the bytes (runs are then as they were). */
+const char *kdc_cache_parse_findings(kdc_reader_t *r, kdc_program_t *prog, kdc_findings_t runs[2]);
 
 /* How this process last saw the file at path, when it read it (kdc_file_see) and found
  * the contents `stored` says; else `stored`. */

@@ -183,7 +183,7 @@ static void push_finding(kdc_findings_t *fs, const kdc_finding_t *f) {
 
 /* The findings at r (two counts, then the findings) into runs[0] and runs[1]: NULL, or
  * what is wrong with the bytes (runs are then as they were). */
-static const char *get_findings(kdc_reader_t *r, kdc_program_t *prog, kdc_findings_t runs[2]) {
+const char *kdc_cache_parse_findings(kdc_reader_t *r, kdc_program_t *prog, kdc_findings_t runs[2]) {
     kdc_findings_t got[2] = {{0}};
     const char *damage = NULL;
     uint32_t count[2];
@@ -284,7 +284,7 @@ int kdc_cache_lookup_findings(kdc_cache_t *c, const kdc_tu_job_t *jobs, const si
     int hit = 0;
     /* another program, or other options: not damage, just not this analysis */
     if (read_run(c, path, &e, &damage) == 0 && !memcmp(e.key, key, 16)) {
-        damage = get_findings(&e.findings, prog, runs);
+        damage = kdc_cache_parse_findings(&e.findings, prog, runs);
         hit = !damage;
     }
     if (damage)
@@ -458,7 +458,7 @@ int kdc_cache_lookup_run(kdc_cache_t *c, const kdc_tu_job_t *jobs, const size_t 
         for (uint32_t i = 0; i < nfiles && !r->bad; i++)
             if (!(sum->files.v[sum->files.n++] = get_interned(r, prog)))
                 r->bad = 1;
-        ok = !r->bad && r->at == r->end && !get_findings(&e.findings, prog, runs);
+        ok = !r->bad && r->at == r->end && !kdc_cache_parse_findings(&e.findings, prog, runs);
     }
     if (ok && resign && kdc_cache_writable(c)) {
         /* the new signatures, so that the next run needs no contents */

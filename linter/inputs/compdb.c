@@ -127,8 +127,9 @@ static void encode(const kdc_compdb_t *db, kdc_buf_t *b) {
     }
 }
 
-static int decode(const kdc_buf_t *b, kdc_compdb_t *db) {
-    kdc_reader_t r = {b->v, b->v + b->n, 0};
+int kdc_compdb_decode(const void *data, size_t len, kdc_compdb_t *db) {
+    memset(db, 0, sizeof *db);
+    kdc_reader_t r = {data, (const unsigned char *)data + len, 0};
     uint32_t n = kdc_read_count(&r, 12);
     db->v = calloc(n ? n : 1, sizeof *db->v);
     if (!db->v)
@@ -167,7 +168,7 @@ int kdc_compdb_cached(const char *db_dir, const void *json, size_t len, kdc_cach
     kdc_buf_t b = {0};
     char *note = NULL;
     int hit = kdc_cache_get(cache, KIND, key, &b, "libclang reads the database again", &note);
-    if (hit && decode(&b, out) != 0) {
+    if (hit && kdc_compdb_decode(b.v, b.n, out) != 0) {
         hit = 0;
         note = kdc_xasprintf("the cached compilation database of %s is damaged; libclang "
                              "reads it again",

@@ -43,6 +43,11 @@ int kdc_compdb_cached(const char *db_dir, const void *json, size_t len, kdc_cach
  * database. */
 int kdc_compdb_read(const char *db_dir, const void *json, size_t len, kdc_cache_t *cache,
                     kdc_compdb_t *out);
+/* The entries as the cache stores them (a count, then per entry its directory, file,
+ * argc and arguments; bytes.h), decoded from data[0..len) into *db: 0, or -1 when the
+ * bytes are not a whole list (*db is then empty). For kdc_compdb_cached and the fuzz
+ * target (fuzz/). */
+int kdc_compdb_decode(const void *data, size_t len, kdc_compdb_t *db);
 void kdc_compdb_free(kdc_compdb_t *db);
 
 #endif

@@ -54,9 +54,15 @@ kdc_baseline_t *kdc_baseline_read(const char *path, char **err) {
         free(why);
         return NULL;
     }
+    kdc_baseline_t *b = kdc_baseline_parse(path, text, len, err);
+    free(text);
+    return b;
+}
+
+kdc_baseline_t *kdc_baseline_parse(const char *path, const char *text, size_t len, char **err) {
+    *err = NULL;
     json_error_t je;
     json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
-    free(text);
     if (!root) {
         /* jansson's column counts the characters read on the line (0 before the first) */
         *err = kdc_xasprintf("%s:%d:%d: invalid baseline: %s", path, je.line,

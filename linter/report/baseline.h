@@ -17,6 +17,7 @@
 #define KDC_BASELINE_H
 
 #include "fingerprint.h"
+#include <stddef.h>
 
 #define KDC_BASELINE_VERSION 1
 
@@ -25,6 +26,9 @@ typedef struct kdc_baseline kdc_baseline_t;
 /* Reads and validates a baseline. NULL with *err (malloc'd, naming the file,
  * and the line and column or the entry) when it is missing or malformed. */
 kdc_baseline_t *kdc_baseline_read(const char *path, char **err);
+/* The same for a baseline whose contents are text[0..len) (it need not end in a NUL),
+ * named path in messages: for tests and the fuzz target (fuzz/). */
+kdc_baseline_t *kdc_baseline_parse(const char *path, const char *text, size_t len, char **err);
 void kdc_baseline_free(kdc_baseline_t *b);
 
 /* Is this fingerprint in the baseline? Each entry matches one finding. */

@@ -590,6 +590,8 @@ static int check_bounds(kdc_configs_t *cs, kdc_config_t *c, const char *text, si
     return -1;
 }
 
+static void config_parse(kdc_configs_t *cs, kdc_config_t *c, const char *text, size_t len);
+
 /* Loads the configuration at `path` (absolute); always returns one, broken
  * when anything is wrong (errors recorded). */
 static kdc_config_t *config_load(kdc_configs_t *cs, const char *path) {
@@ -599,10 +601,27 @@ static kdc_config_t *config_load(kdc_configs_t *cs, const char *path) {
     char *text = read_file(cs, c, &len);
     if (!text)
         return c;
-    if (check_bounds(cs, c, text, len)) {
-        free(text);
-        return c;
-    }
+    config_parse(cs, c, text, len);
+    free(text);
+    return c;
+}
+
+const kdc_config_t *kdc_configs_parse(kdc_configs_t *cs, const char *path, const char *text,
+                                      size_t len) {
+    kdc_config_t *c = config_new(path);
+    KDC_VEC_PUSH(cs->all, c);
+    if (len <= CONFIG_MAX_BYTES)
+        config_parse(cs, c, text, len);
+    else
+        file_error(cs, c, "the configuration is larger than 1 MiB");
+    return c;
+}
+
+/* Reads the configuration text[0..len) into c (broken when anything is wrong, errors
+ * recorded). */
+static void config_parse(kdc_configs_t *cs, kdc_config_t *c, const char *text, size_t len) {
+    if (check_bounds(cs, c, text, len))
+        return;
     yaml_parser_t parser;
     yaml_document_t doc;
     if (!yaml_parser_initialize(&parser))
@@ -639,8 +658,6 @@ static kdc_config_t *config_load(kdc_configs_t *cs, const char *path) {
         yaml_document_delete(&doc);
     }
     yaml_parser_delete(&parser);
-    free(text);
-    return c;
 }
 
 /* ---------- discovery ---------- */

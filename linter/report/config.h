@@ -70,6 +70,13 @@ void kdc_configs_free(kdc_configs_t *cs);
  * when none applies. The result may be broken (see kdc_config_t). */
 const kdc_config_t *kdc_configs_for(kdc_configs_t *cs, const char *file);
 
+/* The configuration whose contents are text[0..len) (it need not end in a NUL), as if
+ * loaded from `path` (absolute; its directory is the excludes' base): recorded in cs as
+ * loaded, errors included; never discovered for a file. For tests and the fuzz target
+ * (fuzz/). */
+const kdc_config_t *kdc_configs_parse(kdc_configs_t *cs, const char *path, const char *text,
+                                      size_t len);
+
 /* Errors of every configuration loaded so far, in the order found. */
 size_t kdc_configs_nerrors(const kdc_configs_t *cs);
 const kdc_config_error_t *kdc_configs_error(const kdc_configs_t *cs, size_t i);

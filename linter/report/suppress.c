@@ -335,6 +335,25 @@ static void scan_text(scan_t *sc, const char *s, size_t len) {
 #undef NEWLINE
 }
 
+/* The directives of file, whose contents are text[0..len) (changed: CRs made LFs). */
+static void scan_file_text(kdc_suppressions_t *s, const char *file, char *text, size_t len) {
+    /* a lone CR ends a line for clang (classic Mac line endings), as CR LF and LF do: made
+     * LF here, so that lines are counted as clang counts them (no offset moves) */
+    for (size_t i = 0; i < len; i++)
+        if (text[i] == '\r' && (i + 1 == len || text[i + 1] != '\n'))
+            text[i] = '\n';
+    /* every directive starts with the marker: a file without it has none (most files) */
+    if (!memmem(text, len, "kdc-lint:", 9))
+        return;
+    scan_t sc = {s, file, {0}};
+    scan_text(&sc, text, len);
+    for (size_t i = 0; i < sc.open.n; i++) {
+        const supp_t *b = &s->v.v[sc.open.v[i]];
+        bad(&sc, b->line, b->col, "ignore-begin without an ignore-end after it");
+    }
+    free(sc.open.v);
+}
+
 void kdc_suppressions_scan(kdc_suppressions_t *s, const char *file) {
     if (!file)
         return;
@@ -358,24 +377,20 @@ void kdc_suppressions_scan(kdc_suppressions_t *s, const char *file) {
         if ((len += (size_t)n) == cap)
             text = kdc_xrealloc(text, cap *= 2);
     close(fd);
-    /* a lone CR ends a line for clang (classic Mac line endings), as CR LF and LF do: made
-     * LF here, so that lines are counted as clang counts them (no offset moves) */
-    for (size_t i = 0; i < len; i++)
-        if (text[i] == '\r' && (i + 1 == len || text[i + 1] != '\n'))
-            text[i] = '\n';
-    /* every directive starts with the marker: a file without it has none (most files) */
-    if (!memmem(text, len, "kdc-lint:", 9)) {
-        free(text);
-        return;
-    }
-    scan_t sc = {s, file, {0}};
-    scan_text(&sc, text, len);
-    for (size_t i = 0; i < sc.open.n; i++) {
-        const supp_t *b = &s->v.v[sc.open.v[i]];
-        bad(&sc, b->line, b->col, "ignore-begin without an ignore-end after it");
-    }
-    free(sc.open.v);
+    scan_file_text(s, file, text, len);
     free(text);
+}
+
+void kdc_suppressions_scan_text(kdc_suppressions_t *s, const char *file, const char *text,
+                                size_t len) {
+    if (!file)
+        return;
+    KDC_VEC_PUSH(s->scanned, file);
+    char *copy = kdc_xrealloc(NULL, len ? len : 1); /* no NUL after it: none is read */
+    if (len)
+        memcpy(copy, text, len);
+    scan_file_text(s, file, copy, len);
+    free(copy);
 }
 
 static int same_file(const char *a, const char *b) {

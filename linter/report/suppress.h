@@ -30,6 +30,12 @@ void kdc_suppressions_free(kdc_suppressions_t *s);
  * The pointer is kept (findings about it point to it): it must outlive them. */
 void kdc_suppressions_scan(kdc_suppressions_t *s, const char *file);
 
+/* The same for a file whose contents are text[0..len) (copied; it need not end in a
+ * NUL), without reading the file: for tests and the fuzz target (fuzz/). The file is
+ * recorded as scanned; `file` is kept as kdc_suppressions_scan keeps it. */
+void kdc_suppressions_scan_text(kdc_suppressions_t *s, const char *file, const char *text,
+                                size_t len);
+
 /* Is f suppressed by a valid suppression in its file (scanned before)? Returns
  * the reason written in the first suppression that matches (one line; owned by
  * s), or NULL. Every matching suppression is then marked used for f's rule.

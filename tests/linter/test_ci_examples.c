@@ -261,7 +261,9 @@ static void the_ci_setups_install_the_packages_kdc_builds_from(void **state) {
     (void)state;
     /* and help2man: without it the build leaves the man pages out (man/CMakeLists.txt) */
     static const char *const test_only[] = {"libcmocka-dev", "pre-commit", "clang-format-14",
-                                            "help2man",      "man-db",     NULL};
+                                            "help2man", "man-db",
+                                            "clang-14", /* the fuzz targets (scripts/fuzz.sh) */
+                                            "libclang-rt-14-dev", NULL};
     static const char *const setups[] = {"examples/ci/github-actions.yml",
                                          "examples/ci/gitlab-ci.yml", "docs/ci.md"};
     char *deps = scratch_read(g.src, "scripts/install-deps.sh");

@@ -88,7 +88,9 @@ static char *read_report(const char *rel) {
 
 /* The files of the findings of a JSON or SARIF report, one per line. */
 static void files_of(const char *rel, int sarif, json_t *seen, int shard) {
-    json_t *doc = json_load_file(scratch_path(g.dir, rel), 0, NULL);
+    char *path = scratch_path(g.dir, rel);
+    json_t *doc = json_load_file(path, 0, NULL);
+    free(path);
     assert_non_null(doc);
     json_t *list = sarif ? json_object_get(json_array_get(json_object_get(doc, "runs"), 0),
                                            "results")

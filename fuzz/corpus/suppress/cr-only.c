@@ -1,0 +1,1 @@
+#include <librdkafka/rdkafka.h>// kdc-lint: ignore[bare-commit] classic Mac line endingsvoid f(rd_kafka_t *rk) { rd_kafka_commit(rk, NULL, 0); }
