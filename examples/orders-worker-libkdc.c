@@ -8,6 +8,7 @@
  */
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <librdkafka/rdkafka.h>
 #include <kdc/kdc.h>
 
@@ -18,6 +19,7 @@ static volatile sig_atomic_t running = 1;
 static void stop(int sig) { (void)sig; running = 0; }
 
 static int parse_order(const rd_kafka_message_t *m) { return m->len > 2 ? 0 : -1; }
+static const char *env(const char *k, const char *v) { return getenv(k) ? getenv(k) : v; }
 
 static rd_kafka_t *new_client(rd_kafka_type_t type, const char *brokers, kdc_assignment_t *a) {
     char err[512];
@@ -27,8 +29,10 @@ static rd_kafka_t *new_client(rd_kafka_type_t type, const char *brokers, kdc_ass
         rd_kafka_conf_set(conf, "enable.idempotence", "true", err, sizeof err);
         rd_kafka_conf_set_dr_msg_cb(conf, kdc_dr_msg_cb);
     } else {
-        rd_kafka_conf_set(conf, "group.id", "orders-worker", err, sizeof err);
+        rd_kafka_conf_set(conf, "group.id", env("KAFKA_GROUP_ID", "orders-worker"), err, sizeof err);
+        rd_kafka_conf_set(conf, "session.timeout.ms", env("KAFKA_SESSION_TIMEOUT_MS", "45000"), err, sizeof err);
         rd_kafka_conf_set(conf, "enable.auto.commit", "false", err, sizeof err);
+        rd_kafka_conf_set(conf, "auto.offset.reset", "earliest", err, sizeof err); /* first start */
         rd_kafka_conf_set_rebalance_cb(conf, kdc_assignment_rebalance_cb);
         rd_kafka_conf_set_opaque(conf, a);
     }
@@ -45,7 +49,7 @@ static int process_batch(rd_kafka_t *producer, kdc_dlq_t *dlq, kdc_tracker_t *t,
         if (parse_order(m) != 0 ? kdc_dlq_produce(dlq, t, m, KDC_CLASS_POISON, "malformed order", /* ok: unconfirmed-dlq-routing */
                                                   5000, &err)
                                 : kdc_tracker_producev(t, producer, 5000, &err,
-                                                       RD_KAFKA_V_TOPIC("orders.audit"),
+                                                       RD_KAFKA_V_TOPIC(env("KAFKA_OUTPUT_TOPIC", "orders.audit")),
                                                        RD_KAFKA_V_KEY(m->key, m->key_len),
                                                        RD_KAFKA_V_VALUE(m->payload, m->len),
                                                        RD_KAFKA_V_END))
@@ -58,7 +62,7 @@ static int process_batch(rd_kafka_t *producer, kdc_dlq_t *dlq, kdc_tracker_t *t,
 }
 
 int main(int argc, char **argv) {
-    const char *brokers = argc > 1 ? argv[1] : "localhost:9092";
+    const char *brokers = env("KAFKA_BOOTSTRAP_SERVERS", argc > 1 ? argv[1] : "localhost:9092");
     kdc_assignment_t *assignment = NULL;
     kdc_tracker_t *batch_tracker = NULL;
     kdc_dlq_t *dlq = NULL;
@@ -67,12 +71,13 @@ int main(int argc, char **argv) {
     rd_kafka_t *consumer = new_client(RD_KAFKA_CONSUMER, brokers, assignment);
     rd_kafka_t *producer = new_client(RD_KAFKA_PRODUCER, brokers, NULL);
     if (!consumer || !producer || kdc_tracker_new(&batch_tracker) != 0 ||
-        kdc_dlq_new(&dlq, producer, "orders-worker") != 0 || kdc_dlq_set_topic(dlq, "orders.dlq"))
+        kdc_dlq_new(&dlq, producer, "orders-worker") != 0 || kdc_dlq_set_topic(dlq, env("KAFKA_DLQ_TOPIC", "orders.dlq")))
         return 1;
     signal(SIGINT, stop);
+    signal(SIGTERM, stop);
     rd_kafka_poll_set_consumer(consumer);
     rd_kafka_topic_partition_list_t *topics = rd_kafka_topic_partition_list_new(1);
-    rd_kafka_topic_partition_list_add(topics, "orders", RD_KAFKA_PARTITION_UA);
+    rd_kafka_topic_partition_list_add(topics, env("KAFKA_INPUT_TOPIC", "orders"), RD_KAFKA_PARTITION_UA);
     rd_kafka_subscribe(consumer, topics);
     rd_kafka_topic_partition_list_destroy(topics);
 
