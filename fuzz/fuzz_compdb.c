@@ -23,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     free(kdc_fuzz_write("db/compile_commands.json", data, size));
     static const char *const extra[] = {"-I", "include", "-DFUZZ=1"};
-    kdc_input_opts_t o = {db_dir, extra, 3, NULL};
+    kdc_input_opts_t o = {db_dir, extra, 3, NULL, 0};
     kdc_inputs_t in = {0};
     kdc_inputs_collect(NULL, 0, &o, &in);
     for (size_t i = 0; i < in.njobs; i++)
