@@ -386,6 +386,9 @@ static int spawn(run_t *run, shared_t *sh, worker_t *ws, unsigned nslots, unsign
     if (pipe(p) != 0)
         return -1;
     fflush(NULL); /* nothing buffered is written twice */
+    /* before the fork: a worker that runs first has taken its unit when fork() returns
+     * here, and a store after it hid that unit from the time limit (a hang under load) */
+    atomic_store(&sh->slot[slot].current, -1L);
     pid_t driver = getpid();
     pthread_mutex_lock(&live_lock); /* listed before a signal's stop can look */
     pid_t pid = fork();
@@ -417,7 +420,6 @@ static int spawn(run_t *run, shared_t *sh, worker_t *ws, unsigned nslots, unsign
     KDC_VEC_PUSH(live, pid);
     pthread_mutex_unlock(&live_lock);
     close(p[1]);
-    atomic_store(&sh->slot[slot].current, -1L);
     ws[slot].pid = pid;
     ws[slot].fd = p[0];
     ws[slot].in.n = 0;

@@ -850,6 +850,48 @@ static void a_unit_over_the_time_limit_is_an_input_error_and_the_run_goes_on(voi
     kdc_run_free(&r);
 }
 
+/* The time limit holds for a worker that takes its unit before fork() has returned in the
+ * driver: under load (here, eight runs at once on the machine's cores) the driver cleared
+ * that worker's unit after it had been taken, and the unit ran for minutes unwatched. */
+static void the_time_limit_holds_under_load_for_every_worker(void **state) {
+    (void)state;
+    write_else_if_chain("chain.c", 100000);
+    enum { RUNS = 8 };
+    pid_t runs[RUNS];
+    for (int i = 0; i < RUNS; i++) {
+        runs[i] = fork();
+        assert_true(runs[i] >= 0);
+        if (runs[i] == 0) {
+            int null = open("/dev/null", O_WRONLY);
+            if (chdir(root) != 0 || null < 0 || dup2(null, STDOUT_FILENO) < 0 ||
+                dup2(null, STDERR_FILENO) < 0)
+                _exit(127);
+            execl(scale_lint_path(), scale_lint_path(), "--no-cache", "-j2", "--unit-time-limit=1",
+                  "chain.c", "good.c", (char *)NULL);
+            _exit(127);
+        }
+    }
+    int ended = 0, wrong = 0;
+    for (int waited = 0; waited < 600 && ended < RUNS; waited++, nap_ms(50)) /* 30 s */
+        for (int i = 0; i < RUNS; i++) {
+            int status = 0;
+            if (runs[i] > 0 && waitpid(runs[i], &status, WNOHANG) == runs[i]) {
+                runs[i] = 0;
+                ended++;
+                wrong += !WIFEXITED(status) || WEXITSTATUS(status) != 2;
+            }
+        }
+    for (int i = 0; i < RUNS; i++)
+        if (runs[i] > 0) { /* its workers die with it */
+            kill(runs[i], SIGKILL);
+            waitpid(runs[i], NULL, 0);
+        }
+    if (ended < RUNS)
+        fail_msg("%d of %d runs with a 1 s limit per file did not end within 30 s", RUNS - ended,
+                 RUNS);
+    assert_int_equal(wrong, 0); /* each: exit 2, the chain an input error */
+}
+
 static void a_unit_over_the_memory_limit_is_an_input_error_and_the_run_goes_on(void **state) {
     (void)state;
 #if defined(__SANITIZE_ADDRESS__)
@@ -933,6 +975,8 @@ int main(void) {
             cache_marker_links_that_name_nothing_create_no_file_anywhere, setup, teardown),
         cmocka_unit_test_setup_teardown(
             a_unit_over_the_time_limit_is_an_input_error_and_the_run_goes_on, setup, teardown),
+        cmocka_unit_test_setup_teardown(the_time_limit_holds_under_load_for_every_worker, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(
             a_unit_over_the_memory_limit_is_an_input_error_and_the_run_goes_on, setup, teardown),
         cmocka_unit_test_setup_teardown(a_worker_dies_with_a_killed_driver, setup, teardown),
