@@ -210,6 +210,25 @@ void tk_instance_destroy(struct tk_instance *in);
  * in a process that is not one. Returns how many were killed. */
 int tk_services_collect_strays(void);
 
+/* ---- guard.c ---------------------------------------------------------- */
+
+/* The services' cgroup: every service process joins it before exec
+ * (tk_guard_procs_fd(), written "0"), and a guard process, which outlives
+ * kdc-harness, kills what is in it and removes it once kdc-harness ends, by
+ * tk_guard_end() or by any signal, SIGKILL included. Start it before any thread
+ * or service. 0, or -1 with why set (no writable cgroup v2 hierarchy: services
+ * then run as before, and a daemon one starts with setsid survives a SIGKILLed
+ * kdc-harness). */
+int tk_guard_start(char *why, size_t len);
+/* cgroup.procs of the services' cgroup, open for writing, or -1. */
+int tk_guard_procs_fd(void);
+/* The guard process (a child of this process, never a service's stray), or -1. */
+pid_t tk_guard_pid(void);
+/* The cgroup's directory, "" when there is none. */
+const char *tk_guard_cgroup(void);
+/* Ends the guard: the cgroup is emptied and removed when this returns. */
+void tk_guard_end(void);
+
 /* ---- probe.c ---------------------------------------------------------- */
 
 struct tk_probe {

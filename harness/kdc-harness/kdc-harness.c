@@ -412,6 +412,14 @@ static int run(int argc, char **argv) {
                         return 2;
                 }
         }
+        /* ... and when kdc-harness itself is killed, a cgroup holds them. */
+        char why[512];
+        if (kdc_testkit_services_contain(why, sizeof why) != 0 && !quiet)
+                fprintf(stderr,
+                        "kdc-harness: note: the services run without a cgroup of their own "
+                        "(%s): a process one detaches with setsid outlives a SIGKILLed "
+                        "kdc-harness\n",
+                        why);
         const kdc_testkit_result_t **results = calloc(n, sizeof *results);
         size_t done = 0;
         char error[512] = "";
@@ -455,6 +463,7 @@ static int run(int argc, char **argv) {
         free(names);
         if (o.service_fd >= 0)
                 close(o.service_fd);
+        kdc_testkit_services_release();
         return status;
 }
 

@@ -7,7 +7,8 @@
  * A command dies with the thread that started it (PR_SET_PDEATHSIG: a
  * SIGKILLed kdc-harness leaves no service behind), and what escapes its
  * process group (a daemon started with setsid, a double fork) is collected
- * when kdc-harness is the child subreaper (tk_services_collect_strays()). */
+ * when kdc-harness is the child subreaper (tk_services_collect_strays()), and
+ * by the guard of the services' cgroup when kdc-harness is killed (guard.c). */
 /* execvpe(), close_range() (glibc >= 2.34) */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -217,7 +218,7 @@ int tk_services_collect_strays(void) {
                         long pid = strtol(e->d_name, &endp, 10);
 
                         if (*endp || pid <= 0 || child_known((pid_t)pid) ||
-                            parent_of(e->d_name) != self)
+                            (pid_t)pid == tk_guard_pid() || parent_of(e->d_name) != self)
                                 continue;
                         kill((pid_t)pid, SIGKILL);
                         waitpid((pid_t)pid, NULL, 0);
@@ -310,6 +311,10 @@ static void spawn_child(const struct tk_instance *in, pid_t parent, int report) 
         sigset_t none;
         int err;
 
+        /* Into the run's cgroup, where every process it starts stays
+         * (guard.c): they die with the run, however kdc-harness ends. */
+        if (tk_guard_procs_fd() >= 0)
+                (void)!write(tk_guard_procs_fd(), "0", 1);
         /* Own process group: signals reach wrappers and the service. */
         setpgid(0, 0);
         /* Dies with the thread that started it, even by SIGKILL. */

@@ -147,6 +147,37 @@ if [ -z "$pid" ] || alive "$pid"; then
 else
         echo "ok: the service dies with a SIGKILLed kdc-harness"
 fi
+# ... and a daemon that service started with setsid (outside its process group
+# and, once the service is gone, handed to init): the services' cgroup and its
+# guard end it. As root (CI) the cgroup must be there; otherwise kdc-harness
+# must say that it runs without one.
+printf '#!/bin/sh\nsetsid sh -c '"'"'echo $$ >"%s/daemon"; exec sleep 300'"'"' &\necho $$ >"%s/pid"\nexec sleep 300\n' "$dir" "$dir" >"$dir/service"
+rm -f "$dir/pid" "$dir/daemon"
+"$h" run --scenario baseline --events 10 -- "$dir/service" >/dev/null 2>"$dir/err" &
+harness=$!
+i=0
+while [ ! -s "$dir/daemon" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+group=$(ls -d /sys/fs/cgroup/unified/kdc-harness-$harness /sys/fs/cgroup/kdc-harness-$harness 2>/dev/null | head -n 1)
+kill -KILL $harness
+wait $harness 2>/dev/null
+daemon=$(cat "$dir/daemon" 2>/dev/null)
+i=0
+while [ -n "$daemon" ] && alive "$daemon" && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+while [ -n "$group" ] && [ -e "$group" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+if [ "$(id -u)" != 0 ] && grep -q 'run without a cgroup of their own' "$dir/err"; then
+        echo "ok: not root: kdc-harness says a daemon may outlive it when it is SIGKILLed"
+        [ -n "$daemon" ] && kill -KILL "$daemon" 2>/dev/null
+elif [ -z "$daemon" ] || alive "$daemon"; then
+        echo "FAIL: the daemon a service started with setsid (pid ${daemon:-never started}) outlived a SIGKILLed kdc-harness"
+        sed 's/^/    /' "$dir/err"
+        fail=1
+        [ -n "$daemon" ] && kill -KILL "$daemon"
+elif [ -z "$group" ] || [ -e "$group" ]; then
+        echo "FAIL: the services' cgroup (${group:-not found while the service ran}) is not removed"
+        fail=1
+else
+        echo "ok: a daemon a service started with setsid dies with a SIGKILLed kdc-harness, its cgroup removed"
+fi
 rm -rf "$dir"
 "$h" --version | grep -q '^kdc-harness [0-9]'; check "--version" 0 $?
 exit $fail

@@ -375,6 +375,38 @@ KDC_TESTKIT_EXPORT int kdc_testkit_run_command(const kdc_testkit_options_t *opti
 KDC_TESTKIT_EXPORT void kdc_testkit_services_kill(void);
 
 /**
+ * @brief Keep every process the command services of this process start, however
+ *        they detach, in a cgroup that is emptied and removed when this process
+ *        ends, by kdc_testkit_services_release() or by any signal, SIGKILL
+ *        included.
+ *
+ * A service that starts a daemon with setsid() leaves its process group; when
+ * the program that started the service is killed with SIGKILL (no handler
+ * runs), the service dies with it (PR_SET_PDEATHSIG) but such a daemon would
+ * run on under init. Call this once, before any run and before the process
+ * starts threads (it forks): it creates a cgroup (cgroup v2) under this
+ * process's own, named kdc-harness-PID, that each command service joins before
+ * exec, and starts a guard process that outlives this one: when this process
+ * ends, the guard kills everything in the cgroup (cgroup.kill; on kernels
+ * before 5.14, SIGKILL to each process it lists until none is left), removes
+ * it and exits.
+ *
+ * @param why  on failure, why (NUL-terminated, at most @p len bytes).
+ * @return 0; -1 when no writable cgroup v2 hierarchy can hold the services
+ *         (not root and no delegated subtree, no cgroup2 mount, or a cgroup
+ *         with controllers that takes no process): the services then run as
+ *         before.
+ */
+KDC_TESTKIT_EXPORT int kdc_testkit_services_contain(char *why, size_t len);
+
+/**
+ * @brief End what kdc_testkit_services_contain() started: the processes left
+ *        in the cgroup are killed, and the cgroup is removed before this
+ *        returns (at most about 6 s). Does nothing when there is none.
+ */
+KDC_TESTKIT_EXPORT void kdc_testkit_services_release(void);
+
+/**
  * @brief Run @p scenario with a loop service in threads of this process (one
  *        per instance), for in-process tests of a service's loop.
  *
