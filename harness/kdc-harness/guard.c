@@ -143,30 +143,30 @@ int tk_guard_start(char *why, size_t len) {
                 return 0;
         if (cgroup2_mount(mnt, sizeof mnt, root, sizeof root) != 0) {
                 snprintf(why, len, "no cgroup v2 hierarchy is mounted");
-                return -1;
+                return KDC_ERR_NOENT;
         }
         if (own_cgroup(own, sizeof own) != 0) {
                 snprintf(why, len, "/proc/self/cgroup names no cgroup v2 path");
-                return -1;
+                return KDC_ERR_NOENT;
         }
         /* own is relative to the hierarchy's root; the mount shows root at mnt */
         size_t rl = strcmp(root, "/") ? strlen(root) : 0;
         if (rl && strncmp(own, root, rl) != 0) {
                 snprintf(why, len, "this process's cgroup %s is outside the mounted %s", own, root);
-                return -1;
+                return KDC_ERR_NOENT;
         }
         if ((size_t)snprintf(group, sizeof group, "%s%s/kdc-harness-%ld", mnt,
                              strcmp(own + rl, "/") ? own + rl : "",
                              (long)getpid()) >= sizeof group) {
                 group[0] = '\0';
                 snprintf(why, len, "the cgroup path is too long");
-                return -1;
+                return KDC_ERR_NOENT;
         }
         if (mkdir(group, 0755) != 0 &&
             !(errno == EEXIST && rmdir(group) == 0 && mkdir(group, 0755) == 0)) {
                 snprintf(why, len, "cannot create %s: %s", group, strerror(errno));
                 group[0] = '\0';
-                return -1;
+                return KDC_ERR_NOENT;
         }
         char path[4200];
         snprintf(path, sizeof path, "%s/cgroup.procs", group);
@@ -174,7 +174,7 @@ int tk_guard_start(char *why, size_t len) {
                 snprintf(why, len, "cannot open %s: %s", path, strerror(errno));
                 rmdir(group);
                 group[0] = '\0';
-                return -1;
+                return KDC_ERR_NOENT;
         }
         /* A process joins as a service will, to learn that it can (a domain cgroup
          * with controllers enabled takes no process: EBUSY, EOPNOTSUPP). */
@@ -226,7 +226,7 @@ undo:
         procs_fd = -1;
         rmdir(group);
         group[0] = '\0';
-        return -1;
+        return KDC_ERR_NOENT;
 }
 
 int tk_guard_procs_fd(void) {

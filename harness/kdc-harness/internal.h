@@ -216,7 +216,7 @@ int tk_services_collect_strays(void);
  * (tk_guard_procs_fd(), written "0"), and a guard process, which outlives
  * kdc-harness, kills what is in it and removes it once kdc-harness ends, by
  * tk_guard_end() or by any signal, SIGKILL included. Start it before any thread
- * or service. 0, or -1 with why set (no writable cgroup v2 hierarchy: services
+ * or service. 0, or KDC_ERR_NOENT with why set (no writable cgroup v2 hierarchy: services
  * then run as before, and a daemon one starts with setsid survives a SIGKILLed
  * kdc-harness). */
 int tk_guard_start(char *why, size_t len);

@@ -392,10 +392,10 @@ KDC_TESTKIT_EXPORT void kdc_testkit_services_kill(void);
  * it and exits.
  *
  * @param why  on failure, why (NUL-terminated, at most @p len bytes).
- * @return 0; -1 when no writable cgroup v2 hierarchy can hold the services
- *         (not root and no delegated subtree, no cgroup2 mount, or a cgroup
- *         with controllers that takes no process): the services then run as
- *         before.
+ * @return 0; KDC_ERR_NOENT when no writable cgroup v2 hierarchy can hold the
+ *         services (not root and no delegated subtree, no cgroup2 mount, or a
+ *         cgroup with controllers that takes no process): the services then
+ *         run as before.
  */
 KDC_TESTKIT_EXPORT int kdc_testkit_services_contain(char *why, size_t len);
 
