@@ -128,6 +128,7 @@ struct tk_event {
         int64_t offset;   /* -1 until the broker confirmed it */
         uint8_t poison;
         uint8_t failed;   /* the testkit's own produce failed */
+        int64_t stored_ms; /* tk_now_ms() of its delivery report, when stored */
         int32_t outputs;  /* output records naming it */
         int32_t dlq;      /* DLQ records naming it */
 };
@@ -287,6 +288,51 @@ void tk_verdict_free(struct tk_verdict *v);
 const char *tk_judge(const struct tk_verdict *v, int64_t output_records, int64_t dlq_records,
                      int64_t dropped_records, int exactly_once, int require_complete);
 
+/* ---- timeline.c ------------------------------------------------------- */
+
+/* What the run looked like over time, for the HTML report: the progress probe's
+ * values every TK_TIMELINE_PERIOD_MS, the faults (a window from a step to the
+ * step that undoes it: a broker down until up, an instance stopped until started,
+ * paused until resumed, killed until its restart; a point for the others), and
+ * when the lost and duplicated events were stored. Times in ms since the run
+ * began. */
+#define TK_TIMELINE_PERIOD_MS 200
+
+struct tk_sample {
+        int32_t t_ms;
+        int64_t stored;    /* input events stored (broker-confirmed) */
+        int64_t committed; /* events below the group's committed offsets */
+        int64_t written;   /* output and DLQ records */
+};
+
+struct tk_mark {
+        int32_t t_ms, end_ms; /* end_ms < 0: a point, not a window */
+        struct tk_step step;
+        char what[160];
+};
+
+struct tk_timeline {
+        struct tk_sample *samples;
+        size_t nsamples, capsamples;
+        struct tk_mark *marks;
+        size_t nmarks;
+        int32_t *at[2]; /* storage times of the lost [0] and duplicated [1] events */
+        size_t nat[2];
+        int64_t events; /* the run's event count: the plot's height */
+        int32_t end_ms; /* the run's length: the plot's width */
+};
+
+/* 0, or KDC_ERR_NOMEM (the timeline is unchanged). */
+int tk_timeline_sample(struct tk_timeline *tl, const struct tk_sample *s);
+int tk_timeline_mark(struct tk_timeline *tl, int32_t t_ms, const struct tk_step *st,
+                     const char *what);
+/* Closes the windows still open at end_ms and takes the storage times of the
+ * listed events (indexes into ev). */
+int tk_timeline_end(struct tk_timeline *tl, int32_t end_ms, int64_t t0, const struct tk_event *ev,
+                    int64_t events, const int64_t *lost, size_t nlost, const int64_t *dup,
+                    size_t ndup);
+void tk_timeline_free(struct tk_timeline *tl);
+
 /* ---- result ----------------------------------------------------------- */
 
 struct tk_result {
@@ -300,6 +346,7 @@ struct tk_result {
         int partitions;
         int64_t events_requested;
         int exactly_once, require_complete;
+        struct tk_timeline tl;
 };
 
 /* Appends a line to r's fault log: 0, or KDC_ERR_NOMEM (the log is unchanged). */

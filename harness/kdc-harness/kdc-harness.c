@@ -45,6 +45,9 @@ static const char usage[] =
     "  --require-complete   events left unprocessed fail the run too\n"
     "  --service-log FILE   the service's stdout and stderr (default: this stderr)\n"
     "  --quiet              no progress lines on stderr\n"
+    "  --report-html FILE   also write the runs as one self-contained HTML page: each\n"
+    "                       scenario's timeline (events stored, committed, written), its\n"
+    "                       fault windows and its lost and duplicated events\n"
     "\n"
     "Exit status: 0 every run valid (no event lost, and the service processed something),\n"
     "1 a run failed (events lost, nothing processed, or duplicated / unprocessed when\n"
@@ -258,31 +261,48 @@ static void on_interrupt(int sig) {
 }
 
 static int run(int argc, char **argv) {
-        enum { O_EVENTS = 256, O_SEED, O_FORMAT, O_PARTITIONS, O_RATE, O_INPUT, O_OUTPUT, O_DLQ,
-               O_GROUP, O_TIMEOUT, O_IDLE, O_EXACT, O_COMPLETE, O_LOG, O_QUIET, O_SCENARIO,
-               O_ALL };
-        static const struct option opts[] = {
-            {"scenario", required_argument, 0, O_SCENARIO},
-            {"all", no_argument, 0, O_ALL},
-            {"events", required_argument, 0, O_EVENTS},
-            {"seed", required_argument, 0, O_SEED},
-            {"format", required_argument, 0, O_FORMAT},
-            {"partitions", required_argument, 0, O_PARTITIONS},
-            {"rate", required_argument, 0, O_RATE},
-            {"input-topic", required_argument, 0, O_INPUT},
-            {"output-topic", required_argument, 0, O_OUTPUT},
-            {"dlq-topic", required_argument, 0, O_DLQ},
-            {"group", required_argument, 0, O_GROUP},
-            {"timeout", required_argument, 0, O_TIMEOUT},
-            {"idle", required_argument, 0, O_IDLE},
-            {"exactly-once", no_argument, 0, O_EXACT},
-            {"require-complete", no_argument, 0, O_COMPLETE},
-            {"service-log", required_argument, 0, O_LOG},
-            {"quiet", no_argument, 0, O_QUIET},
-            {"help", no_argument, 0, 'h'},
-            {0, 0, 0, 0}};
+        enum {
+                O_EVENTS = 256,
+                O_SEED,
+                O_FORMAT,
+                O_PARTITIONS,
+                O_RATE,
+                O_INPUT,
+                O_OUTPUT,
+                O_DLQ,
+                O_GROUP,
+                O_TIMEOUT,
+                O_IDLE,
+                O_EXACT,
+                O_COMPLETE,
+                O_LOG,
+                O_QUIET,
+                O_SCENARIO,
+                O_ALL,
+                O_HTML
+        };
+        static const struct option opts[] = {{"scenario", required_argument, 0, O_SCENARIO},
+                                             {"all", no_argument, 0, O_ALL},
+                                             {"events", required_argument, 0, O_EVENTS},
+                                             {"seed", required_argument, 0, O_SEED},
+                                             {"format", required_argument, 0, O_FORMAT},
+                                             {"partitions", required_argument, 0, O_PARTITIONS},
+                                             {"rate", required_argument, 0, O_RATE},
+                                             {"input-topic", required_argument, 0, O_INPUT},
+                                             {"output-topic", required_argument, 0, O_OUTPUT},
+                                             {"dlq-topic", required_argument, 0, O_DLQ},
+                                             {"group", required_argument, 0, O_GROUP},
+                                             {"timeout", required_argument, 0, O_TIMEOUT},
+                                             {"idle", required_argument, 0, O_IDLE},
+                                             {"exactly-once", no_argument, 0, O_EXACT},
+                                             {"require-complete", no_argument, 0, O_COMPLETE},
+                                             {"service-log", required_argument, 0, O_LOG},
+                                             {"quiet", no_argument, 0, O_QUIET},
+                                             {"report-html", required_argument, 0, O_HTML},
+                                             {"help", no_argument, 0, 'h'},
+                                             {0, 0, 0, 0}};
         kdc_testkit_options_t o;
-        const char *scenario = NULL, *service_log = NULL;
+        const char *scenario = NULL, *service_log = NULL, *html_path = NULL;
         int all = 0, json = 0, quiet = 0, c, status = 0, index;
         int64_t v;
         char problem[512];
@@ -360,6 +380,9 @@ static int run(int argc, char **argv) {
                 case O_QUIET:
                         quiet = 1;
                         break;
+                case O_HTML:
+                        html_path = optarg;
+                        break;
                 case 'h':
                         fputs(usage, stdout);
                         return 0;
@@ -412,6 +435,16 @@ static int run(int argc, char **argv) {
                         return 2;
                 }
         }
+        /* Opened before the runs: a path that cannot be written is said now, not after
+         * them. */
+        FILE *html = NULL;
+        if (html_path && !(html = fopen(html_path, "we"))) {
+                fprintf(stderr, "kdc-harness: %s: %s\n", html_path, strerror(errno));
+                free(names);
+                if (o.service_fd >= 0)
+                        close(o.service_fd);
+                return 2;
+        }
         /* ... and when kdc-harness itself is killed, a cgroup holds them. */
         char why[512];
         if (kdc_testkit_services_contain(why, sizeof why) != 0 && !quiet)
@@ -456,6 +489,17 @@ static int run(int argc, char **argv) {
         }
         if (print_report(results, done, json, *error ? error : NULL) != 0)
                 status = 2;
+        int html_bad = 0;
+        if (html) { /* every step runs: the file is closed whatever failed */
+                html_bad = kdc_testkit_report_html(html, results, done) != 0;
+                html_bad |= ferror(html) != 0;
+                html_bad |= fclose(html) != 0;
+        }
+        if (html_bad) {
+                fprintf(stderr, "kdc-harness: %s: the HTML report could not be written\n",
+                        html_path);
+                status = 2;
+        }
         fflush(stdout);
         for (size_t i = 0; i < done; i++)
                 kdc_testkit_result_destroy((kdc_testkit_result_t *)results[i]);

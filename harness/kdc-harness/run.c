@@ -119,8 +119,19 @@ struct tk_run {
         int ninst;
         struct tk_result *r;
         int64_t t0;
+        int64_t sampled_at; /* the timeline's last sample (ms) */
         int crash_loop; /* TK_CRASH_LOOP_EXITS exits, nothing ever moved */
 };
+
+/* A point of the timeline: what the probe and the workload say now. */
+static void sample(struct tk_run *run, int64_t now) {
+        struct tk_sample s = {(int32_t)(now - run->t0), run->w.confirmed, 0, 0};
+        int64_t changed_at;
+
+        tk_probe_read(&run->probe, &s.committed, &s.written, &changed_at);
+        run->sampled_at = now;
+        (void)tk_timeline_sample(&run->r->tl, &s); /* a point short is no harm */
+}
 
 static void run_log(struct tk_run *run, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -182,6 +193,8 @@ static void apply(struct tk_run *run, const struct tk_step *st) {
                  (tk_now_ms() - run->t0) / 1000.0, run->w.enqueued * 100 / run->w.n, committed,
                  outputs, what);
         run->r->pub.faults++; /* applied, whether or not its line fits in the log */
+        sample(run, tk_now_ms());
+        (void)tk_timeline_mark(&run->r->tl, (int32_t)(tk_now_ms() - run->t0), st, what);
         if (tk_result_add_fault(run->r, line) < 0)
                 run_log(run, "fault: %s (not in the fault log: out of memory)", what);
         else
@@ -202,6 +215,8 @@ static void tick(struct tk_run *run, int ms) {
 
         tk_workload_poll(&run->w, ms);
         supervise(run);
+        if (tk_now_ms() - run->sampled_at >= TK_TIMELINE_PERIOD_MS)
+                sample(run, tk_now_ms());
         for (int i = 0; i < run->ninst; i++)
                 exits += run->inst[i].exits + run->inst[i].failed_starts;
         if (!run->crash_loop && exits >= TK_CRASH_LOOP_EXITS) {
@@ -262,6 +277,14 @@ static int fill_result(struct tk_run *run, const struct tk_history *h, const str
         if (!r->committed)
                 return KDC_ERR_NOMEM;
         memcpy(r->committed, h->committed, (size_t)h->partitions * sizeof *r->committed);
+        struct tk_sample last = {(int32_t)(tk_now_ms() - run->t0), v->events, v->committed,
+                                 h->output_records + h->dlq_records};
+        (void)tk_timeline_sample(&r->tl, &last);
+        if (tk_timeline_end(&r->tl, (int32_t)(tk_now_ms() - run->t0), run->t0, run->w.ev, run->w.n,
+                            v->lists[KDC_TESTKIT_LOST], v->nlists[KDC_TESTKIT_LOST],
+                            v->lists[KDC_TESTKIT_DUPLICATED],
+                            v->nlists[KDC_TESTKIT_DUPLICATED]) != 0)
+                return KDC_ERR_NOMEM;
         for (int l = 0; l < 3; l++) {
                 r->ids[l] = calloc(v->nlists[l] + 1, sizeof *r->ids[l]);
                 if (!r->ids[l])
@@ -529,6 +552,7 @@ void kdc_testkit_result_destroy(kdc_testkit_result_t *result) {
                 free(r->faults[i]);
         free(r->faults);
         free(r->committed);
+        tk_timeline_free(&r->tl);
         free(r->scenario);
         free(r);
 }

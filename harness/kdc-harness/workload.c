@@ -43,6 +43,7 @@ static void dr_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque) {
         if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR &&
             rd_kafka_message_status(m) == RD_KAFKA_MSG_STATUS_PERSISTED) {
                 w->ev[i].offset = m->offset;
+                w->ev[i].stored_ms = tk_now_ms();
                 w->confirmed++;
         } else {
                 w->ev[i].failed = 1;

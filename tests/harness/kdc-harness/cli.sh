@@ -44,6 +44,8 @@ dir=$(mktemp -d)
 printf '#!/bin/sh\nexit 0\n' >"$dir/not-executable"
 usage "a command that does not exist" "service command /nonexistent/service: No such file or directory" \
         run --scenario baseline --events 10 --quiet -- /nonexistent/service
+usage "an HTML report that cannot be written, before any run" "$dir/none/r.html: No such file or directory" \
+        run --scenario baseline --events 10 --report-html "$dir/none/r.html" -- /bin/true
 usage "a command not in PATH" "service command no-such-kdc-service: not found in PATH" \
         run --scenario baseline -- no-such-kdc-service
 usage "a command that is a directory" "service command $dir: is a directory" \

@@ -321,6 +321,28 @@ KDC_TESTKIT_EXPORT int64_t
 kdc_testkit_result_committed(const kdc_testkit_result_t *result,
                              int32_t partition);
 
+/**
+ * @brief Write @p results as one self-contained HTML page (no external file,
+ *        font or script): per result its verdict, a timeline plot (input events
+ *        stored, events committed, output and DLQ records written, sampled
+ *        every 200 ms during the run), the fault windows shaded (a broker down
+ *        until it is up, an instance stopped, paused or killed until it is
+ *        started, resumed or due to restart; other faults as dashed lines), the
+ *        lost events marked at the time they were stored (triangles, the first
+ *        2,000) and the duplicated ones (circles), then the fault log and the
+ *        event lists.
+ *
+ * An inline script records on each plot what the browser drew
+ * (data-drawn: lines, data-marks-drawn, data-windows-drawn), for tests.
+ * Write errors are left in @p out's error indicator (ferror()).
+ *
+ * @returns 0; KDC_ERR_INVALID for a NULL @p out, or a NULL @p results (or
+ *          element) with @p n > 0.
+ */
+KDC_TESTKIT_EXPORT int kdc_testkit_report_html(FILE *out,
+                                               const kdc_testkit_result_t *const *results,
+                                               size_t n);
+
 /** @brief Free a result; NULL is ignored. */
 KDC_TESTKIT_EXPORT void kdc_testkit_result_destroy(kdc_testkit_result_t *result);
 
