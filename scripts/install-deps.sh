@@ -15,6 +15,7 @@ packages=(
   clang-format-14              # changed C lines as .clang-format says (ctest tree.format)
   help2man man-db              # the man pages, from --help (man/), and their test (docs.man)
   clang-14 libclang-rt-14-dev  # the libFuzzer targets (scripts/fuzz.sh): -fsanitize=fuzzer
+  python3-confluent-kafka      # examples/python/ under kdc-harness (ctest testkit.python.*)
 )
 
 missing=()
