@@ -16,6 +16,7 @@ packages=(
   help2man man-db              # the man pages, from --help (man/), and their test (docs.man)
   clang-14 libclang-rt-14-dev  # the libFuzzer targets (scripts/fuzz.sh): -fsanitize=fuzzer
   chromium                     # kdc-harness --report-html, rendered headless (testkit.report_html)
+  python3-confluent-kafka      # examples/python/ under kdc-harness (ctest testkit.python.*)
 )
 
 missing=()

@@ -41,16 +41,17 @@ int64_t tk_now_ms(void);
 /* ---- scenarios.c ------------------------------------------------------ */
 
 enum tk_action {
-        TK_BROKER_DOWN,   /* broker (or -1: all) stops accepting connections */
+        TK_BROKER_DOWN, /* broker (or -1: all) stops accepting connections */
         TK_BROKER_UP,
-        TK_PUSH_ERRORS,   /* count errors on broker's apikey request stack */
+        TK_PUSH_ERRORS,     /* count errors on broker's apikey request stack */
         TK_SET_COORDINATOR, /* group coordinator -> broker */
-        TK_SET_LEADERS,   /* every partition of a topic role -> broker */
-        TK_KILL,          /* SIGKILL an instance (restarted after delay_ms) */
-        TK_PAUSE,         /* SIGSTOP an instance */
-        TK_RESUME,        /* SIGCONT */
-        TK_START,         /* start an instance */
-        TK_STOP           /* stop an instance (SIGTERM / stopping flag) */
+        TK_SET_LEADERS,     /* every partition of a topic role -> broker */
+        TK_KILL,            /* SIGKILL an instance (restarted after delay_ms) */
+        TK_PAUSE,           /* SIGSTOP an instance */
+        TK_RESUME,          /* SIGCONT */
+        TK_START,           /* start an instance */
+        TK_STOP,            /* stop an instance (SIGTERM / stopping flag) */
+        TK_REDEPLOY         /* stop an instance, then start it again after delay_ms */
 };
 
 enum tk_topic_role { TK_INPUT, TK_OUTPUT, TK_DLQ };
@@ -69,7 +70,7 @@ struct tk_step {
         int rtt_ms;
         enum tk_topic_role role;
         int instance;  /* 0-based */
-        int delay_ms;  /* TK_KILL: restart delay */
+        int delay_ms;  /* TK_KILL, TK_REDEPLOY: restart delay */
 };
 
 struct tk_plan {
@@ -203,6 +204,9 @@ void tk_instance_kill(struct tk_instance *in, int restart_delay_ms);
 void tk_instance_pause(struct tk_instance *in, int pause);
 /* Stop (SIGTERM / stopping flag), wait up to grace_ms, then SIGKILL. */
 void tk_instance_stop(struct tk_instance *in, int grace_ms);
+/* A redeploy: stop as tk_instance_stop(), then start again restart_delay_ms
+ * after it exited (or was killed at the end of its grace period). */
+void tk_instance_redeploy(struct tk_instance *in, int grace_ms, int restart_delay_ms);
 void tk_instance_destroy(struct tk_instance *in);
 /* Kill and reap the children of this process that are none of its services'
  * processes: what services left outside their process groups (a daemon

@@ -180,6 +180,9 @@ static void apply(struct tk_run *run, const struct tk_step *st) {
         case TK_STOP:
                 tk_instance_stop(in, run->o.stop_grace_ms);
                 break;
+        case TK_REDEPLOY:
+                tk_instance_redeploy(in, run->o.stop_grace_ms, st->delay_ms);
+                break;
         default:
                 tk_cluster_apply(&run->cluster, st);
         }
@@ -300,9 +303,9 @@ static int fill_result(struct tk_run *run, const struct tk_history *h, const str
         return 0;
 }
 
-/* A SIGKILL or SIGSTOP is meant for a service at work: it waits until the
- * instance runs and has moved something (a commit, an output) since it
- * started, or has run for TK_BUSY_WAIT_MS without. */
+/* A SIGKILL, SIGSTOP or redeploy is meant for a service at work: it waits
+ * until the instance runs and has moved something (a commit, an output)
+ * since it started, or has run for TK_BUSY_WAIT_MS without. */
 #define TK_BUSY_WAIT_MS 10000
 
 static int instance_busy(struct tk_run *run, const struct tk_instance *in) {
@@ -320,7 +323,7 @@ static int step_due(struct tk_run *run, const struct tk_step *st, int64_t last_s
                                     (double)run->w.enqueued >= st->at * (double)run->w.n
                               : now >= last_step_at + st->after_ms;
 
-        if (due && (st->action == TK_KILL || st->action == TK_PAUSE))
+        if (due && (st->action == TK_KILL || st->action == TK_PAUSE || st->action == TK_REDEPLOY))
                 due = instance_busy(run, &run->inst[st->instance]);
         return due;
 }

@@ -128,6 +128,13 @@ static void plan_sigkill(struct tk_plan *p, unsigned short rng[3]) {
         }
 }
 
+static void plan_sigterm_redeploy(struct tk_plan *p, unsigned short rng[3]) {
+        struct tk_step *s = add(p, uniform(rng, 0.3, 0.5), 0, TK_REDEPLOY);
+
+        s->instance = 0;
+        s->delay_ms = irange(rng, 200, 1000);
+}
+
 static void plan_poison(struct tk_plan *p, unsigned short rng[3]) {
         (void)rng;
         p->poison_ratio = 0.05;
@@ -140,8 +147,8 @@ static void plan_slow_processing(struct tk_plan *p, unsigned short rng[3]) {
 }
 
 static const struct tk_scenario scenarios[] = {
-    {{"baseline", "no fault: every event must come out once",
-      "none", "every event processed once, all committed", "", 0},
+    {{"baseline", "no fault: every event must come out once", "none",
+      "every event processed once, all committed", "", 0},
      plan_baseline},
     {{"broker-down", "the output partitions' leader goes down, then every broker",
       "at 25-40% of the events broker 2 (output leader) is down for 1.5-3.5 s; at 55-70% "
@@ -166,14 +173,14 @@ static const struct tk_scenario scenarios[] = {
       "not committed and are processed again",
       "", 0},
      plan_msg_timed_out},
-    {{"produce-topic-authorization-failed", "output produce requests are refused "
+    {{"produce-topic-authorization-failed",
+      "output produce requests are refused "
       "(TOPIC_AUTHORIZATION_FAILED)",
       "at 30-60% 2-4 Produce requests to broker 2 fail with TOPIC_AUTHORIZATION_FAILED (and "
       "librdkafka then refuses the topic locally for about a second)",
       "the failed outputs are reported; their inputs are not committed (the error is "
       "fatal by kdc's classification: a service may halt and be restarted)",
-      "the mock has no ACLs: the error is injected on the output leader's Produce requests",
-      0},
+      "the mock has no ACLs: the error is injected on the output leader's Produce requests", 0},
      plan_topic_authorization},
     {{"dlq-failing", "3% poison events while DLQ produces are refused",
       "3% of the events are malformed; at 30-50% 2-4 Produce requests to broker 3 (DLQ "
@@ -233,6 +240,19 @@ static const struct tk_scenario scenarios[] = {
       "(duplicates allowed, losses not)",
       "command services only: a thread cannot be killed", 1},
      plan_sigkill},
+    {{"sigterm-redeploy", "the service is redeployed: SIGTERM, a grace period, a new start",
+      "at 30-50% the service's process group gets SIGTERM (a loop: kdc_testkit_stopping()), "
+      "as an orchestrator stops it to redeploy; it has the run's stop grace period (10 s) to "
+      "exit, then gets SIGKILL; it is started again 0.2-1 s after it ended",
+      "on SIGTERM the service finishes its batch, commits the offsets of what it confirmed "
+      "and closes its consumer: the new instance resumes where it stopped and no event is "
+      "processed twice (duplicated 0, --exactly-once holds); a service that commits "
+      "periodically (enable.auto.commit) and dies on SIGTERM redoes what it processed since "
+      "its last commit (duplicates, not losses)",
+      "the orchestrator stops, then starts (a recreate, not a rolling update: an instance "
+      "that starts before the old one stopped is second-consumer)",
+      0},
+     plan_sigterm_redeploy},
     {{"poison-events", "5% malformed events mixed in",
       "5% of the events (drawn from the seed) have a malformed value",
       "each poison event is in the DLQ, with its identity and coordinates, before it is "
@@ -332,6 +352,12 @@ void tk_step_describe(const struct tk_step *st, const char *const topics[3], cha
                 break;
         case TK_STOP:
                 snprintf(buf, size, "stop instance %d", st->instance + 1);
+                break;
+        case TK_REDEPLOY:
+                snprintf(buf, size,
+                         "redeploy instance %d: SIGTERM, its grace period, start "
+                         "again %d ms after it ended",
+                         st->instance + 1, st->delay_ms);
                 break;
         }
 }

@@ -515,6 +515,14 @@ void tk_instance_stop(struct tk_instance *in, int grace_ms) {
         ilog(in, "stopped");
 }
 
+void tk_instance_redeploy(struct tk_instance *in, int grace_ms, int restart_delay_ms) {
+        if (!in->running)
+                return;
+        tk_instance_stop(in, grace_ms);
+        in->wanted = 1;
+        in->restart_at = tk_now_ms() + restart_delay_ms;
+}
+
 void tk_instance_destroy(struct tk_instance *in) {
         if (in->running)
                 tk_instance_stop(in, 0);

@@ -1,7 +1,8 @@
 /* kdc_testkit_run_loop(): a service loop run in threads of the test process
  * against a scenario. A loop that halts on a failed output loses nothing; the
  * same loop committing on failure loses the events whose output was refused,
- * and the verdict names them. */
+ * and the verdict names them; a redeployed loop is stopped and started
+ * again. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -217,6 +218,28 @@ static void a_loop_that_commits_on_failure_loses_the_refused_events(void **state
         kdc_testkit_result_destroy(r);
 }
 
+/* sigterm-redeploy with a loop: told to stop, it returns, and a new thread
+ * starts it again; committing each message before the next, it redoes
+ * nothing. */
+static void a_redeployed_loop_is_stopped_started_again_and_redoes_nothing(void **state) {
+        (void)state;
+        kdc_testkit_options_t o;
+        kdc_testkit_result_t *r = NULL;
+
+        options(&o);
+        assert_int_equal(kdc_testkit_run_loop(&o, "sigterm-redeploy", halting_loop, NULL, &r), 0);
+        assert_non_null(r);
+        assert_int_equal(r->faults, 1);
+        assert_int_equal(r->starts, 2);
+        assert_int_equal(r->exits, 0); /* a stop asked for is no exit */
+        assert_int_equal(r->stuck, 0);
+        assert_int_equal(r->lost, 0);
+        assert_int_equal(r->duplicated, 0);
+        assert_int_equal(r->unprocessed, 0);
+        assert_true(r->valid);
+        kdc_testkit_result_destroy(r);
+}
+
 static void loops_cannot_run_scenarios_that_signal_processes(void **state) {
         (void)state;
         kdc_testkit_result_t *r = (kdc_testkit_result_t *)1;
@@ -257,6 +280,7 @@ int main(void) {
             cmocka_unit_test(an_env_no_loop_was_given_is_told_to_stop),
             cmocka_unit_test(a_loop_that_halts_on_failure_loses_nothing),
             cmocka_unit_test(a_loop_that_commits_on_failure_loses_the_refused_events),
+            cmocka_unit_test(a_redeployed_loop_is_stopped_started_again_and_redoes_nothing),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
