@@ -9,6 +9,10 @@
 
 #include "internal.h"
 
+/* Bound of the local seek before a resume (a librdkafka op answered by its
+ * own threads, not by the broker). */
+#define KDC__SEEK_TIMEOUT_MS 5000
+
 /* One failed message of a partition (the partition is paused, so there is
  * at most one). */
 struct record {
@@ -159,6 +163,34 @@ static int pause_resume(rd_kafka_t *consumer, const char *topic,
                 err = l->elems[0].err;
         rd_kafka_topic_partition_list_destroy(l);
         return err ? KDC_ERR_ASSIGN : 0;
+}
+
+/* Resume a partition at `offset` (the one after the retried message):
+ * seek there while it is still paused, then resume. Messages polled after
+ * the failed one and dropped by the application (a batch) are fetched
+ * again; without the seek, librdkafka would resume after the last message
+ * polled before the pause. */
+static int resume_after(rd_kafka_t *consumer, const char *topic,
+                        int32_t partition, int64_t offset) {
+        rd_kafka_topic_partition_list_t *l =
+            rd_kafka_topic_partition_list_new(1);
+        rd_kafka_error_t *error;
+        int rc = 0;
+
+        if (!l)
+                return KDC_ERR_NOMEM;
+        rd_kafka_topic_partition_list_add(l, topic, partition)->offset = offset;
+        error = rd_kafka_seek_partitions(consumer, l, KDC__SEEK_TIMEOUT_MS);
+        if (error) {
+                rd_kafka_error_destroy(error);
+                rc = KDC_ERR_ASSIGN;
+        } else if (l->elems[0].err) {
+                rc = KDC_ERR_ASSIGN;
+        }
+        rd_kafka_topic_partition_list_destroy(l);
+        if (rc)
+                return rc;
+        return pause_resume(consumer, topic, partition, 0);
 }
 
 static int message_ok(const rd_kafka_message_t *msg) {
@@ -315,7 +347,7 @@ int kdc_retry_done(kdc_retry_t *r, rd_kafka_t *consumer,
         if (!rec || rec->offset != msg->offset)
                 return KDC_ERR_NOENT;
         forget(r, topic, msg->partition);
-        return pause_resume(consumer, topic, msg->partition, 0);
+        return resume_after(consumer, topic, msg->partition, msg->offset + 1);
 }
 
 int kdc_retry_timeout(const kdc_retry_t *r, int max_ms) {

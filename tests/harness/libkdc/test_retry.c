@@ -153,6 +153,49 @@ static void a_retried_message_commits_only_after_its_retry_succeeds(
         rd_kafka_destroy(producer);
 }
 
+static void a_batch_resumes_right_after_its_retried_message(void **state) {
+        struct mock_env *env = *state;
+        rd_kafka_message_t *batch[3], *again, *next;
+        rd_kafka_t *producer, *c;
+        kdc_retry_t *r;
+        char topic[64];
+
+        producer = mock_env_producer(env, 1, NULL);
+        mock_env_topic(env, "retry-batch", 1, topic);
+        mock_env_fill(producer, topic, 1, 4);
+        c = mock_env_consumer(env, "retry-batch", NULL);
+        mock_env_assign(c, topic, 1);
+        assert_int_equal(kdc_retry_new(&r, NULL), 0);
+        set_transient(r, 3, 100, 100, KDC_RETRY_EXHAUSTED_HALT);
+
+        /* A batch of offsets 0..2 is polled; 0 fails, so the service drops
+         * 1 and 2 (uncommitted) and retries 0. */
+        for (int i = 0; i < 3; i++) {
+                batch[i] = mock_env_next(c, 0);
+                assert_int_equal(batch[i]->offset, i);
+        }
+        assert_int_equal(kdc_retry_failed(r, c, batch[0], NULL, 0,
+                                          KDC_CLASS_TRANSIENT, "down"),
+                         KDC_RETRY_WAIT);
+        rd_kafka_message_destroy(batch[1]);
+        rd_kafka_message_destroy(batch[2]);
+        again = wait_due(r, c, 0, NULL, NULL, NULL);
+        assert_int_equal(again->offset, 0);
+        assert_int_equal(kdc_commit_message(c, again, NULL, 0, NULL), 0);
+        assert_int_equal(kdc_retry_done(r, c, again), 0);
+
+        /* Consumption goes on at offset 1, not after the batch (3). */
+        next = mock_env_next(c, 0);
+        assert_int_equal(next->offset, 1);
+        assert_int_equal(mock_env_committed(c, topic, 0), 1);
+
+        rd_kafka_message_destroy(next);
+        rd_kafka_message_destroy(again);
+        kdc_retry_destroy(r);
+        mock_env_close(c);
+        rd_kafka_destroy(producer);
+}
+
 /* Group timings for the 2.0.2 mock (see test_assignment.c), with
  * max.poll.interval.ms as small as librdkafka allows: not below
  * session.timeout.ms. */
@@ -593,6 +636,10 @@ int main(void) {
                      "(later offsets are not handed out) and resumes in "
                      "order after",
                      a_retried_message_commits_only_after_its_retry_succeeds),
+            SENTENCE("a batch whose first message is retried resumes right "
+                     "after that message, so the rest of the batch, dropped "
+                     "uncommitted, is consumed again",
+                     a_batch_resumes_right_after_its_retried_message),
             SENTENCE(
                 "a retry wait longer than max.poll.interval.ms keeps the "
                 "group membership (no _MAX_POLL_EXCEEDED, no revoke, "

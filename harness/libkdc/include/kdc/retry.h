@@ -52,17 +52,26 @@
  * max.poll.interval.ms never costs the membership. When the backoff has
  * passed, kdc_retry_next() hands the same message back for the next
  * attempt; the partition stays paused until kdc_retry_done() (the attempt
- * succeeded) resumes it (rd_kafka_resume_partitions(): fetching restarts
- * after the failed message, at the position librdkafka saved at the pause).
+ * succeeded) seeks it to the offset after the message
+ * (rd_kafka_seek_partitions()) and resumes it
+ * (rd_kafka_resume_partitions()). The seek matters to a service that polls
+ * in batches: librdkafka would otherwise resume after the last message
+ * polled before the pause, and the messages of the batch after the failed
+ * one, which the service dropped uncommitted, would never come again (a
+ * test shows it). So: on a failure, hand the first failed message of the
+ * partition to kdc_retry_failed() and drop the partition's later messages
+ * of the batch, uncommitted; they come again after the retry.
  *
  * @par Rebalances
  * A partition revoked or lost while its message waits is not retried by
  * this consumer: its new owner starts from the committed offset, which is
  * still before the message. kdc_retry_rebalance_hook() (the hook of
  * kdc_assignment_new(), kdc/assignment.h) drops the partitions' pending
- * retries, destroying the held messages and resuming the partitions (so a
- * partition assigned again is not left paused), before librdkafka
- * unassigns them. A message whose epoch already ended is refused by
+ * retries, destroying the held messages and resuming the partitions
+ * before librdkafka unassigns them: librdkafka 2.0.2 keeps an application
+ * pause across an eager revoke and a later assignment of the same
+ * partition, which would otherwise never be fetched again (a test shows
+ * it). A message whose epoch already ended is refused by
  * kdc_retry_failed() (KDC_RETRY_DROP), and kdc_commit_message() refuses
  * its commit (KDC_ERR_STALE) in any case.
  *
@@ -291,15 +300,19 @@ KDC_EXPORT int kdc_retry_next(kdc_retry_t *retry, rd_kafka_message_t **msgp,
 
 /**
  * @brief The attempt at @p msg succeeded (its effect is confirmed; commit it
- *        as usual): forget its retry record and resume its partition
- *        (rd_kafka_resume_partitions()). For a message that never failed it
+ *        as usual): forget its retry record, seek its partition to
+ *        msg->offset + 1 and resume it. For a message that never failed it
  *        does nothing: call it after every success.
  * @returns 0: a record was forgotten and the partition resumed;
  *          KDC_ERR_NOENT: no record for this message (nothing done);
  *          KDC_ERR_INVALID: NULL arguments, msg->err set, no topic;
- *          KDC_ERR_ASSIGN: the record is gone but librdkafka refused to
- *          resume the partition (see rd_kafka_resume_partitions()).
- * Commits nothing. Thread: the polling thread.
+ *          KDC_ERR_ASSIGN: the record is gone but librdkafka refused the
+ *          seek or the resume (e.g. the partition was revoked meanwhile);
+ *          KDC_ERR_NOMEM.
+ * Commits nothing. Thread: the polling thread; blocks for the local seek
+ * (at most 5 s; librdkafka's own threads answer it, not the broker).
+ * Relies on: rd_kafka_seek_partitions() of a paused partition setting the
+ * position its resume fetches from; rd_kafka_resume_partitions().
  */
 KDC_CONTRACT("retry")
 KDC_EXPORT int kdc_retry_done(kdc_retry_t *retry, rd_kafka_t *consumer,
