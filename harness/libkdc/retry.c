@@ -276,10 +276,19 @@ int kdc_retry_failed(kdc_retry_t *r, rd_kafka_t *consumer,
         rc = kdc__dlq_route(r->dlq, msg, cls, error_text, rec->attempts,
                             p->dlq_timeout_ms, NULL);
         if (rc == 0 || rc == KDC_ERR_INVALID || rc == KDC_ERR_NOMEM) {
-                if (fresh)
+                if (fresh) {
                         free(rec);
-                else
+                } else {
                         forget(r, topic, msg->partition);
+                        /* Dead-lettered after waits: the partition goes on
+                         * after it (a failure here is a revoked partition,
+                         * whose new owner starts from the committed
+                         * offset). */
+                        if (rc == 0)
+                                (void)resume_after(consumer, topic,
+                                                   msg->partition,
+                                                   msg->offset + 1);
+                }
                 return rc == 0 ? KDC_RETRY_COMMIT : rc;
         }
         /* The routing was not confirmed: keep the message and hand it back

@@ -357,6 +357,10 @@ static void exhausted_retries_go_to_the_dlq_with_identity_and_attempts(
         kdc_retry_t *r;
 
         dlq_fixture_init(&f, env, "retry-dlq");
+        assert_int_equal(kdc_produce_confirmed(f.producer, f.topic, 0,
+                                               "order-8", 7, "amount=8", 8,
+                                               WAIT_MS, NULL),
+                         0);
         assert_int_equal(kdc_retry_new(&r, f.dlq), 0);
         set_transient(r, 3, 100, 200, KDC_RETRY_EXHAUSTED_DLQ);
 
@@ -416,6 +420,11 @@ static void exhausted_retries_go_to_the_dlq_with_identity_and_attempts(
         assert_memory_equal(header(out, KDC_DLQ_HDR_OFFSET), "0", 1);
         assert_memory_equal(header(out, KDC_DLQ_HDR_CLASS), "transient", 9);
         assert_memory_equal(header(out, KDC_DLQ_HDR_ATTEMPTS), "4", 1);
+
+        /* The partition was resumed right after the dead-lettered one. */
+        rd_kafka_message_destroy(out);
+        out = mock_env_next(f.consumer, 0);
+        assert_int_equal(out->offset, 1);
 
         rd_kafka_message_destroy(out);
         rd_kafka_message_destroy(again);

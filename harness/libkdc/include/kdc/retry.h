@@ -131,7 +131,9 @@ typedef enum kdc_retry_exhausted_e {
 /** What kdc_retry_failed() decided (its non-negative returns). */
 typedef enum kdc_retry_outcome_e {
         /** The message is dead-lettered: its DLQ write is confirmed
-         *  (delivery report without error, PERSISTED). Commit it now. */
+         *  (delivery report without error, PERSISTED). Commit it now. Its
+         *  partition, if paused by earlier waits, is already sought to the
+         *  offset after it and resumed (no kdc_retry_done() needed). */
         KDC_RETRY_COMMIT = 0,
         /** Kept for another attempt: the retry owns the message now and its
          *  partition is paused; kdc_retry_next() hands it back when due. */
@@ -235,13 +237,15 @@ KDC_EXPORT int kdc_retry_get_policy(const kdc_retry_t *retry, kdc_class_t cls,
  *  - exhausted, policy DLQ: kdc_dlq_route() of @p msg with class @p cls,
  *    @p error_text and the header kdc.failure.attempts (the attempts made),
  *    waiting at most the policy's dlq_timeout_ms for its delivery report;
- *    confirmed: KDC_RETRY_COMMIT, commit @p msg now. Not confirmed: the
+ *    confirmed: KDC_RETRY_COMMIT, commit @p msg now (a paused partition
+ *    is sought to msg->offset + 1 and resumed). Not confirmed: the
  *    routing's negative code, and the message is kept as for
  *    KDC_RETRY_WAIT (paused, handed back after the policy's longest wait):
  *    nothing may be committed.
  * On every outcome but KDC_RETRY_WAIT (and a failed DLQ routing) the
- * retry's record of the message is gone; the partition is resumed only by
- * kdc_retry_done() or a rebalance.
+ * retry's record of the message is gone; a paused partition is resumed by
+ * KDC_RETRY_COMMIT, kdc_retry_done() or a rebalance (after KDC_RETRY_HALT
+ * it stays paused: the service stops).
  *
  * @param retry      the retry state.
  * @param consumer   the consumer @p msg was polled from.
