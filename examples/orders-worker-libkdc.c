@@ -80,7 +80,7 @@ static int retry_batch(kdc_retry_t *retry, rd_kafka_t *consumer, kdc_assignment_
             first = !ms[j] || ms[j]->rkt != ms[i]->rkt || ms[j]->partition != ms[i]->partition;
         if (!first)
             continue;
-        int r = kdc_retry_failed(retry, consumer, ms[i], a, epochs[i], cls, "batch not confirmed");
+        int r = kdc_retry_failed(retry, consumer, ms[i], a, epochs[i], cls, "batch not confirmed", NULL);
         if (r == KDC_RETRY_WAIT)
             ms[i] = NULL;
         else if (r != KDC_RETRY_DROP)

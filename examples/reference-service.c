@@ -190,7 +190,7 @@ static enum outcome retry_batch(struct service *s, rd_kafka_message_t **batch,
                         continue;
                 rd_kafka_topic_partition_list_add(seen, topic, batch[i]->partition);
                 r = kdc_retry_failed(s->retry, s->consumer, batch[i], s->assignment, epochs[i],
-                                     KDC_CLASS_TRANSIENT, "outputs not confirmed");
+                                     KDC_CLASS_TRANSIENT, "outputs not confirmed", NULL);
                 if (r == KDC_RETRY_WAIT) {
                         batch[i] = NULL; /* the retry's now */
                 } else if (r != KDC_RETRY_DROP) {

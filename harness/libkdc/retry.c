@@ -212,14 +212,17 @@ static void forget(kdc_retry_t *r, const char *topic, int32_t partition) {
 int kdc_retry_failed(kdc_retry_t *r, rd_kafka_t *consumer,
                      rd_kafka_message_t *msg,
                      const kdc_assignment_t *assignment, uint64_t epoch,
-                     kdc_class_t cls, const char *error_text) {
+                     kdc_class_t cls, const char *error_text,
+                     rd_kafka_resp_err_t *delivery_err) {
         const kdc_retry_policy_t *p;
         struct record *rec;
         const char *topic;
         uint64_t hash;
         int64_t now, wait;
-        int fresh = 0, rc = KDC_RETRY_WAIT, prc;
+        int fresh = 0, rc, prc;
 
+        if (delivery_err)
+                *delivery_err = RD_KAFKA_RESP_ERR_NO_ERROR;
         if (!r || !consumer || !message_ok(msg))
                 return KDC_ERR_INVALID;
         topic = rd_kafka_topic_name(msg->rkt);
@@ -274,7 +277,7 @@ int kdc_retry_failed(kdc_retry_t *r, rd_kafka_t *consumer,
                 return KDC_RETRY_HALT;
         }
         rc = kdc__dlq_route(r->dlq, msg, cls, error_text, rec->attempts,
-                            p->dlq_timeout_ms, NULL);
+                            p->dlq_timeout_ms, delivery_err);
         if (rc == 0 || rc == KDC_ERR_INVALID || rc == KDC_ERR_NOMEM) {
                 if (fresh) {
                         free(rec);
@@ -312,7 +315,7 @@ keep:
         }
         rec->msg = msg;
         rec->due_ms = now + wait;
-        return rc;
+        return KDC_RETRY_WAIT;
 }
 
 int kdc_retry_next(kdc_retry_t *r, rd_kafka_message_t **msgp,

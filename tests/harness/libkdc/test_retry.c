@@ -108,7 +108,7 @@ static void a_retried_message_commits_only_after_its_retry_succeeds(
         m = mock_env_next(c, 0);
         assert_int_equal(m->offset, 0);
         assert_int_equal(kdc_retry_failed(r, c, m, NULL, 0, KDC_CLASS_TRANSIENT,
-                                          "downstream 503"),
+                                          "downstream 503", NULL),
                          KDC_RETRY_WAIT);
         assert_int_equal(kdc_retry_pending(r), 1);
         assert_int_equal(kdc_retry_attempts(r, m), 1);
@@ -125,8 +125,8 @@ static void a_retried_message_commits_only_after_its_retry_succeeds(
 
         /* The second attempt fails too: the wait doubles. */
         assert_int_equal(kdc_retry_failed(r, c, again, NULL, 0,
-                                          KDC_CLASS_TRANSIENT,
-                                          "downstream 503"),
+                                          KDC_CLASS_TRANSIENT, "downstream 503",
+                                          NULL),
                          KDC_RETRY_WAIT);
         assert_int_equal(kdc_retry_attempts(r, again), 2);
         again = wait_due(r, c, 0, NULL, NULL, &waited);
@@ -175,7 +175,7 @@ static void a_batch_resumes_right_after_its_retried_message(void **state) {
                 assert_int_equal(batch[i]->offset, i);
         }
         assert_int_equal(kdc_retry_failed(r, c, batch[0], NULL, 0,
-                                          KDC_CLASS_TRANSIENT, "down"),
+                                          KDC_CLASS_TRANSIENT, "down", NULL),
                          KDC_RETRY_WAIT);
         rd_kafka_message_destroy(batch[1]);
         rd_kafka_message_destroy(batch[2]);
@@ -267,7 +267,7 @@ static void a_retry_longer_than_max_poll_interval_keeps_the_membership(
         assert_true(epoch > 0);
         assert_int_equal(ev.assigns, 1);
         assert_int_equal(kdc_retry_failed(ev.retry, c, m, a, epoch,
-                                          KDC_CLASS_TRANSIENT, "timeout"),
+                                          KDC_CLASS_TRANSIENT, "timeout", NULL),
                          KDC_RETRY_WAIT);
 
         again = wait_due(ev.retry, c, 0, &epoch_back, &exceeded, &waited);
@@ -350,6 +350,7 @@ static void dlq_fixture_fini(struct dlq_fixture *f) {
 static void exhausted_retries_go_to_the_dlq_with_identity_and_attempts(
     void **state) {
         struct mock_env *env = *state;
+        rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR__FAIL;
         unsigned char id[KDC_IDENTITY_LEN];
         char hex[2 * KDC_IDENTITY_LEN + 1];
         rd_kafka_message_t *m, *again, *out;
@@ -366,25 +367,27 @@ static void exhausted_retries_go_to_the_dlq_with_identity_and_attempts(
 
         m = mock_env_next(f.consumer, 0);
         assert_int_equal(kdc_retry_failed(r, f.consumer, m, NULL, 0,
-                                          KDC_CLASS_TRANSIENT,
-                                          "downstream 503"),
+                                          KDC_CLASS_TRANSIENT, "downstream 503",
+                                          NULL),
                          KDC_RETRY_WAIT);
         again = wait_due(r, f.consumer, 0, NULL, NULL, NULL);
         assert_int_equal(kdc_retry_failed(r, f.consumer, again, NULL, 0,
-                                          KDC_CLASS_TRANSIENT,
-                                          "downstream 503"),
+                                          KDC_CLASS_TRANSIENT, "downstream 503",
+                                          NULL),
                          KDC_RETRY_WAIT);
         again = wait_due(r, f.consumer, 0, NULL, NULL, NULL);
 
         /* The third attempt exhausts the policy; the DLQ produce fails
-         * first: not confirmed, nothing committed, the message is kept. */
+         * first: not confirmed, nothing committed, the message is kept
+         * (KDC_RETRY_WAIT) and the routing's error reported. */
         rd_kafka_mock_push_request_errors(
             env->mcluster, MOCK_APIKEY_PRODUCE, 1,
             RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED);
         assert_int_equal(kdc_retry_failed(r, f.consumer, again, NULL, 0,
-                                          KDC_CLASS_TRANSIENT,
-                                          "downstream 503"),
-                         KDC_ERR_DELIVERY);
+                                          KDC_CLASS_TRANSIENT, "downstream 503",
+                                          &err),
+                         KDC_RETRY_WAIT);
+        assert_int_equal(err, RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED);
         assert_int_equal(kdc_retry_pending(r), 1);
         assert_int_equal(mock_env_stored(f.producer, f.dlq_topic), 0);
         assert_int_equal(mock_env_committed(f.consumer, f.topic, 0),
@@ -396,9 +399,10 @@ static void exhausted_retries_go_to_the_dlq_with_identity_and_attempts(
         again = wait_due(r, f.consumer, 0, NULL, NULL, NULL);
         assert_ptr_equal(again, m);
         assert_int_equal(kdc_retry_failed(r, f.consumer, again, NULL, 0,
-                                          KDC_CLASS_TRANSIENT,
-                                          "downstream 503"),
+                                          KDC_CLASS_TRANSIENT, "downstream 503",
+                                          &err),
                          KDC_RETRY_COMMIT);
+        assert_int_equal(err, RD_KAFKA_RESP_ERR_NO_ERROR);
         assert_int_equal(kdc_retry_pending(r), 0);
         assert_int_equal(mock_env_stored(f.producer, f.dlq_topic), 1);
         assert_int_equal(mock_env_committed(f.consumer, f.topic, 0),
@@ -444,7 +448,7 @@ static void a_poison_message_goes_to_the_dlq_at_once_with_one_attempt(
         m = mock_env_next(f.consumer, 0);
         /* The default poison policy: one attempt, then the DLQ. */
         assert_int_equal(kdc_retry_failed(r, f.consumer, m, NULL, 0,
-                                          KDC_CLASS_POISON, "not json"),
+                                          KDC_CLASS_POISON, "not json", NULL),
                          KDC_RETRY_COMMIT);
         assert_int_equal(mock_env_stored(f.producer, f.dlq_topic), 1);
         assert_int_equal(kdc_commit_message(f.consumer, m, NULL, 0, NULL), 0);
@@ -482,22 +486,22 @@ static void the_halt_policy_halts_and_commits_nothing(void **state) {
         set_transient(r, 2, 100, 100, KDC_RETRY_EXHAUSTED_HALT);
 
         m = mock_env_next(c, 0);
-        assert_int_equal(
-            kdc_retry_failed(r, c, m, NULL, 0, KDC_CLASS_TRANSIENT, "down"),
-            KDC_RETRY_WAIT);
+        assert_int_equal(kdc_retry_failed(r, c, m, NULL, 0, KDC_CLASS_TRANSIENT,
+                                          "down", NULL),
+                         KDC_RETRY_WAIT);
         again = wait_due(r, c, 0, NULL, NULL, NULL);
-        assert_int_equal(
-            kdc_retry_failed(r, c, again, NULL, 0, KDC_CLASS_TRANSIENT, "down"),
-            KDC_RETRY_HALT);
+        assert_int_equal(kdc_retry_failed(r, c, again, NULL, 0,
+                                          KDC_CLASS_TRANSIENT, "down", NULL),
+                         KDC_RETRY_HALT);
         assert_int_equal(kdc_retry_pending(r), 0);
         assert_int_equal(mock_env_committed(c, topic, 0),
                          RD_KAFKA_OFFSET_INVALID);
         /* Fatal halts at once; membership drops; neither waits. */
-        assert_int_equal(
-            kdc_retry_failed(r, c, again, NULL, 0, KDC_CLASS_FATAL, "auth"),
-            KDC_RETRY_HALT);
+        assert_int_equal(kdc_retry_failed(r, c, again, NULL, 0, KDC_CLASS_FATAL,
+                                          "auth", NULL),
+                         KDC_RETRY_HALT);
         assert_int_equal(kdc_retry_failed(r, c, again, NULL, 0,
-                                          KDC_CLASS_MEMBERSHIP, "fenced"),
+                                          KDC_CLASS_MEMBERSHIP, "fenced", NULL),
                          KDC_RETRY_DROP);
         assert_int_equal(kdc_retry_pending(r), 0);
         assert_int_equal(mock_env_committed(c, topic, 0),
@@ -549,7 +553,7 @@ static void a_rebalance_during_a_retry_drops_it(void **state) {
         assert_int_equal(m->offset, 0);
         epoch = kdc_assignment_stamp(a1, m);
         assert_int_equal(kdc_retry_failed(ev1.retry, c1, m, a1, epoch,
-                                          KDC_CLASS_TRANSIENT, "down"),
+                                          KDC_CLASS_TRANSIENT, "down", NULL),
                          KDC_RETRY_WAIT);
         assert_int_equal(kdc_retry_pending(ev1.retry), 1);
 

@@ -27,7 +27,7 @@
  *                   kdc_retry_done(retry, consumer, m);    // resume
  *           } else {
  *                   int r = kdc_retry_failed(retry, consumer, m, assignment,
- *                                            epoch, cls, why);
+ *                                            epoch, cls, why, NULL);
  *                   if (r == KDC_RETRY_WAIT)
  *                           continue;                // m is the retry's now
  *                   if (r == KDC_RETRY_COMMIT)       // DLQ write confirmed
@@ -238,12 +238,12 @@ KDC_EXPORT int kdc_retry_get_policy(const kdc_retry_t *retry, kdc_class_t cls,
  *    @p error_text and the header kdc.failure.attempts (the attempts made),
  *    waiting at most the policy's dlq_timeout_ms for its delivery report;
  *    confirmed: KDC_RETRY_COMMIT, commit @p msg now (a paused partition
- *    is sought to msg->offset + 1 and resumed). Not confirmed: the
- *    routing's negative code, and the message is kept as for
- *    KDC_RETRY_WAIT (paused, handed back after the policy's longest wait):
- *    nothing may be committed.
- * On every outcome but KDC_RETRY_WAIT (and a failed DLQ routing) the
- * retry's record of the message is gone; a paused partition is resumed by
+ *    is sought to msg->offset + 1 and resumed). Not confirmed
+ *    (@p delivery_err says why): KDC_RETRY_WAIT, the message is kept
+ *    (paused, handed back after the policy's longest wait, and routed again
+ *    when it fails again); nothing may be committed.
+ * On every outcome but KDC_RETRY_WAIT the retry's record of the message is
+ * gone; a paused partition is resumed by
  * KDC_RETRY_COMMIT, kdc_retry_done() or a rebalance (after KDC_RETRY_HALT
  * it stays paused: the service stops).
  *
@@ -251,20 +251,23 @@ KDC_EXPORT int kdc_retry_get_policy(const kdc_retry_t *retry, kdc_class_t cls,
  * @param consumer   the consumer @p msg was polled from.
  * @param msg        the message, as polled or as kdc_retry_next() handed it
  *                   back (msg->err == NO_ERROR). Ownership: on
- *                   KDC_RETRY_WAIT, and on a negative return of a DLQ
- *                   routing, the retry owns it (do not destroy or use it);
- *                   on every other return the caller still does.
+ *                   KDC_RETRY_WAIT, and only then, the retry owns it (do
+ *                   not destroy or use it); on every other return,
+ *                   negative ones included, the caller still does.
  * @param assignment the consumer's assignment record, or NULL to skip the
  *                   epoch check.
  * @param epoch      kdc_assignment_stamp() of @p msg (handed back by
  *                   kdc_retry_next() for a retried message).
  * @param cls        the failure's class (kdc_classify(), kdc_classify_app()).
  * @param error_text why, for the DLQ header kdc.failure.error (may be NULL).
+ * @param delivery_err if not NULL, receives the librdkafka error of the DLQ
+ *                   routing when one was made (as kdc_dlq_route()'s
+ *                   delivery_err: RD_KAFKA_RESP_ERR_NO_ERROR when confirmed;
+ *                   e.g. TOPIC_AUTHORIZATION_FAILED or __MSG_TIMED_OUT
+ *                   with KDC_RETRY_WAIT when not), else
+ *                   RD_KAFKA_RESP_ERR_NO_ERROR.
  *
- * @returns a kdc_retry_outcome_t (>= 0), or KDC_ERR_DELIVERY,
- *          KDC_ERR_TIMEOUT, KDC_ERR_QUEUE_FULL, KDC_ERR_PRODUCE,
- *          KDC_ERR_CONF: the exhausting DLQ routing was not confirmed (see
- *          kdc_dlq_route(); the message is kept). KDC_ERR_INVALID: NULL
+ * @returns a kdc_retry_outcome_t (>= 0). KDC_ERR_INVALID: NULL
  *          @p retry, @p consumer or @p msg, msg->err set, no topic; nothing
  *          recorded, the caller keeps @p msg. KDC_ERR_NOMEM: nothing
  *          recorded (treat as halt). KDC_ERR_ASSIGN: librdkafka refused to
@@ -282,7 +285,8 @@ KDC_EXPORT int kdc_retry_failed(kdc_retry_t *retry, rd_kafka_t *consumer,
                                 rd_kafka_message_t *msg,
                                 const kdc_assignment_t *assignment,
                                 uint64_t epoch, kdc_class_t cls,
-                                const char *error_text);
+                                const char *error_text,
+                                rd_kafka_resp_err_t *delivery_err);
 
 /**
  * @brief Hand back one message whose wait is over, for its next attempt.
