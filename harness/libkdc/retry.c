@@ -133,7 +133,8 @@ static int64_t backoff_ms(kdc_retry_t *r, const kdc_retry_policy_t *p,
         double d = p->initial_ms;
         uint64_t x;
 
-        for (int i = 1; i < attempts && d < p->max_interval_ms; i++)
+        for (int i = 1;
+             i < attempts && d < p->max_interval_ms && p->multiplier > 1.0; i++)
                 d *= p->multiplier;
         if (d > p->max_interval_ms)
                 d = p->max_interval_ms;
@@ -238,8 +239,16 @@ int kdc_retry_failed(kdc_retry_t *r, rd_kafka_t *consumer,
         if (cls == KDC_CLASS_MEMBERSHIP ||
             (assignment &&
              kdc_assignment_check(assignment, topic, msg->partition, epoch))) {
-                if (rec)
+                if (rec) {
+                        /* Paused by an earlier wait and not revoked yet:
+                         * back to the message, so that it comes again if
+                         * the partition stays this consumer's (a failure
+                         * here: revoked, the new owner starts from the
+                         * committed offset). */
                         forget(r, topic, msg->partition);
+                        (void)resume_after(consumer, topic, msg->partition,
+                                           msg->offset);
+                }
                 return KDC_RETRY_DROP;
         }
         p = policy_of(r, cls);
@@ -258,7 +267,8 @@ int kdc_retry_failed(kdc_retry_t *r, rd_kafka_t *consumer,
                 rec->first_ms = now;
                 fresh = 1;
         }
-        rec->attempts++;
+        if (rec->attempts < INT32_MAX)
+                rec->attempts++;
         rec->cls = cls;
         rec->epoch = epoch;
 

@@ -513,6 +513,46 @@ static void the_halt_policy_halts_and_commits_nothing(void **state) {
         rd_kafka_destroy(producer);
 }
 
+static void a_membership_failure_during_a_retry_goes_back_to_the_message(
+    void **state) {
+        struct mock_env *env = *state;
+        rd_kafka_message_t *m, *again;
+        rd_kafka_t *producer, *c;
+        kdc_retry_t *r;
+        char topic[64];
+
+        producer = mock_env_producer(env, 1, NULL);
+        mock_env_topic(env, "retry-drop", 1, topic);
+        mock_env_fill(producer, topic, 1, 2);
+        c = mock_env_consumer(env, "retry-drop", NULL);
+        mock_env_assign(c, topic, 1);
+        assert_int_equal(kdc_retry_new(&r, NULL), 0);
+        set_transient(r, 5, 100, 100, KDC_RETRY_EXHAUSTED_HALT);
+
+        m = mock_env_next(c, 0);
+        assert_int_equal(kdc_retry_failed(r, c, m, NULL, 0, KDC_CLASS_TRANSIENT,
+                                          "down", NULL),
+                         KDC_RETRY_WAIT);
+        again = wait_due(r, c, 0, NULL, NULL, NULL);
+        /* The retry hits a membership error: dropped, nothing committed,
+         * and the still-assigned partition is neither left paused nor
+         * moved past the message: offset 0 comes again. */
+        assert_int_equal(kdc_retry_failed(r, c, again, NULL, 0,
+                                          KDC_CLASS_MEMBERSHIP, "fenced", NULL),
+                         KDC_RETRY_DROP);
+        assert_int_equal(kdc_retry_pending(r), 0);
+        rd_kafka_message_destroy(again);
+        m = mock_env_next(c, 0);
+        assert_int_equal(m->offset, 0);
+        assert_int_equal(mock_env_committed(c, topic, 0),
+                         RD_KAFKA_OFFSET_INVALID);
+
+        rd_kafka_message_destroy(m);
+        kdc_retry_destroy(r);
+        mock_env_close(c);
+        rd_kafka_destroy(producer);
+}
+
 static const char *const eager_conf[] = {"session.timeout.ms",
                                          "3300",
                                          "heartbeat.interval.ms",
@@ -669,6 +709,10 @@ int main(void) {
             SENTENCE("the halt policy halts and commits nothing; fatal halts "
                      "and membership drops at once",
                      the_halt_policy_halts_and_commits_nothing),
+            SENTENCE(
+                "a membership failure during a retry drops it; the partition "
+                "goes back to the message, uncommitted",
+                a_membership_failure_during_a_retry_goes_back_to_the_message),
             SENTENCE("a rebalance during a pending retry drops it; the "
                      "partition's new owner gets the message again, and so "
                      "does the first consumer when it owns the partition "

@@ -229,7 +229,10 @@ KDC_EXPORT int kdc_retry_get_policy(const kdc_retry_t *retry, kdc_class_t cls,
  * handed back by kdc_retry_next() and failed again counts one more; a
  * different offset of the same partition starts at 1.
  *  - @p cls KDC_CLASS_MEMBERSHIP, or @p assignment given and @p epoch no
- *    longer current: KDC_RETRY_DROP.
+ *    longer current: KDC_RETRY_DROP. A partition paused by an earlier wait
+ *    is sought back to the message and resumed: if it is still this
+ *    consumer's, the message comes again; if not, its new owner starts from
+ *    the committed offset.
  *  - @p cls KDC_CLASS_FATAL (or KDC_CLASS_NONE): KDC_RETRY_HALT.
  *  - attempts left within the deadline: the partition is paused
  *    (rd_kafka_pause_partitions()), the message kept, KDC_RETRY_WAIT.
