@@ -3,8 +3,11 @@
  * audit events (kdc_tracker_producev) and poison records (kdc_dlq_produce: "orders.dlq" with the
  * kdc.* headers) go through one DeliveryTracker, confirmed by one kdc_tracker_wait(), never by
  * rd_kafka_flush() == 0; a confirmed batch is committed by message while its partitions are still
- * ours (epochs from libkdc's rebalance callback); a failed one is not committed but rewound to
- * the committed offsets (kdc_rewind_messages) and consumed again. kdc-lint reports nothing here.
+ * ours (epochs from libkdc's rebalance callback); a failed one is not committed: the first message
+ * of each of its partitions goes to libkdc's retry policy (kdc_retry_failed: the partition paused,
+ * exponential back-off while the worker keeps polling, at most RETRY_ATTEMPTS attempts, then the
+ * worker stops), the rest is dropped and consumed again once the retry succeeded (kdc_retry_done).
+ * kdc-lint reports nothing here.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -13,6 +16,7 @@
 #include <kdc/kdc.h>
 
 #define BATCH 64
+#define RETRY_ATTEMPTS 10
 
 static volatile sig_atomic_t running = 1;
 
@@ -39,10 +43,11 @@ static rd_kafka_t *new_client(rd_kafka_type_t type, const char *brokers, kdc_ass
     return rd_kafka_new(type, conf, err, sizeof err);
 }
 
-/* 0 once every audit event and DLQ record of the batch is confirmed. */
-static int process_batch(rd_kafka_t *producer, kdc_dlq_t *dlq, kdc_tracker_t *t,
+/* KDC_CLASS_NONE once every audit event and DLQ record of the batch is confirmed, else the
+ * failure's class. */
+static kdc_class_t process_batch(rd_kafka_t *producer, kdc_dlq_t *dlq, kdc_tracker_t *t,
                          rd_kafka_message_t **ms, int n) {
-    rd_kafka_resp_err_t err;
+    rd_kafka_resp_err_t err = RD_KAFKA_RESP_ERR_NO_ERROR;
     int i = 0;
     for (; i < n; i++) {
         const rd_kafka_message_t *m = ms[i];
@@ -56,9 +61,32 @@ static int process_batch(rd_kafka_t *producer, kdc_dlq_t *dlq, kdc_tracker_t *t,
             break; /* not enqueued: the batch fails */
     }
     int rc = kdc_tracker_wait(t, producer, 30000); /* outputs and DLQ records alike */
-    if (rc != 0)
-        fprintf(stderr, "batch not confirmed: %s\n", kdc_strerror(rc));
-    return rc == 0 && i == n ? 0 : -1;
+    if (rc == 0 && i == n)
+        return KDC_CLASS_NONE;
+    fprintf(stderr, "batch not confirmed: %s\n", kdc_strerror(rc));
+    if (rc == KDC_ERR_DELIVERY)
+        err = kdc_tracker_first_error(t);
+    kdc_class_t cls = kdc_classify(NULL, err);
+    return cls == KDC_CLASS_NONE ? KDC_CLASS_TRANSIENT : cls; /* a timeout: outcome unknown */
+}
+
+/* A failed batch: the first message of each of its partitions goes to the retry policy (which
+ * then owns it: its slot is cleared); the rest is dropped, uncommitted. 1: stop the worker. */
+static int retry_batch(kdc_retry_t *retry, rd_kafka_t *consumer, kdc_assignment_t *a,
+                       rd_kafka_message_t **ms, const uint64_t *epochs, int n, kdc_class_t cls) {
+    for (int i = 0; i < n; i++) {
+        int first = 1;
+        for (int j = 0; j < i && first; j++)
+            first = !ms[j] || ms[j]->rkt != ms[i]->rkt || ms[j]->partition != ms[i]->partition;
+        if (!first)
+            continue;
+        int r = kdc_retry_failed(retry, consumer, ms[i], a, epochs[i], cls, "batch not confirmed", NULL);
+        if (r == KDC_RETRY_WAIT)
+            ms[i] = NULL;
+        else if (r != KDC_RETRY_DROP)
+            return 1; /* exhausted (halt), fatal, or not recorded: nothing committed */
+    }
+    return 0;
 }
 
 int main(int argc, char **argv) {
@@ -66,7 +94,15 @@ int main(int argc, char **argv) {
     kdc_assignment_t *assignment = NULL;
     kdc_tracker_t *batch_tracker = NULL;
     kdc_dlq_t *dlq = NULL;
-    if (kdc_assignment_new(&assignment, NULL, NULL) != 0)
+    kdc_retry_t *retry = NULL;
+    kdc_retry_policy_t policy;
+    /* Transient failures: 1 s doubling to 30 s, RETRY_ATTEMPTS attempts, then stop. A revoked
+     * partition's pending retry is dropped by the assignment's hook. */
+    if (kdc_retry_new(&retry, NULL) != 0 || kdc_retry_get_policy(retry, KDC_CLASS_TRANSIENT, &policy) != 0)
+        return 1;
+    policy.max_attempts = RETRY_ATTEMPTS;
+    if (kdc_retry_set_policy(retry, KDC_CLASS_TRANSIENT, &policy) != 0 ||
+        kdc_assignment_new(&assignment, kdc_retry_rebalance_hook, retry) != 0)
         return 1;
     rd_kafka_t *consumer = new_client(RD_KAFKA_CONSUMER, brokers, assignment);
     rd_kafka_t *producer = new_client(RD_KAFKA_PRODUCER, brokers, NULL);
@@ -85,32 +121,41 @@ int main(int argc, char **argv) {
     uint64_t epochs[BATCH];
     int n = 0, failed = 0;
     while (running && !failed) {
-        rd_kafka_message_t *m = rd_kafka_consumer_poll(consumer, 200);
-        if (m && !m->err && n < BATCH) {
-            epochs[n] = kdc_assignment_stamp(assignment, m);
-            batch[n++] = m;
-            if (n < BATCH)
-                continue;
-        } else if (m) {
-            rd_kafka_message_destroy(m);
+        if (!n && kdc_retry_next(retry, &batch[0], &epochs[0]) == 1) {
+            n = 1; /* a retried message whose back-off is over: a batch of its own */
+        } else {
+            /* keep polling while messages wait: max.poll.interval.ms is never exceeded */
+            rd_kafka_message_t *m = rd_kafka_consumer_poll(consumer, kdc_retry_timeout(retry, 200));
+            if (m && !m->err && n < BATCH) {
+                epochs[n] = kdc_assignment_stamp(assignment, m);
+                batch[n++] = m;
+                if (n < BATCH)
+                    continue;
+            } else if (m) {
+                rd_kafka_message_destroy(m);
+            }
         }
         if (!n)
             continue;
-        if (process_batch(producer, dlq, batch_tracker, batch, n) == 0) {
+        kdc_class_t cls = process_batch(producer, dlq, batch_tracker, batch, n);
+        if (cls == KDC_CLASS_NONE) {
             for (int i = 0; i < n; i++) {
                 int rc = kdc_commit_message(consumer, batch[i], assignment, epochs[i], NULL); /* ok: unconfirmed-dlq-routing, bare-commit */
                 if (rc == KDC_ERR_STALE)
                     break; /* the partition was revoked: its new owner redoes the rest */
                 failed |= rc != 0;
+                kdc_retry_done(retry, consumer, batch[i]); /* a retried one: resume its partition */
             }
-        } else if (kdc_rewind_messages(consumer, batch, (size_t)n, 10000, NULL) != 0) {
-            failed = 1; /* the batch is neither committed nor replayed: stop */
+        } else {
+            failed = retry_batch(retry, consumer, assignment, batch, epochs, n, cls);
         }
         failed |= kdc_tracker_reset(batch_tracker) != 0; /* reports still pending: stop */
         while (n)
-            rd_kafka_message_destroy(batch[--n]);
+            if (batch[--n])
+                rd_kafka_message_destroy(batch[n]);
     }
     rd_kafka_consumer_close(consumer);
+    kdc_retry_destroy(retry); /* holds messages of the consumer */
     rd_kafka_destroy(consumer);
     kdc_assignment_destroy(assignment);
     if (rd_kafka_flush(producer, 10000) != RD_KAFKA_RESP_ERR_NO_ERROR)

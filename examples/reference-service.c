@@ -18,8 +18,13 @@
  *   - a rebalance callback keeps assignment epochs: work of a revoked or
  *     lost partition is never committed (the new owner redoes it);
  *   - a transient failure (broker down, _MSG_TIMED_OUT, NOT_ENOUGH_REPLICAS)
- *     commits nothing: the failed batch's partitions are rewound to its
- *     first unconfirmed event and processed again after a back-off;
+ *     commits nothing: in each partition of the failed batch, its first
+ *     unconfirmed event goes to libkdc's retry policy (kdc/retry.h), which
+ *     pauses the partition and hands the event back after an exponential
+ *     back-off while the service keeps polling (so max.poll.interval.ms is
+ *     never exceeded by a retry); the rest of the batch is dropped
+ *     uncommitted and consumed again once the retried event succeeded;
+ *     after RETRY_ATTEMPTS attempts the service halts (exit status 3);
  *   - a fatal one (TOPIC_AUTHORIZATION_FAILED) halts the service with exit
  *     status 3, committing only what was confirmed; its orchestrator (here:
  *     kdc-harness) restarts it.
@@ -42,6 +47,7 @@
 #define COMMIT_INTERVAL_MS 200
 #define BACKOFF_MIN_MS 100
 #define BACKOFF_MAX_MS 2000
+#define RETRY_ATTEMPTS 60     /* about two minutes of back-off before halting */
 #define EXIT_FATAL 3
 
 /* The service's own error code, classified poison with kdc_classifier_set_app(). */
@@ -63,6 +69,7 @@ struct service {
         kdc_tracker_t *outputs;
         kdc_dlq_t *dlq;
         kdc_classifier_t *classifier;
+        kdc_retry_t *retry;
 };
 
 static volatile sig_atomic_t running = 1;
@@ -118,14 +125,16 @@ static rd_kafka_headers_t *output_headers(const rd_kafka_message_t *m) {
         return out;
 }
 
-/* Before partitions go (not lost): commit what is already confirmed. */
+/* Before partitions go (not lost): commit what is already confirmed; then
+ * drop their pending retries (the new owner starts from the committed
+ * offset). */
 static void on_rebalance(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                          rd_kafka_topic_partition_list_t *partitions, int lost, void *opaque) {
         struct service *s = opaque;
 
-        (void)partitions;
         if (err == RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS && !lost)
                 kdc_watermark_commit(s->watermark, rk, 1, NULL, NULL);
+        kdc_retry_rebalance_hook(rk, err, partitions, lost, s->retry);
 }
 
 static rd_kafka_t *new_producer(const struct config *cfg) {
@@ -162,33 +171,37 @@ static rd_kafka_t *new_consumer(const struct config *cfg, kdc_assignment_t *assi
         return rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof err);
 }
 
-/* A transient failure: go back, in every partition of the batch, to its
- * first event not confirmed, so that the next polls deliver it again. */
-static void rewind_batch(struct service *s, rd_kafka_message_t **batch, const int *done, int n) {
-        rd_kafka_topic_partition_list_t *to = rd_kafka_topic_partition_list_new(n);
+/* A transient failure: in every partition of the batch, its first event
+ * not confirmed goes to the retry policy (which pauses the partition and
+ * owns the event from now on: its slot in the batch is cleared); the
+ * partition's later events are dropped uncommitted and consumed again after
+ * the retry succeeded (kdc_retry_done() resumes right after it). Returns
+ * HALT when the policy is exhausted (or the retry could not be recorded). */
+static enum outcome retry_batch(struct service *s, rd_kafka_message_t **batch,
+                                const uint64_t *epochs, const int *done, int n) {
+        rd_kafka_topic_partition_list_t *seen = rd_kafka_topic_partition_list_new(n);
+        enum outcome outcome = RETRY;
 
-        for (int i = 0; i < n; i++) {
+        for (int i = 0; i < n && outcome == RETRY; i++) {
                 const char *topic = rd_kafka_topic_name(batch[i]->rkt);
-                rd_kafka_topic_partition_t *p =
-                    rd_kafka_topic_partition_list_find(to, topic, batch[i]->partition);
-                if (done[i])
+                int r;
+
+                if (done[i] || rd_kafka_topic_partition_list_find(seen, topic, batch[i]->partition))
                         continue;
-                if (!p)
-                        rd_kafka_topic_partition_list_add(to, topic, batch[i]->partition)->offset =
-                            batch[i]->offset;
-                else if (batch[i]->offset < p->offset)
-                        p->offset = batch[i]->offset;
-        }
-        if (to->cnt > 0) {
-                rd_kafka_error_t *error = rd_kafka_seek_partitions(s->consumer, to, 10000);
-                if (error) {
-                        /* e.g. a partition revoked meanwhile: its new owner redoes it */
-                        fprintf(stderr, "reference-service: rewind: %s\n",
-                                rd_kafka_error_string(error));
-                        rd_kafka_error_destroy(error);
+                rd_kafka_topic_partition_list_add(seen, topic, batch[i]->partition);
+                r = kdc_retry_failed(s->retry, s->consumer, batch[i], s->assignment, epochs[i],
+                                     KDC_CLASS_TRANSIENT, "outputs not confirmed", NULL);
+                if (r == KDC_RETRY_WAIT) {
+                        batch[i] = NULL; /* the retry's now */
+                } else if (r != KDC_RETRY_DROP) {
+                        /* exhausted (halt policy), or not recorded */
+                        fprintf(stderr, "reference-service: retries exhausted: %s\n",
+                                r < 0 ? kdc_strerror(r) : "halt");
+                        outcome = HALT;
                 }
         }
-        rd_kafka_topic_partition_list_destroy(to);
+        rd_kafka_topic_partition_list_destroy(seen);
+        return outcome;
 }
 
 /* The class of a failed libkdc call: from the librdkafka error when there
@@ -269,8 +282,23 @@ static enum outcome process_batch(struct service *s, rd_kafka_message_t **batch,
                 return DONE;
         if (failed == KDC_CLASS_FATAL)
                 return HALT;
-        rewind_batch(s, batch, done, n);
-        return RETRY;
+        return retry_batch(s, batch, epochs, done, n);
+}
+
+/* Transient failures: RETRY_ATTEMPTS attempts, BACKOFF_MIN_MS doubling to
+ * BACKOFF_MAX_MS with 20% jitter, then halt. (Poison events are routed by
+ * process_batch() itself; a failed routing is transient.) */
+static int retry_new(struct service *s) {
+        kdc_retry_policy_t p;
+
+        if (kdc_retry_new(&s->retry, s->dlq) != 0 ||
+            kdc_retry_get_policy(s->retry, KDC_CLASS_TRANSIENT, &p) != 0)
+                return -1;
+        p.max_attempts = RETRY_ATTEMPTS;
+        p.initial_ms = BACKOFF_MIN_MS;
+        p.max_interval_ms = BACKOFF_MAX_MS;
+        p.on_exhausted = KDC_RETRY_EXHAUSTED_HALT;
+        return kdc_retry_set_policy(s->retry, KDC_CLASS_TRANSIENT, &p);
 }
 
 /* Up to BATCH events in poll order, each stamped with its partition's
@@ -279,7 +307,12 @@ static int poll_batch(struct service *s, rd_kafka_message_t **batch, uint64_t *e
         rd_kafka_message_t *m;
         int n = 0;
 
-        while (n < BATCH && (m = rd_kafka_consumer_poll(s->consumer, n ? 0 : 100))) {
+        /* A retried event whose back-off is over: a batch of its own (its
+         * partition is still paused, and it is still tracked). */
+        if (kdc_retry_next(s->retry, &batch[0], &epochs[0]) == 1)
+                return 1;
+        while (n < BATCH &&
+               (m = rd_kafka_consumer_poll(s->consumer, n ? 0 : kdc_retry_timeout(s->retry, 100)))) {
                 if (m->err) {
                         if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF)
                                 fprintf(stderr, "reference-service: consumer: %s\n",
@@ -301,7 +334,7 @@ static int poll_batch(struct service *s, rd_kafka_message_t **batch, uint64_t *e
 static int serve(struct service *s) {
         rd_kafka_message_t *batch[BATCH];
         uint64_t epochs[BATCH];
-        int backoff = 0, status = 0;
+        int status = 0;
 
         while (running && !status) {
                 int n = poll_batch(s, batch, epochs);
@@ -309,13 +342,11 @@ static int serve(struct service *s) {
                 if (n) {
                         switch (process_batch(s, batch, epochs, n)) {
                         case DONE:
-                                backoff = 0;
+                                /* a retried event succeeded: resume its partition */
+                                for (int i = 0; i < n; i++)
+                                        kdc_retry_done(s->retry, s->consumer, batch[i]);
                                 break;
-                        case RETRY:
-                                backoff = backoff ? backoff * 2 : BACKOFF_MIN_MS;
-                                if (backoff > BACKOFF_MAX_MS)
-                                        backoff = BACKOFF_MAX_MS;
-                                rd_kafka_poll(s->producer, backoff);
+                        case RETRY: /* paused; the service keeps polling */
                                 break;
                         case HALT:
                                 status = EXIT_FATAL;
@@ -326,7 +357,8 @@ static int serve(struct service *s) {
                  * the next call, a revoked partition is never committed. */
                 kdc_watermark_commit(s->watermark, s->consumer, 0, NULL, NULL);
                 while (n)
-                        rd_kafka_message_destroy(batch[--n]);
+                        if (batch[--n])
+                                rd_kafka_message_destroy(batch[n]);
         }
         kdc_watermark_commit(s->watermark, s->consumer, 1, NULL, NULL);
         return status;
@@ -359,7 +391,7 @@ int main(void) {
         s.producer = new_producer(&s.cfg);
         s.consumer = new_consumer(&s.cfg, s.assignment);
         if (!s.producer || !s.consumer || kdc_dlq_new(&s.dlq, s.producer, s.cfg.group) != 0 ||
-            kdc_dlq_set_topic(s.dlq, s.cfg.dlq) != 0)
+            kdc_dlq_set_topic(s.dlq, s.cfg.dlq) != 0 || retry_new(&s) != 0)
                 return 2;
         signal(SIGINT, stop);
         signal(SIGTERM, stop);
@@ -376,6 +408,7 @@ int main(void) {
         status = serve(&s);
 
         rd_kafka_consumer_close(s.consumer);
+        kdc_retry_destroy(s.retry); /* holds messages of the consumer */
         rd_kafka_destroy(s.consumer);
         /* Every output was awaited; serve whatever report is still due. */
         kdc_tracker_wait(s.outputs, s.producer, WAIT_MS);

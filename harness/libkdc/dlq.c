@@ -189,14 +189,14 @@ static rd_kafka_headers_t *headers_base(const rd_kafka_headers_t *in) {
 
 /* What a routing of msg produces: its DLQ topic, the headers (the input's
  * but kdc.*, then every kdc.* one), the event identity and the retry count
- * written. 0, KDC_ERR_INVALID or KDC_ERR_NOMEM (*errp: __FAIL); *outp is
+ * written; attempts > 0 adds kdc.failure.attempts. 0, KDC_ERR_INVALID or KDC_ERR_NOMEM (*errp: __FAIL); *outp is
  * the caller's on 0, NULL otherwise. topic may be NULL (not wanted). */
 static int envelope(kdc_dlq_t *d, const rd_kafka_message_t *msg,
-                    kdc_class_t cls, const char *error_text,
+                    kdc_class_t cls, const char *error_text, int attempts,
                     char topic[KDC_DLQ_TOPIC_MAX + 8],
                     unsigned char id[KDC_IDENTITY_LEN], int32_t *retryp,
                     rd_kafka_headers_t **outp, rd_kafka_resp_err_t *errp) {
-        char num[4][24], hex[2 * KDC_IDENTITY_LEN + 1];
+        char num[5][24], hex[2 * KDC_IDENTITY_LEN + 1];
         char text[KDC_DLQ_ERROR_MAX + 1];
         rd_kafka_headers_t *in = NULL, *out;
         const char *orig_topic;
@@ -249,6 +249,7 @@ static int envelope(kdc_dlq_t *d, const rd_kafka_message_t *msg,
         snprintf(num[1], sizeof(num[1]), "%" PRId64, orig_offset);
         snprintf(num[2], sizeof(num[2]), "%" PRId64, orig_ts < 0 ? -1 : orig_ts);
         snprintf(num[3], sizeof(num[3]), "%" PRId32, retry);
+        snprintf(num[4], sizeof(num[4]), "%d", attempts);
         kdc__identity_hex(id, hex);
         clean_text(error_text, text);
         out = headers_base(in);
@@ -260,6 +261,7 @@ static int envelope(kdc_dlq_t *d, const rd_kafka_message_t *msg,
             !add(out, KDC_DLQ_HDR_CLASS, kdc_class_name(cls)) ||
             !add(out, KDC_DLQ_HDR_ERROR, text) ||
             !add(out, KDC_DLQ_HDR_RETRY, num[3]) ||
+            (attempts > 0 && !add(out, KDC_DLQ_HDR_ATTEMPTS, num[4])) ||
             !add(out, KDC_DLQ_HDR_IDENTITY, hex)) {
                 if (out)
                         rd_kafka_headers_destroy(out);
@@ -271,9 +273,9 @@ static int envelope(kdc_dlq_t *d, const rd_kafka_message_t *msg,
         return 0;
 }
 
-int kdc_dlq_route(kdc_dlq_t *d, const rd_kafka_message_t *msg, kdc_class_t cls,
-                  const char *error_text, int timeout_ms,
-                  rd_kafka_resp_err_t *delivery_err) {
+int kdc__dlq_route(kdc_dlq_t *d, const rd_kafka_message_t *msg, kdc_class_t cls,
+                   const char *error_text, int attempts, int timeout_ms,
+                   rd_kafka_resp_err_t *delivery_err) {
         char topic[KDC_DLQ_TOPIC_MAX + 8];
         unsigned char id[KDC_IDENTITY_LEN];
         rd_kafka_headers_t *out;
@@ -284,8 +286,8 @@ int kdc_dlq_route(kdc_dlq_t *d, const rd_kafka_message_t *msg, kdc_class_t cls,
                 *delivery_err = RD_KAFKA_RESP_ERR__INVALID_ARG;
         if (timeout_ms < -1)
                 return KDC_ERR_INVALID;
-        if ((r = envelope(d, msg, cls, error_text, topic, id, &retry, &out,
-                          delivery_err)))
+        if ((r = envelope(d, msg, cls, error_text, attempts, topic, id, &retry,
+                          &out, delivery_err)))
                 return r;
         /* Headers pass to librdkafka (or are destroyed) in there. */
         r = kdc__produce_confirmed(d->producer, topic, RD_KAFKA_PARTITION_UA,
@@ -295,6 +297,13 @@ int kdc_dlq_route(kdc_dlq_t *d, const rd_kafka_message_t *msg, kdc_class_t cls,
         if (r == 0)
                 remember(d, id, retry < INT32_MAX ? retry + 1 : INT32_MAX);
         return r;
+}
+
+int kdc_dlq_route(kdc_dlq_t *d, const rd_kafka_message_t *msg, kdc_class_t cls,
+                  const char *error_text, int timeout_ms,
+                  rd_kafka_resp_err_t *delivery_err) {
+        return kdc__dlq_route(d, msg, cls, error_text, 0, timeout_ms,
+                              delivery_err);
 }
 
 int kdc_dlq_produce(kdc_dlq_t *d, kdc_tracker_t *tracker,
@@ -311,7 +320,7 @@ int kdc_dlq_produce(kdc_dlq_t *d, kdc_tracker_t *tracker,
                 *produce_err = RD_KAFKA_RESP_ERR__INVALID_ARG;
         if (!tracker || timeout_ms < -1)
                 return KDC_ERR_INVALID;
-        if ((r = envelope(d, msg, cls, error_text, topic, id, &retry, &out,
+        if ((r = envelope(d, msg, cls, error_text, 0, topic, id, &retry, &out,
                           produce_err)))
                 return r;
         r = kdc_tracker_produce(
@@ -331,6 +340,6 @@ int kdc_dlq_headers(kdc_dlq_t *d, const rd_kafka_message_t *msg,
 
         if (!headersp)
                 return KDC_ERR_INVALID;
-        return envelope(d, msg, cls, error_text, NULL, id, &retry, headersp,
+        return envelope(d, msg, cls, error_text, 0, NULL, id, &retry, headersp,
                         NULL);
 }

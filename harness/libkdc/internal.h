@@ -8,6 +8,7 @@
 
 #include <librdkafka/rdkafka.h>
 
+#include <kdc/dlq.h>
 #include <kdc/tracker.h>
 
 /* Longest single rd_kafka_poll() inside a libkdc wait, so that reports
@@ -159,6 +160,12 @@ int kdc__produce_confirmed(rd_kafka_t *rk, const char *topic,
 
 /* 64 lower-case hex digits and a NUL. */
 void kdc__identity_hex(const unsigned char identity[32], char hex[65]);
+
+/* kdc_dlq_route() that also writes kdc.failure.attempts when attempts > 0
+ * (the retry policy's exhaustion, retry.c). Same returns. */
+int kdc__dlq_route(kdc_dlq_t *d, const rd_kafka_message_t *msg, kdc_class_t cls,
+                   const char *error_text, int attempts, int timeout_ms,
+                   rd_kafka_resp_err_t *delivery_err);
 
 /* Is topic a name Kafka accepts ([A-Za-z0-9._-], 1..249, not "." "..")? */
 int kdc__topic_name_valid(const char *topic, size_t len);

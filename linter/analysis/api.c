@@ -52,6 +52,8 @@ static const kdc_api_t table[] = {
     {"kdc_dlq_produce", KDC_API_PRODUCE | KDC_API_DLQ, N, N, N, N, N, N, N, N, 0},
     {"kdc_dlq_route", KDC_API_CONFIRM | KDC_API_SERVE_DR, N, N, N, N, N, N, N, N, 0},
     {"kdc_produce_confirmed", KDC_API_CONFIRM | KDC_API_SERVE_DR, 0, 1, N, N, N, N, N, N, 0},
+    /* returns 0 (KDC_RETRY_COMMIT) only when the exhausted message's DLQ write is confirmed */
+    {"kdc_retry_failed", KDC_API_CONFIRM | KDC_API_SERVE_DR, N, N, N, N, N, N, N, N, 0},
     {"kdc_tracker_produce", KDC_API_PRODUCE, 1, 2, N, N, N, N, N, N, 0},
     {"kdc_tracker_producev", KDC_API_PRODUCE, 1, N, N, N, N, N, N, N, 4},
     {"kdc_tracker_produceva", KDC_API_PRODUCE, 1, N, N, N, N, N, N, N, 0},
@@ -160,6 +162,7 @@ static const struct {
     {"rebalance", 0},
     {"delivery-callback", 0},
     {"rewind", 0},
+    {"retry", 0},
     {"txn", 0},
     {"create", 0},
     {"destroy", 0},

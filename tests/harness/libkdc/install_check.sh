@@ -19,7 +19,7 @@ echo "== cmake --install (components libkdc and harness) into $prefix"
 
 for f in include/kdc/kdc.h include/kdc/tracker.h include/kdc/export.h \
         include/kdc/dlq.h include/kdc/watermark.h include/kdc/assignment.h \
-        include/kdc/classify.h include/kdc/testkit.h; do
+        include/kdc/classify.h include/kdc/retry.h include/kdc/testkit.h; do
         test -f "$prefix/$f" || { echo "missing $f"; exit 1; }
 done
 test -n "$(find "$prefix" -name libkdc.a)" || { echo "libkdc.a missing"; exit 1; }

@@ -28,6 +28,9 @@
  * |                         | characters other than tab, LF, CR become '?')  |
  * | kdc.retry.count         | earlier routings of this event, decimal (0..)  |
  * | kdc.identity            | event identity: 64 lower-case hex digits       |
+ * | kdc.failure.attempts    | processing attempts made before the retry      |
+ * |                         | policy gave up, decimal (1..); written only by |
+ * |                         | kdc_retry_failed() (kdc/retry.h)               |
  *
  * Other headers of the input are copied; any kdc.* header of the input is
  * replaced. Key and value are the input's, unchanged.
@@ -79,6 +82,9 @@ extern "C" {
 #define KDC_DLQ_HDR_ERROR "kdc.failure.error"
 #define KDC_DLQ_HDR_RETRY "kdc.retry.count"
 #define KDC_DLQ_HDR_IDENTITY "kdc.identity"
+/** Written by the retry policy only (kdc/retry.h); kdc_dlq_decode() does not
+ *  decode it (read it with rd_kafka_header_get_last()). */
+#define KDC_DLQ_HDR_ATTEMPTS "kdc.failure.attempts"
 
 /** Longest topic name Kafka accepts, in bytes. */
 #define KDC_DLQ_TOPIC_MAX 249

@@ -48,6 +48,8 @@
  *   rebalance          serves a rebalance (an assignment's epochs)
  *   delivery-callback  a delivery-report callback to register
  *   rewind             seeks back to committed offsets (nothing is committed)
+ *   retry              hands back or ends a failed message's retry (pauses
+ *                      or resumes its partition; nothing is committed)
  *   txn                a transactional step
  *   create, destroy, configure, query, decode
  *                      none of the above: no message produced, confirmed or

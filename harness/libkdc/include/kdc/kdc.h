@@ -14,11 +14,14 @@
  *    for work of a revoked or lost assignment epoch (kdc/assignment.h).
  *  - Failures are classified (kdc/classify.h): poison goes to a DLQ,
  *    confirmed, with a stable event identity (kdc/dlq.h); transient,
- *    membership and fatal failures commit nothing.
+ *    membership and fatal failures commit nothing. Retries are bounded
+ *    (kdc/retry.h): the partition is paused while a message waits, and an
+ *    exhausted message is dead-lettered (confirmed) or the service halts.
  *
  * Conventions (all headers):
  *  - Names are kdc_<object>_<verb>; handles are opaque (kdc_tracker_t,
- *    kdc_assignment_t, kdc_watermark_t, kdc_dlq_t, kdc_classifier_t).
+ *    kdc_assignment_t, kdc_watermark_t, kdc_dlq_t, kdc_classifier_t,
+ *    kdc_retry_t).
  *  - Functions that can fail return int: 0, or a negative KDC_ERR_* code
  *    (kdc/error.h); kdc_strerror() describes it. librdkafka error codes come
  *    back through rd_kafka_resp_err_t out-parameters.
@@ -46,5 +49,6 @@
 #include <kdc/commit.h>
 #include <kdc/watermark.h>
 #include <kdc/dlq.h>
+#include <kdc/retry.h>
 
 #endif /* KDC_KDC_H */
