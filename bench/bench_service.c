@@ -17,11 +17,20 @@
  *   kdc-msg  libkdc as examples/orders-worker-libkdc.c: tracker
  *            (kdc_tracker_produce, kdc_tracker_wait per window), then
  *            kdc_commit_message() of each partition's last message.
- *   kdc      libkdc's recommended form: tracker per window, every message
- *            tracked in a watermark (kdc_assignment epochs) and marked done
- *            once its window is confirmed; the watermark is committed by
- *            kdc_watermark_commit() at most once per partition per
+ *   kdc-batch tracker per window, every message tracked in a watermark
+ *            (kdc_assignment epochs) and marked done once its window is
+ *            confirmed; the watermark is committed by kdc_watermark_commit()
+ *            at most once per partition per
  *            KDC_WATERMARK_RECOMMENDED_INTERVAL_MS, forced at the end.
+ *   kdc      libkdc's recommended form: the window slides instead of
+ *            stopping. Every message is tracked in the watermark and
+ *            produced through the tracker with its coordinates as opaque;
+ *            the service's dr_msg_cb (kdc_dr_msg_record()) marks a message
+ *            done when its output is confirmed. The service keeps polling
+ *            while fewer than W outputs are unconfirmed (at W it serves
+ *            reports with rd_kafka_flush(producer, 1) until one is); the
+ *            watermark is committed as kdc-batch does, after
+ *            kdc_tracker_wait() at the end.
  *
  * The input topic (4 partitions) is preloaded with N events of 100 bytes
  * (the first 8 bytes are the event's id) on librdkafka's mock cluster, in
@@ -64,12 +73,10 @@
 #define PARTITIONS 4
 #define MAX_ROUNDS 32
 #define MAX_WINDOWS 8
-#ifndef KDC_WATERMARK_RECOMMENDED_INTERVAL_MS
-#define KDC_WATERMARK_RECOMMENDED_INTERVAL_MS 1000
-#endif
 
-enum variant { UNSAFE, HAND, KDC_MSG, KDC, NVARIANTS };
-static const char *const variant_names[NVARIANTS] = {"unsafe", "hand", "kdc-msg", "kdc"};
+enum variant { UNSAFE, HAND, KDC_MSG, KDC_BATCH, KDC, NVARIANTS };
+static const char *const variant_names[NVARIANTS] = {"unsafe", "hand", "kdc-msg", "kdc-batch",
+                                                     "kdc"};
 
 struct result {
         int ok;
@@ -156,6 +163,29 @@ static void hand_dr_msg_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *op
                 b->failed++;
 }
 
+/* The sliding form: each output's opaque names its input message; its
+ * report marks that message done in the watermark once confirmed. */
+struct input_ref {
+        int32_t partition;
+        int64_t offset;
+        uint64_t epoch;
+};
+
+static kdc_watermark_t *sliding_watermark;
+static long sliding_mark_errors;
+
+static void sliding_dr_msg_cb(rd_kafka_t *rk, const rd_kafka_message_t *m, void *opaque) {
+        struct input_ref *in = NULL;
+
+        (void)opaque;
+        if (kdc_dr_msg_record(rk, m, (void **)&in) != 0 || !in)
+                return;
+        if (!m->err && rd_kafka_message_status(m) == RD_KAFKA_MSG_STATUS_PERSISTED &&
+            kdc_watermark_done(sliding_watermark, "in", in->partition, in->offset, in->epoch) != 0)
+                sliding_mark_errors++;
+        free(in);
+}
+
 #define SET(conf, k, v)                                                                            \
         do {                                                                                       \
                 char e_[256];                                                                      \
@@ -181,12 +211,28 @@ static rd_kafka_t *new_producer(const char *bootstraps, enum variant v) {
 
         SET(conf, "queue.buffering.max.messages", "2000000");
         SET(conf, "queue.buffering.max.kbytes", "2097151");
+        /* The 2.0.2 mock cluster keeps at most 5 MB per partition (older
+         * message sets are deleted on append): compressed, 250,000 events
+         * of 100 bytes per partition fit. Every variant, and the preload. */
+        SET(conf, "compression.type", "lz4");
         if (v != UNSAFE)
                 SET(conf, "enable.idempotence", "true");
+        if (getenv("BENCH_PRODUCER_CONF")) { /* k=v,k=v: experiments */
+                char kv[512], *save = NULL;
+
+                snprintf(kv, sizeof kv, "%s", getenv("BENCH_PRODUCER_CONF"));
+                for (char *t = strtok_r(kv, ",", &save); t; t = strtok_r(NULL, ",", &save))
+                        if (strchr(t, '=')) {
+                                *strchr(t, '=') = '\0';
+                                SET(conf, t, t + strlen(t) + 1);
+                        }
+        }
         if (v == HAND)
                 rd_kafka_conf_set_dr_msg_cb(conf, hand_dr_msg_cb);
-        else if (v == KDC || v == KDC_MSG)
+        else if (v == KDC_BATCH || v == KDC_MSG)
                 rd_kafka_conf_set_dr_msg_cb(conf, kdc_dr_msg_cb);
+        else if (v == KDC)
+                rd_kafka_conf_set_dr_msg_cb(conf, sliding_dr_msg_cb);
         return rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
 }
 
@@ -206,7 +252,7 @@ static rd_kafka_t *new_consumer(const char *bootstraps, enum variant v, kdc_assi
                 SET(conf, "enable.auto.commit", "false");
                 SET(conf, "enable.auto.offset.store", "false");
         }
-        if (v == KDC) {
+        if (v == KDC || v == KDC_BATCH) {
                 rd_kafka_conf_set_rebalance_cb(conf, kdc_assignment_rebalance_cb);
                 rd_kafka_conf_set_opaque(conf, a);
         }
@@ -257,6 +303,9 @@ struct service {
         kdc_tracker_t *tracker;
         kdc_watermark_t *watermark;
         long commit_entries;
+        long produced;
+        long full;
+        double full_s;
         char *why;
 };
 
@@ -272,6 +321,46 @@ static int produce_plain(struct service *s, const rd_kafka_message_t *m, void *o
                         RD_KAFKA_V_END)) == RD_KAFKA_RESP_ERR__QUEUE_FULL)
                 rd_kafka_poll(s->producer, 10);
         return err ? FAIL(s, "produce: %s", rd_kafka_err2str(err)) : 0;
+}
+
+/* The sliding form: track, produce with the input's coordinates, keep
+ * fewer than a window of outputs unconfirmed, commit the watermark at its
+ * interval. */
+static int produce_sliding(struct service *s, const rd_kafka_message_t *m, uint64_t epoch) {
+        struct input_ref *in = malloc(sizeof(*in));
+        rd_kafka_resp_err_t err;
+        int rc, committed = 0;
+
+        if (!in)
+                return FAIL(s, "out of memory");
+        *in = (struct input_ref){m->partition, m->offset, epoch};
+        if ((rc = kdc_watermark_track_message(s->watermark, m, epoch)))
+                return free(in), FAIL(s, "track: %s", kdc_strerror(rc));
+        if ((rc = kdc_tracker_producev(s->tracker, s->producer, -1, &err, RD_KAFKA_V_TOPIC("out"),
+                                       RD_KAFKA_V_PARTITION(m->partition),
+                                       RD_KAFKA_V_VALUE(m->payload, m->len), RD_KAFKA_V_OPAQUE(in),
+                                       RD_KAFKA_V_END)))
+                return free(in), FAIL(s, "produce: %s", kdc_strerror(rc));
+        s->produced++;
+        if (kdc_tracker_pending(s->tracker) >= s->window) {
+                double t = now();
+
+                s->full++;
+                while (kdc_tracker_pending(s->tracker) >= s->window)
+                        rd_kafka_flush(s->producer, 1);
+                s->full_s += now() - t;
+        } else if (s->produced % 1000 == 0) {
+                rd_kafka_poll(s->producer, 0);
+        } else {
+                return 0;
+        }
+        if (kdc_tracker_failed(s->tracker) || sliding_mark_errors)
+                return FAIL(s, "%ld deliveries failed, %ld marks refused",
+                            (long)kdc_tracker_failed(s->tracker), sliding_mark_errors);
+        if ((rc = kdc_watermark_commit(s->watermark, s->consumer, 0, &committed, NULL)))
+                return FAIL(s, "watermark commit: %s", kdc_strerror(rc));
+        s->commit_entries += committed;
+        return 0;
 }
 
 /* Process and commit one window of n messages (the unsafe variant gets
@@ -302,10 +391,12 @@ static int process(struct service *s, rd_kafka_message_t **batch, long n, uint64
                         s->commit_entries++;
                 }
                 return 0;
-        case KDC_MSG:
         case KDC:
+                return produce_sliding(s, batch[0], epochs[0]);
+        case KDC_MSG:
+        case KDC_BATCH:
                 for (long i = 0; i < n; i++) {
-                        if (s->v == KDC &&
+                        if (s->v == KDC_BATCH &&
                             (rc = kdc_watermark_track_message(s->watermark, batch[i], epochs[i])))
                                 return FAIL(s, "track: %s", kdc_strerror(rc));
                         if ((rc = kdc_tracker_produce(
@@ -317,7 +408,7 @@ static int process(struct service *s, rd_kafka_message_t **batch, long n, uint64
                         return FAIL(s, "wait: %s", kdc_strerror(rc));
                 if ((rc = kdc_tracker_reset(s->tracker)))
                         return FAIL(s, "reset: %s", kdc_strerror(rc));
-                if (s->v == KDC) {
+                if (s->v == KDC_BATCH) {
                         int committed = 0;
 
                         for (long i = 0; i < n; i++)
@@ -355,7 +446,11 @@ static int final_commit(struct service *s) {
                 if (err && err != RD_KAFKA_RESP_ERR__NO_OFFSET)
                         return FAIL(s, "final commit: %s", rd_kafka_err2str(err));
                 s->commit_entries += PARTITIONS;
-        } else if (s->v == KDC) {
+        } else if (s->v == KDC || s->v == KDC_BATCH) {
+                if (s->v == KDC && ((rc = kdc_tracker_wait(s->tracker, s->producer, 30000)) ||
+                                    sliding_mark_errors))
+                        return FAIL(s, "last outputs: %s, %ld marks refused", kdc_strerror(rc),
+                                    sliding_mark_errors);
                 if ((rc = kdc_watermark_commit(s->watermark, s->consumer, 1, &committed, NULL)))
                         return FAIL(s, "final watermark commit: %s", kdc_strerror(rc));
                 s->commit_entries += committed;
@@ -368,7 +463,8 @@ static int final_commit(struct service *s) {
 static int serve(struct service *s, long n, struct result *r) {
         rd_kafka_message_t **batch = calloc((size_t)s->window, sizeof(*batch));
         uint64_t *epochs = calloc((size_t)s->window, sizeof(*epochs));
-        long consumed = 0, held = 0, window = s->v == UNSAFE ? 1 : s->window;
+        long consumed = 0, held = 0;
+        long window = s->v == UNSAFE || s->v == KDC ? 1 : s->window;
         double t0 = 0, c0 = 0, deadline = now() + 600;
         int rc = 0;
 
@@ -390,7 +486,7 @@ static int serve(struct service *s, long n, struct result *r) {
                                 t0 = now();
                                 c0 = cpu_now();
                         }
-                        if (s->v == KDC)
+                        if (s->v == KDC || s->v == KDC_BATCH)
                                 epochs[held] = kdc_assignment_stamp(s->assignment, m);
                         batch[held++] = m;
                         consumed++;
@@ -403,8 +499,16 @@ static int serve(struct service *s, long n, struct result *r) {
                 if (s->v == UNSAFE && consumed % 1000 == 0)
                         rd_kafka_poll(s->producer, 0);
         }
-        if (rc == 0)
-                rc = final_commit(s);
+        {
+                double t = now();
+
+                if (rc == 0)
+                        rc = final_commit(s);
+                if (getenv("BENCH_DEBUG"))
+                        fprintf(stderr,
+                                "%s: %.3f s, window full %ld times (%.3f s), final %.3f s\n",
+                                variant_names[s->v], now() - t0, s->full, s->full_s, now() - t);
+        }
         r->seconds = now() - t0;
         r->cpu_seconds = cpu_now() - c0;
         r->rss_kb = peak_rss_kb();
@@ -505,13 +609,15 @@ static struct result child(enum variant v, long window, long n) {
                 snprintf(r.why, sizeof r.why, "preload failed");
                 return r;
         }
-        if ((v == KDC && kdc_assignment_new(&s.assignment, NULL, NULL)) ||
+        if (((v == KDC || v == KDC_BATCH) && kdc_assignment_new(&s.assignment, NULL, NULL)) ||
             kdc_tracker_new(&s.tracker) ||
-            (v == KDC && kdc_watermark_new(&s.watermark, s.assignment,
-                                           KDC_WATERMARK_RECOMMENDED_INTERVAL_MS))) {
+            ((v == KDC || v == KDC_BATCH) &&
+             kdc_watermark_new(&s.watermark, s.assignment,
+                               KDC_WATERMARK_RECOMMENDED_INTERVAL_MS))) {
                 snprintf(r.why, sizeof r.why, "libkdc objects");
                 return r;
         }
+        sliding_watermark = s.watermark;
         s.consumer = new_consumer(bootstraps, v, s.assignment);
         s.producer = new_producer(bootstraps, v);
         if (!s.consumer || !s.producer) {
@@ -612,7 +718,7 @@ int main(int argc, char **argv) {
         long n = argc > 1 ? atol(argv[1]) : 1000000;
         int rounds = argc > 2 ? atoi(argv[2]) : 3;
         const char *wlist = argc > 3 ? argv[3] : "1,100,10000";
-        const char *vlist = argc > 4 ? argv[4] : "unsafe,hand,kdc-msg,kdc";
+        const char *vlist = argc > 4 ? argv[4] : "unsafe,hand,kdc-msg,kdc-batch,kdc";
         long windows[MAX_WINDOWS];
         int nwin = 0, nvar = 0, failed = 0;
         enum variant vars[NVARIANTS];

@@ -46,6 +46,33 @@
 extern "C" {
 #endif
 
+/**
+ * @brief The commit interval libkdc recommends for kdc_watermark_new(), in
+ *        milliseconds: at most one offset commit per partition per second.
+ *
+ * Measured on a whole consume-process-produce service (kdc-bench-service,
+ * docs/performance.md): committing every confirmed batch costs one
+ * OffsetCommit round trip per batch (per partition with
+ * kdc_commit_message()), which at small windows costs more than the work;
+ * at this interval the commits are 1 per partition per second plus the
+ * first and a forced one at the end, and a restart replays at most about
+ * one second of confirmed work (never unconfirmed work: only offsets whose
+ * messages are all done are in the watermark). The recommended form:
+ *  - track every polled message (kdc_watermark_track_message()), produce
+ *    its outputs through a tracker with the message's coordinates as the
+ *    opaque (kdc_tracker_producev() with RD_KAFKA_V_OPAQUE) and mark it
+ *    done from the service's dr_msg_cb (kdc_dr_msg_record(), then
+ *    kdc_watermark_done()) once its outputs are confirmed;
+ *  - keep polling while fewer than a window of outputs are unconfirmed
+ *    (kdc_tracker_pending()): the window slides, the service never stops
+ *    to wait for the last report of a batch;
+ *  - call kdc_watermark_commit(wm, consumer, 0, ..) from the polling
+ *    thread as often as convenient (it sends nothing until a partition is
+ *    due), and with force = 1 after kdc_tracker_wait() before closing and
+ *    in the rebalance hook for revoked partitions.
+ */
+#define KDC_WATERMARK_RECOMMENDED_INTERVAL_MS 1000
+
 /** Opaque confirmed-watermark handle. */
 typedef struct kdc_watermark_s kdc_watermark_t;
 
