@@ -55,6 +55,22 @@ static int is_flush_api(const kdc_expr_t *call) {
     return api && (api->roles & KDC_API_FLUSH) && !(api->roles & KDC_API_TXN);
 }
 
+/* A flush of f that can stand for confirmation: not one after an rd_kafka_purge() in f,
+ * which serves the purged messages' reports (__PURGE_QUEUE, __PURGE_INFLIGHT) and so
+ * discards rather than confirms (a teardown: purge, flush, destroy). */
+static int confirming_flush(const kdc_func_t *f, const kdc_expr_t *call) {
+    const kdc_cfg_t *cfg = f->cfg;
+    if (!is_flush_api(call))
+        return 0;
+    for (unsigned c = 0; cfg && c < f->ncalls; c++) {
+        const kdc_api_t *api = kdc_api_lookup(f->calls[c]);
+        int node = cfg->call_node[c];
+        if (api && (api->roles & KDC_API_PURGE) && node >= 0 && kdc_cfg_leads_to(cfg, node, call))
+            return 0;
+    }
+    return 1;
+}
+
 typedef struct api_query {
     unsigned roles;
     const kdc_expr_t *found;
@@ -332,7 +348,9 @@ static int classify(fac_t *x, const kdc_func_t *g, const kdc_expr_t **inner) {
         if (cfg->call_node[c] < 0)
             continue;
         const kdc_func_t *h = callee_of(x, g, call);
-        int kind = is_flush_api(call) ? W_ERROR : h ? x->wrapper[h->index] : W_NONE;
+        int kind = is_flush_api(call) ? (confirming_flush(g, call) ? W_ERROR : W_NONE)
+                   : h                ? x->wrapper[h->index]
+                                      : W_NONE;
         if (kind == W_ERROR || kind == W_SUCCESS) {
             ret_q_t q = {x, g, call, kind, 0};
             kdc_stmt_walk(g->body, find_ret, &q);
@@ -435,7 +453,9 @@ static void check_func(fac_t *x, const kdc_func_t *f) {
             /* a flush (or a wrapper) whose outcome nobody looks at, or a drain helper */
             const kdc_expr_t *call = nd->expr;
             const kdc_func_t *h = callee_of(x, f, call);
-            int kind = is_flush_api(call) ? W_ERROR : h ? x->wrapper[h->index] : W_NONE;
+            int kind = is_flush_api(call) ? (confirming_flush(f, call) ? W_ERROR : W_NONE)
+                       : h                ? x->wrapper[h->index]
+                                          : W_NONE;
             if (!kind)
                 continue;
             if (kind != W_DRAIN && kdc_result_use(x->ctx->program, f, call) == KDC_USE_USED)
@@ -462,7 +482,9 @@ static void check_func(fac_t *x, const kdc_func_t *f) {
         for (unsigned c = 0; c < f->ncalls; c++) {
             const kdc_expr_t *call = f->calls[c];
             const kdc_func_t *h = callee_of(x, f, call);
-            int kind = is_flush_api(call) ? W_ERROR : h ? x->wrapper[h->index] : W_NONE;
+            int kind = is_flush_api(call) ? (confirming_flush(f, call) ? W_ERROR : W_NONE)
+                       : h                ? x->wrapper[h->index]
+                                          : W_NONE;
             if (kind != W_ERROR && kind != W_SUCCESS)
                 continue;
             int edge = failure_edge(x, f, call, nd->expr, kind);

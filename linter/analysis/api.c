@@ -97,6 +97,7 @@ static const kdc_api_t table[] = {
     {"rd_kafka_produce_batch", KDC_API_PRODUCE, N, 0, N, N, N, N, N, N, 0},
     {"rd_kafka_producev", KDC_API_PRODUCE, 0, N, N, N, N, N, N, N, 1},
     {"rd_kafka_produceva", KDC_API_PRODUCE, 0, N, N, N, N, N, N, N, 0},
+    {"rd_kafka_purge", KDC_API_PURGE, 0, N, N, N, N, N, N, N, 0},
     {"rd_kafka_send_offsets_to_transaction", KDC_API_TXN, 0, N, N, 1, N, N, N, N, 0},
     {"rd_kafka_subscribe", KDC_API_SUBSCRIBE, 0, N, N, 1, N, N, N, N, 0},
     {"rd_kafka_topic_conf_dup", KDC_API_CONF_DUP, N, N, 0, N, N, N, N, N, 0},

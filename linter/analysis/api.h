@@ -38,6 +38,10 @@ enum {
 /* PRODUCE: always to a dead-letter queue, whatever its arguments (kdc_dlq_produce). */
 enum { KDC_API_DLQ = 1u << 24 };
 
+/* rd_kafka_purge: discards queued (and in-flight) messages; their delivery reports say
+ * __PURGE_QUEUE / __PURGE_INFLIGHT, so a flush after it confirms nothing (a teardown). */
+enum { KDC_API_PURGE = 1u << 25 };
+
 #define KDC_ARG_NONE (-1)
 #define KDC_ARG_RECV (-2) /* the C++ object the method is called on */
 
