@@ -146,6 +146,28 @@ static void plan_slow_processing(struct tk_plan *p, unsigned short rng[3]) {
         add(p, -1, irange(rng, 7000, 8000), TK_RESUME)->instance = 0;
 }
 
+/* A sink fault from at for window_ms: the step, then the one that undoes it. */
+static void sink_window(struct tk_plan *p, double at, enum tk_action fault, enum tk_action undo,
+                        int window_ms) {
+        p->sink = TK_SINK_SQLITE;
+        add(p, at, 0, fault);
+        add(p, -1, window_ms, undo);
+}
+
+static void plan_sink_outage(struct tk_plan *p, unsigned short rng[3]) {
+        sink_window(p, uniform(rng, 0.3, 0.5), TK_SINK_LOCK, TK_SINK_UNLOCK,
+                    irange(rng, 2000, 4000));
+}
+
+static void plan_sink_full(struct tk_plan *p, unsigned short rng[3]) {
+        sink_window(p, uniform(rng, 0.3, 0.5), TK_SINK_FULL, TK_SINK_ROOM, irange(rng, 2000, 4000));
+}
+
+static void plan_sink_rejects(struct tk_plan *p, unsigned short rng[3]) {
+        sink_window(p, uniform(rng, 0.2, 0.4), TK_SINK_REJECT, TK_SINK_ACCEPT,
+                    irange(rng, 3000, 5000));
+}
+
 static const struct tk_scenario scenarios[] = {
     {{"baseline", "no fault: every event must come out once", "none",
       "every event processed once, all committed", "", 0},
@@ -269,6 +291,33 @@ static const struct tk_scenario scenarios[] = {
       "services only",
       1},
      plan_slow_processing},
+    {{"sink-outage", "the service's database is locked by another process for a while",
+      "the service writes each event's effect to an SQLite database (KDC_HARNESS_SINK); at "
+      "30-50% the harness holds an exclusive lock on it (BEGIN EXCLUSIVE) for 2-4 s: the "
+      "service's writes fail with SQLITE_BUSY",
+      "a busy database is a transient failure: the event is not committed; it is retried "
+      "or the service halts, and its row is written once the lock is gone",
+      "", 0},
+     plan_sink_outage},
+    {{"sink-full", "the service's database is full for a while",
+      "the service writes each event's effect to an SQLite database (KDC_HARNESS_SINK); at "
+      "30-50%, for 2-4 s, every insert into its table fails with SQLITE_FULL",
+      "a full database is a transient failure (a full disk is freed): the event is not "
+      "committed; it is retried or the service halts",
+      "without root no filesystem can be filled for one process, and PRAGMA max_page_count "
+      "limits only the connection that sets it: the harness sets the table's AUTOINCREMENT "
+      "sequence to its largest value, so SQLite itself answers SQLITE_FULL to every insert",
+      0},
+     plan_sink_full},
+    {{"sink-rejects", "the service's database rejects some writes while others succeed",
+      "the service writes each event's effect to an SQLite database (KDC_HARNESS_SINK); at "
+      "20-40%, for 3-5 s, a trigger rejects the rows of one event id in ten (those ending "
+      "in 3): their inserts fail with SQLITE_CONSTRAINT, the others succeed",
+      "a write the database refuses for the event's content is a poison message: the event "
+      "goes to the DLQ (confirmed) before it is committed; never committed without a row "
+      "or a DLQ record",
+      "", 0},
+     plan_sink_rejects},
 };
 
 size_t kdc_testkit_scenario_count(void) {
@@ -358,6 +407,25 @@ void tk_step_describe(const struct tk_step *st, const char *const topics[3], cha
                          "redeploy instance %d: SIGTERM, its grace period, start "
                          "again %d ms after it ended",
                          st->instance + 1, st->delay_ms);
+                break;
+        case TK_SINK_LOCK:
+                snprintf(buf, size, "sink locked by the harness (BEGIN EXCLUSIVE): SQLITE_BUSY");
+                break;
+        case TK_SINK_UNLOCK:
+                snprintf(buf, size, "sink unlocked");
+                break;
+        case TK_SINK_FULL:
+                snprintf(buf, size, "sink full: inserts fail with SQLITE_FULL");
+                break;
+        case TK_SINK_ROOM:
+                snprintf(buf, size, "sink has room again");
+                break;
+        case TK_SINK_REJECT:
+                snprintf(buf, size, "sink rejects the rows of event ids ending in 3 "
+                                    "(SQLITE_CONSTRAINT)");
+                break;
+        case TK_SINK_ACCEPT:
+                snprintf(buf, size, "sink accepts every row again");
                 break;
         }
 }

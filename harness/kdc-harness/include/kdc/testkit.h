@@ -98,6 +98,7 @@ extern "C" {
 #define KDC_TESTKIT_ENV_MESSAGE_TIMEOUT "KAFKA_MESSAGE_TIMEOUT_MS"
 #define KDC_TESTKIT_ENV_SCENARIO "KDC_HARNESS_SCENARIO"
 #define KDC_TESTKIT_ENV_INSTANCE "KDC_HARNESS_INSTANCE"
+#define KDC_TESTKIT_ENV_SINK "KDC_HARNESS_SINK"
 
 /** Header carrying the event id on every input event. */
 #define KDC_TESTKIT_EVENT_ID_HEADER "event-id"
@@ -213,6 +214,15 @@ typedef struct kdc_testkit_env_s {
         const char *scenario; /**< KDC_HARNESS_SCENARIO */
         int instance;         /**< KDC_HARNESS_INSTANCE: 1, or 2 for a
                                    second consumer */
+        /** KDC_HARNESS_SINK: in a sink scenario (sink-outage, sink-full,
+         *  sink-rejects) the store the service writes each well-formed
+         *  event's effect to, "sqlite:PATH" (an SQLite database whose table
+         *  the harness created:
+         *  effects(seq INTEGER PRIMARY KEY AUTOINCREMENT, event_id TEXT NOT
+         *  NULL, amount INTEGER NOT NULL, written_at TEXT DEFAULT now), one
+         *  row per effect, no unique key: a service that writes a row twice
+         *  leaves two). NULL in the other scenarios (the variable is unset). */
+        const char *sink;
 } kdc_testkit_env_t;
 
 /**
@@ -280,7 +290,8 @@ typedef struct kdc_testkit_result_s {
                                   lost", "nothing processed" (no event
                                   committed, no output and no DLQ record:
                                   a service that never worked shows
-                                  nothing), "events duplicated", "events
+                                  nothing), "events duplicated", "effects
+                                  duplicated", "events
                                   unprocessed" that applies */
         int64_t dropped_records; /**< records the mock cluster deleted from
                                       the input, output or DLQ topic before
@@ -288,13 +299,25 @@ typedef struct kdc_testkit_result_s {
                                       and 100,000 messages per partition):
                                       when non-zero, the counts above cannot
                                       be trusted (kdc-harness exits 2) */
+        /** The run's sink ("sqlite"), NULL when it had none. With a sink, an
+         *  event's effect is its row: lost counts committed events with no
+         *  row and no DLQ record, and output records are counted, not
+         *  judged. */
+        const char *sink;
+        int64_t effect_rows;       /**< rows read back from the sink */
+        int64_t effected;          /**< events with at least one row */
+        int64_t duplicate_effects; /**< events with more than one row (a
+                                        write replayed; fails the run with
+                                        exactly_once: "effects duplicated") */
+        int64_t foreign_effects;   /**< rows naming no event */
 } kdc_testkit_result_t;
 
 /** Which events kdc_testkit_result_event() lists. */
 typedef enum kdc_testkit_list_e {
         KDC_TESTKIT_LOST = 0,
         KDC_TESTKIT_DUPLICATED = 1,
-        KDC_TESTKIT_UNPROCESSED = 2
+        KDC_TESTKIT_UNPROCESSED = 2,
+        KDC_TESTKIT_DUPLICATE_EFFECTS = 3 /**< more than one row in the sink */
 } kdc_testkit_list_t;
 
 /** @brief The id of the @p i-th event (0-based, in id order) of @p list;
