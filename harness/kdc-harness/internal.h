@@ -275,6 +275,9 @@ void tk_sink_heal(struct tk_sink *s);
 int tk_sink_read(struct tk_sink *s, struct tk_workload *w, int64_t *rows, int64_t *foreign);
 /* Close, and remove the database and its directory. */
 void tk_sink_destroy(struct tk_sink *s);
+/* Remove the files and directory of the sink in progress, if any, without
+ * closing it: async-signal-safe (unlink(), rmdir()), for an interrupted run. */
+void tk_sink_remove_interrupted(void);
 
 /* ---- probe.c ---------------------------------------------------------- */
 

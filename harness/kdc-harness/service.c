@@ -171,6 +171,7 @@ void kdc_testkit_services_kill(void) {
                 if (pid > 0)
                         kill(-pid, SIGKILL);
         }
+        tk_sink_remove_interrupted();
 }
 
 static int child_known(pid_t pid) {

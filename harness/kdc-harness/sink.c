@@ -13,6 +13,7 @@
  *           sets it;
  *   reject  a trigger that raises for one event id in ten: those inserts get
  *           SQLITE_CONSTRAINT (SQLITE_CONSTRAINT_TRIGGER), the others succeed. */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,21 @@ static const char schema[] =
     " written_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%f', 'now')));"
     "CREATE INDEX effects_event_id ON effects(event_id);";
 
+/* The files of the sink in progress, for tk_sink_remove_interrupted() (a
+ * signal handler's): written before `live` is set, read only once it is. */
+static const char *const suffix[] = {"", "-wal", "-shm", "-journal"};
+static char live_files[4][sizeof ((struct tk_sink *)0)->path + 16];
+static char live_dir[sizeof ((struct tk_sink *)0)->dir];
+static volatile sig_atomic_t live;
+
+void tk_sink_remove_interrupted(void) {
+        if (!live)
+                return;
+        for (size_t i = 0; i < sizeof suffix / sizeof suffix[0]; i++)
+                unlink(live_files[i]);
+        rmdir(live_dir);
+}
+
 static int exec(struct tk_sink *s, const char *sql) {
         return sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : KDC_ERR_NOENT;
 }
@@ -48,6 +64,11 @@ int tk_sink_create(struct tk_sink *s) {
         }
         snprintf(s->path, sizeof s->path, "%s/effects.db", s->dir);
         snprintf(s->env, sizeof s->env, "sqlite:%s", s->path);
+        live = 0;
+        for (size_t i = 0; i < sizeof suffix / sizeof suffix[0]; i++)
+                snprintf(live_files[i], sizeof live_files[i], "%s%s", s->path, suffix[i]);
+        snprintf(live_dir, sizeof live_dir, "%s", s->dir);
+        live = 1;
         if (sqlite3_open_v2(s->path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
                 SQLITE_OK ||
             sqlite3_busy_timeout(s->db, TK_SINK_BUSY_MS) != SQLITE_OK || exec(s, schema) != 0) {
@@ -140,7 +161,6 @@ int tk_sink_read(struct tk_sink *s, struct tk_workload *w, int64_t *rows, int64_
 }
 
 void tk_sink_destroy(struct tk_sink *s) {
-        static const char *const suffix[] = {"", "-wal", "-shm", "-journal"};
         char path[sizeof s->path + 16];
 
         if (s->db) {
@@ -156,4 +176,5 @@ void tk_sink_destroy(struct tk_sink *s) {
         }
         rmdir(s->dir);
         s->dir[0] = '\0';
+        live = 0;
 }

@@ -413,7 +413,9 @@ KDC_TESTKIT_EXPORT int kdc_testkit_run_command(const kdc_testkit_options_t *opti
  * For the SIGINT / SIGTERM handler of a program interrupted mid-run: each
  * service runs in a process group of its own, so the terminal's signals do
  * not reach it, and it would outlive the program (and its mock cluster).
- * Async-signal-safe (kill() only). The run itself is not ended: the
+ * Also removes the temporary database of a sink scenario in progress
+ * (KDC_HARNESS_SINK), so that an interrupted run leaves none behind.
+ * Async-signal-safe (kill(), unlink(), rmdir()). The run itself is not ended: the
  * handler is expected to end the process (kdc-harness re-raises the
  * signal).
  */
