@@ -33,8 +33,8 @@ int tk_check(const struct tk_event *ev, int64_t n, const int64_t *committed, int
         return tk_check_effects(ev, n, committed, partitions, 0, v);
 }
 
-int tk_check_effects(const struct tk_event *ev, int64_t n, const int64_t *committed,
-                     int partitions, int sink, struct tk_verdict *v) {
+int tk_check_effects(const struct tk_event *ev, int64_t n, const int64_t *committed, int partitions,
+                     int sink, struct tk_verdict *v) {
         memset(v, 0, sizeof *v);
         for (int64_t i = 0; i < n; i++) {
                 const struct tk_event *e = &ev[i];

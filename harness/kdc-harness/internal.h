@@ -56,9 +56,9 @@ enum tk_action {
         TK_REDEPLOY,        /* stop an instance, then start it again after delay_ms */
         TK_SINK_LOCK,       /* the sink's database locked (writes: SQLITE_BUSY) */
         TK_SINK_UNLOCK,
-        TK_SINK_FULL,       /* the sink's table full (inserts: SQLITE_FULL) */
+        TK_SINK_FULL, /* the sink's table full (inserts: SQLITE_FULL) */
         TK_SINK_ROOM,
-        TK_SINK_REJECT,     /* one event id in ten rejected (SQLITE_CONSTRAINT) */
+        TK_SINK_REJECT, /* one event id in ten rejected (SQLITE_CONSTRAINT) */
         TK_SINK_ACCEPT
 };
 
@@ -324,7 +324,7 @@ struct tk_verdict {
         int64_t events, poison, committed, processed, dead_lettered;
         int64_t lost, duplicated, unprocessed;
         int64_t effected, duplicate_effects; /* sink runs: >= 1 row, > 1 row */
-        int64_t *lists[4]; /* event indexes by kdc_testkit_list_t */
+        int64_t *lists[4];                   /* event indexes by kdc_testkit_list_t */
         size_t nlists[4];
 };
 
@@ -335,8 +335,8 @@ int tk_check(const struct tk_event *ev, int64_t n, const int64_t *committed,
 /* As tk_check(); with sink non-zero, an event's effect is its row in the
  * sink: lost is committed, no row and no DLQ record (outputs are counted,
  * not judged), and an event with more than one row is a duplicate effect. */
-int tk_check_effects(const struct tk_event *ev, int64_t n, const int64_t *committed,
-                     int partitions, int sink, struct tk_verdict *v);
+int tk_check_effects(const struct tk_event *ev, int64_t n, const int64_t *committed, int partitions,
+                     int sink, struct tk_verdict *v);
 void tk_verdict_free(struct tk_verdict *v);
 /* Valid or not, and why not (kdc_testkit_result_t.failure; NULL: valid),
  * from the verdict and the records read back. */

@@ -103,8 +103,7 @@ static json_t *with_sink(json_t *run, const kdc_testkit_result_t *r) {
         json_object_set_new(run, "effected", json_integer(r->effected));
         json_object_set_new(run, "duplicate_effects", json_integer(r->duplicate_effects));
         json_object_set_new(run, "foreign_effects", json_integer(r->foreign_effects));
-        json_object_set_new(run, "duplicate_effect_events",
-                            ids(r, KDC_TESTKIT_DUPLICATE_EFFECTS));
+        json_object_set_new(run, "duplicate_effect_events", ids(r, KDC_TESTKIT_DUPLICATE_EFFECTS));
         return run;
 }
 
@@ -120,7 +119,7 @@ static json_t *json_one(const kdc_testkit_result_t *r) {
         }
         for (size_t i = 0; (f = kdc_testkit_result_fault(r, i)); i++)
                 json_array_append_new(faults, json_string(f));
-        return with_sink(json_pack(
+        return json_pack(
             "{s:s, s:I, s:b, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o,"
             " s:o, s:o, s:{s:i, s:i, s:i, s:b}, s:o, s:s, s:I, s:I}",
             "scenario", r->scenario, "seed", (json_int_t)r->seed, "valid", r->valid, "failure",
@@ -136,7 +135,7 @@ static json_t *json_one(const kdc_testkit_result_t *r) {
             ids(r, KDC_TESTKIT_UNPROCESSED), "committed_offsets", committed, "service", "starts",
             r->starts, "exits", r->exits, "kills", r->kills, "stuck", r->stuck, "faults", faults,
             "end_reason", r->end_reason ? r->end_reason : "", "duration_ms",
-            (json_int_t)r->duration_ms, "dropped_records", (json_int_t)r->dropped_records), r);
+            (json_int_t)r->duration_ms, "dropped_records", (json_int_t)r->dropped_records);
 }
 
 int kdc_testkit_results_print(const kdc_testkit_result_t *const *results, size_t n, FILE *out,
@@ -155,7 +154,7 @@ int kdc_testkit_results_print(const kdc_testkit_result_t *const *results, size_t
         if (format == KDC_TESTKIT_JSON) {
                 json_t *runs = json_array();
                 for (size_t i = 0; runs && i < n; i++) {
-                        json_t *one = json_one(results[i]);
+                        json_t *one = with_sink(json_one(results[i]), results[i]);
                         if (!one || json_array_append_new(runs, one)) {
                                 json_decref(runs);
                                 return KDC_ERR_NOMEM;

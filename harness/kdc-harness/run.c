@@ -508,8 +508,7 @@ static int run(const kdc_testkit_options_t *options, const char *scenario, char 
                 tk_sink_heal(&run->sink);
                 if (tk_sink_read(&run->sink, &run->w, &run->r->pub.effect_rows,
                                  &run->r->pub.foreign_effects) != 0) {
-                        run_log(run, "could not read back the sink: %s",
-                                tk_sink_error(&run->sink));
+                        run_log(run, "could not read back the sink: %s", tk_sink_error(&run->sink));
                         rc = KDC_ERR_TIMEOUT;
                 }
         }

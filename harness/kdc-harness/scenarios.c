@@ -421,8 +421,9 @@ void tk_step_describe(const struct tk_step *st, const char *const topics[3], cha
                 snprintf(buf, size, "sink has room again");
                 break;
         case TK_SINK_REJECT:
-                snprintf(buf, size, "sink rejects the rows of event ids ending in 3 "
-                                    "(SQLITE_CONSTRAINT)");
+                snprintf(buf, size,
+                         "sink rejects the rows of event ids ending in 3 "
+                         "(SQLITE_CONSTRAINT)");
                 break;
         case TK_SINK_ACCEPT:
                 snprintf(buf, size, "sink accepts every row again");

@@ -61,10 +61,10 @@ static char *env_entry(const char *name, const char *value) {
 /* environ without our names, then ours. */
 static char **build_envp(const kdc_testkit_env_t *env) {
         static const char *const names[] = {
-            KDC_TESTKIT_ENV_BOOTSTRAP,       KDC_TESTKIT_ENV_INPUT,   KDC_TESTKIT_ENV_OUTPUT,
-            KDC_TESTKIT_ENV_DLQ,             KDC_TESTKIT_ENV_GROUP,   KDC_TESTKIT_ENV_SESSION_TIMEOUT,
-            KDC_TESTKIT_ENV_HEARTBEAT,       KDC_TESTKIT_ENV_MAX_POLL, KDC_TESTKIT_ENV_MESSAGE_TIMEOUT,
-            KDC_TESTKIT_ENV_SCENARIO,        KDC_TESTKIT_ENV_INSTANCE, KDC_TESTKIT_ENV_SINK};
+            KDC_TESTKIT_ENV_BOOTSTRAP, KDC_TESTKIT_ENV_INPUT,    KDC_TESTKIT_ENV_OUTPUT,
+            KDC_TESTKIT_ENV_DLQ,       KDC_TESTKIT_ENV_GROUP,    KDC_TESTKIT_ENV_SESSION_TIMEOUT,
+            KDC_TESTKIT_ENV_HEARTBEAT, KDC_TESTKIT_ENV_MAX_POLL, KDC_TESTKIT_ENV_MESSAGE_TIMEOUT,
+            KDC_TESTKIT_ENV_SCENARIO,  KDC_TESTKIT_ENV_INSTANCE, KDC_TESTKIT_ENV_SINK};
         const size_t nnames = sizeof names / sizeof names[0];
         size_t n = 0, k = 0;
         char num[4][16], inst[16];

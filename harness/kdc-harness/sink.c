@@ -37,8 +37,8 @@ static const char schema[] =
 /* The files of the sink in progress, for tk_sink_remove_interrupted() (a
  * signal handler's): written before `live` is set, read only once it is. */
 static const char *const suffix[] = {"", "-wal", "-shm", "-journal"};
-static char live_files[4][sizeof ((struct tk_sink *)0)->path + 16];
-static char live_dir[sizeof ((struct tk_sink *)0)->dir];
+static char live_files[4][sizeof((struct tk_sink *)0)->path + 16];
+static char live_dir[sizeof((struct tk_sink *)0)->dir];
 static volatile sig_atomic_t live;
 
 void tk_sink_remove_interrupted(void) {
@@ -107,8 +107,9 @@ int tk_sink_apply(struct tk_sink *s, const struct tk_step *st) {
                 return 0;
         case TK_SINK_ROOM:
                 s->full = 0;
-                return exec(s, "UPDATE sqlite_sequence SET seq = "
-                               "(SELECT coalesce(max(seq), 0) FROM effects) WHERE name = 'effects'");
+                return exec(s,
+                            "UPDATE sqlite_sequence SET seq = "
+                            "(SELECT coalesce(max(seq), 0) FROM effects) WHERE name = 'effects'");
         case TK_SINK_REJECT:
                 /* evt-NNNNNNN with NNNNNNN % 10 == 3: one event in ten */
                 if (exec(s, "CREATE TRIGGER IF NOT EXISTS kdc_harness_reject BEFORE INSERT ON "
@@ -141,9 +142,9 @@ int tk_sink_read(struct tk_sink *s, struct tk_workload *w, int64_t *rows, int64_
         int rc;
 
         *rows = *foreign = 0;
-        if (!s->db || sqlite3_prepare_v2(s->db,
-                                         "SELECT event_id, count(*) FROM effects GROUP BY event_id",
-                                         -1, &st, NULL) != SQLITE_OK)
+        if (!s->db ||
+            sqlite3_prepare_v2(s->db, "SELECT event_id, count(*) FROM effects GROUP BY event_id",
+                               -1, &st, NULL) != SQLITE_OK)
                 return KDC_ERR_NOENT;
         while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
                 const unsigned char *id = sqlite3_column_text(st, 0);

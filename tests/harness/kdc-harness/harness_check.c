@@ -152,8 +152,8 @@ int main(int argc, char **argv) {
                         if (lost != 0 || num(run, "unprocessed") != 0 ||
                             num(run, "dlq_without_identity") != 0 ||
                             num(run, "foreign_records") != 0 ||
-                            num(run, sink ? "effected" : "processed") +
-                                    num(run, "dead_lettered") < events ||
+                            num(run, sink ? "effected" : "processed") + num(run, "dead_lettered") <
+                                events ||
                             (sink && (num(run, "duplicate_effects") != 0 ||
                                       num(run, "foreign_effects") != 0)) ||
                             !json_is_true(json_object_get(run, "valid"))) {

@@ -39,7 +39,7 @@ static int insert_elsewhere(const struct tk_sink *s, const char *id) {
                 rc = sqlite3_step(st);
                 sqlite3_finalize(st);
                 sqlite3_close(db);
-                _exit(rc == SQLITE_DONE                  ? 0
+                _exit(rc == SQLITE_DONE                 ? 0
                       : rc == SQLITE_CONSTRAINT_TRIGGER ? 254
                       : rc < 254                        ? rc
                                                         : 253);

@@ -284,7 +284,7 @@ typedef struct kdc_testkit_result_s {
                              unprocessed), and the service did something
                              (a commit, an output or a DLQ record); 0
                              otherwise, and failure says why */
-        const char *failure; /**< NULL when valid; else the first of
+        const char *failure;     /**< NULL when valid; else the first of
                                   "records dropped by the mock cluster"
                                   (dropped_records: no verdict), "events
                                   lost", "nothing processed" (no event
