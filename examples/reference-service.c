@@ -28,14 +28,16 @@
  *   - a fatal one (TOPIC_AUTHORIZATION_FAILED) halts the service with exit
  *     status 3, committing only what was confirmed; its orchestrator (here:
  *     kdc-harness) restarts it;
- *   - with KDC_HARNESS_SINK=sqlite:PATH (kdc-harness's sink scenarios) an
- *     event's effect is a row of the table effects in that SQLite database
- *     instead of an output record, written idempotently (only when no row
- *     names the event: a redelivered event is not written twice); the row
- *     counts as confirmed when sqlite3_step() returned SQLITE_DONE (the
- *     statement committed). A busy, full or failing database is transient
- *     (retried as above, never committed); a row the database rejects by a
- *     constraint is a poison message, routed to the DLQ.
+ *   - with KDC_HARNESS_SINK=sqlite:PATH or postgresql:CONNINFO (kdc-harness's
+ *     sink scenarios) an event's effect is a row of the table effects in that
+ *     database instead of an output record, written idempotently (only when
+ *     no row names the event: a redelivered event is not written twice); the
+ *     row counts as confirmed when the statement committed (SQLite:
+ *     sqlite3_step() returned SQLITE_DONE; PostgreSQL: PGRES_COMMAND_OK in
+ *     autocommit). A busy, full, refused or unreachable database is transient
+ *     (retried as above, reconnecting to PostgreSQL; never committed); a row
+ *     the database rejects by a constraint (SQLITE_CONSTRAINT, SQLSTATE class
+ *     23) is a poison message, routed to the DLQ.
  *
  * Run it under the harness: kdc-harness run --all -- reference-service
  * It honours KAFKA_SESSION_TIMEOUT_MS, KAFKA_HEARTBEAT_INTERVAL_MS,
@@ -49,6 +51,7 @@
 
 #include <librdkafka/rdkafka.h>
 #include <kdc/kdc.h>
+#include <libpq-fe.h>
 #include <sqlite3.h>
 
 #define BATCH 256
@@ -62,6 +65,9 @@
 
 /* The service's own error code, classified poison with kdc_classifier_set_app(). */
 enum { EVENT_OK = 0, EVENT_MALFORMED = 1 };
+
+/* What became of an event's row. */
+enum effect { EFFECT_WRITTEN, EFFECT_TRANSIENT, EFFECT_REJECTED };
 
 /* What became of a batch. */
 enum outcome { DONE, RETRY, HALT };
@@ -81,8 +87,9 @@ struct service {
         kdc_dlq_t *dlq;
         kdc_classifier_t *classifier;
         kdc_retry_t *retry;
-        sqlite3 *sink;          /* with cfg.sink: the effects' database */
+        sqlite3 *sink;          /* with cfg.sink sqlite:PATH: the effects' database */
         sqlite3_stmt *insert;   /* its idempotent insert */
+        PGconn *pg;             /* with cfg.sink postgresql:CONNINFO */
 };
 
 static volatile sig_atomic_t running = 1;
@@ -150,12 +157,23 @@ static int event_id(const rd_kafka_message_t *m, const void **id, size_t *len) {
         return m->key ? 0 : -1;
 }
 
-/* The sink of KDC_HARNESS_SINK ("sqlite:PATH"): its connection and its
- * insert, which writes a row only when none names the event (one statement:
- * SQLite serialises writers, so a second instance cannot slip in between). */
+/* The sink of KDC_HARNESS_SINK ("sqlite:PATH" or "postgresql:CONNINFO"): its
+ * connection and (SQLite) its insert, which writes a row only when none names
+ * the event (one statement: SQLite serialises writers, so a second instance
+ * cannot slip in between; kdc-harness's PostgreSQL scenarios run one
+ * instance). */
 static int open_sink(struct service *s) {
+        if (strncmp(s->cfg.sink, "postgresql:", 11) == 0) {
+                /* connected now; a broken connection is reset before a write */
+                s->pg = PQconnectdb(s->cfg.sink + 11);
+                if (PQstatus(s->pg) != CONNECTION_OK)
+                        fprintf(stderr, "reference-service: sink: %s", PQerrorMessage(s->pg));
+                return 0;
+        }
         if (strncmp(s->cfg.sink, "sqlite:", 7) != 0) {
-                fprintf(stderr, "reference-service: KDC_HARNESS_SINK=%s: only sqlite:PATH\n",
+                fprintf(stderr,
+                        "reference-service: KDC_HARNESS_SINK=%s: not sqlite:PATH or "
+                        "postgresql:CONNINFO\n",
                         s->cfg.sink);
                 return -1;
         }
@@ -172,21 +190,61 @@ static int open_sink(struct service *s) {
         return 0;
 }
 
-/* The event's row: SQLITE_DONE when it is written (committed: autocommit),
- * or SQLite's error code. */
-static int write_effect(struct service *s, const rd_kafka_message_t *m, long amount) {
+/* The event's row in PostgreSQL, in autocommit. */
+static enum effect write_effect_pg(struct service *s, const char *id, long amount) {
+        char amount_text[24];
+        const char *params[2] = {id, amount_text};
+        enum effect e = EFFECT_TRANSIENT;
+
+        if (PQstatus(s->pg) != CONNECTION_OK) {
+                PQreset(s->pg); /* the server went away, or never answered */
+                if (PQstatus(s->pg) != CONNECTION_OK) {
+                        fprintf(stderr, "reference-service: sink: %s", PQerrorMessage(s->pg));
+                        return EFFECT_TRANSIENT;
+                }
+        }
+        snprintf(amount_text, sizeof amount_text, "%ld", amount);
+        PGresult *r = PQexecParams(s->pg, "INSERT INTO effects(event_id, amount) "
+                                          "SELECT $1::text, $2::bigint WHERE NOT EXISTS "
+                                          "(SELECT 1 FROM effects WHERE event_id = $1::text)",
+                                   2, NULL, params, NULL, NULL, 0);
+        if (r && PQresultStatus(r) == PGRES_COMMAND_OK) {
+                e = EFFECT_WRITTEN;
+        } else {
+                const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+                /* class 23, integrity constraint violation: this row, not the database */
+                if (state && strncmp(state, "23", 2) == 0)
+                        e = EFFECT_REJECTED;
+                fprintf(stderr, "reference-service: sink: %s", PQerrorMessage(s->pg));
+        }
+        PQclear(r);
+        return e;
+}
+
+/* The event's row: written (committed: autocommit), refused for this row (a
+ * constraint), or not written for now (busy, full, down, refused access). */
+static enum effect write_effect(struct service *s, const rd_kafka_message_t *m, long amount) {
         const void *id;
         size_t len;
+        char text[64];
         int rc;
 
-        if (event_id(m, &id, &len) != 0)
-                return SQLITE_MISUSE;
+        if (event_id(m, &id, &len) != 0 || len >= sizeof text)
+                return EFFECT_REJECTED;
+        if (s->pg) {
+                memcpy(text, id, len);
+                text[len] = '\0';
+                return write_effect_pg(s, text, amount);
+        }
         sqlite3_bind_text(s->insert, 1, id, (int)len, SQLITE_TRANSIENT);
         sqlite3_bind_int64(s->insert, 2, amount);
         rc = sqlite3_step(s->insert);
         sqlite3_reset(s->insert);
         sqlite3_clear_bindings(s->insert);
-        return rc;
+        if (rc == SQLITE_DONE)
+                return EFFECT_WRITTEN;
+        fprintf(stderr, "reference-service: sink: %s\n", sqlite3_errstr(rc));
+        return (rc & 0xff) == SQLITE_CONSTRAINT ? EFFECT_REJECTED : EFFECT_TRANSIENT;
 }
 
 /* Before partitions go (not lost): commit what is already confirmed; then
@@ -287,16 +345,14 @@ static enum outcome process_batch(struct service *s, rd_kafka_message_t **batch,
                 const rd_kafka_message_t *m = batch[i];
                 long amount = 0;
 
-                if (parse(m, &amount) == EVENT_OK && s->sink) {
-                        rc = write_effect(s, m, amount);
-                        if (rc == SQLITE_DONE) {
+                if (parse(m, &amount) == EVENT_OK && s->cfg.sink) {
+                        enum effect e = write_effect(s, m, amount);
+                        if (e == EFFECT_WRITTEN) {
                                 done[i] = 1;
                                 kdc_watermark_done_message(s->watermark, m, epochs[i]);
-                        } else if ((rc & 0xff) != SQLITE_CONSTRAINT) {
-                                /* busy, full, I/O: the row may come later */
+                        } else if (e == EFFECT_TRANSIENT) {
+                                /* the row may be written later */
                                 failed = KDC_CLASS_TRANSIENT;
-                                fprintf(stderr, "reference-service: sink: %s\n",
-                                        sqlite3_errstr(rc));
                         } else if ((rc = kdc_dlq_route(s->dlq, m, KDC_CLASS_POISON,
                                                        "row rejected by the sink", WAIT_MS,
                                                        &err)) == 0) {
@@ -508,5 +564,6 @@ int main(void) {
         kdc_classifier_destroy(s.classifier);
         sqlite3_finalize(s.insert);
         sqlite3_close(s.sink);
+        PQfinish(s.pg);
         return status;
 }

@@ -59,11 +59,15 @@ enum tk_action {
         TK_SINK_FULL, /* the sink's table full (inserts: SQLITE_FULL) */
         TK_SINK_ROOM,
         TK_SINK_REJECT, /* one event id in ten rejected (SQLITE_CONSTRAINT) */
-        TK_SINK_ACCEPT
+        TK_SINK_ACCEPT,
+        TK_SINK_STOP, /* the PostgreSQL server stopped (fast shutdown) */
+        TK_SINK_START,
+        TK_SINK_REVOKE, /* the service's INSERT privilege revoked */
+        TK_SINK_GRANT
 };
 
 /* The downstream store a scenario gives the service (KDC_HARNESS_SINK). */
-enum tk_sink_kind { TK_SINK_NONE = 0, TK_SINK_SQLITE };
+enum tk_sink_kind { TK_SINK_NONE = 0, TK_SINK_SQLITE, TK_SINK_POSTGRESQL };
 
 enum tk_topic_role { TK_INPUT, TK_OUTPUT, TK_DLQ };
 
@@ -255,16 +259,41 @@ void tk_guard_end(void);
  * in WAL mode. No unique key on event_id: a row written twice stays two rows
  * (a duplicate effect); an idempotent service inserts only when no row names
  * the event. */
+struct pg_conn; /* libpq's PGconn */
+
 struct tk_sink {
+        enum tk_sink_kind kind;
         char dir[256];
         char path[300];
-        char env[320]; /* "sqlite:PATH", the value of KDC_HARNESS_SINK */
+        char env[420]; /* "sqlite:PATH" or "postgresql:CONNINFO": KDC_HARNESS_SINK */
         sqlite3 *db;   /* the harness's connection: schema, faults, read-back */
         int locked, full, rejecting;
+        /* PostgreSQL (sink-postgresql.c): a server of the run's own, a child of
+         * this process, on a unix socket in dir, as an unprivileged user when
+         * this process is root (PostgreSQL refuses to run as root). */
+        struct pg_conn *pg; /* the harness's connection, as superuser */
+        pid_t server;       /* the postmaster, 0 when stopped */
+        char bin[256];      /* where initdb and postgres are */
+        char error[256];
+        int stopped, revoked;
 };
 
 /* 0, or KDC_ERR_NOENT (the database could not be made; nothing is left). */
-int tk_sink_create(struct tk_sink *s);
+int tk_sink_create(struct tk_sink *s, enum tk_sink_kind kind);
+/* sink-postgresql.c: the same for TK_SINK_POSTGRESQL (tk_sink_create()
+ * calls them). */
+int tk_pg_create(struct tk_sink *s);
+int tk_pg_apply(struct tk_sink *s, const struct tk_step *st);
+int tk_pg_read(struct tk_sink *s, struct tk_workload *w, int64_t *rows, int64_t *foreign);
+void tk_pg_destroy(struct tk_sink *s);
+/* The postmaster of the run in progress (never a service's stray), or 0. */
+pid_t tk_pg_server_pid(void);
+/* As tk_sink_remove_interrupted(), for the PostgreSQL sink: the server shut
+ * down (SIGQUIT), its directory removed by a process of its own. */
+void tk_pg_remove_interrupted(void);
+/* Where initdb and postgres are (KDC_HARNESS_PG_BIN, else the newest
+ * /usr/lib/postgresql/N/bin, else PATH): 0, or KDC_ERR_NOENT. */
+int tk_pg_find(char *bin, size_t size);
 /* Apply a TK_SINK_* step: 0, KDC_ERR_NOENT (tk_sink_error() says why). */
 int tk_sink_apply(struct tk_sink *s, const struct tk_step *st);
 const char *tk_sink_error(const struct tk_sink *s);

@@ -190,6 +190,10 @@ static void apply(struct tk_run *run, const struct tk_step *st) {
         case TK_SINK_ROOM:
         case TK_SINK_REJECT:
         case TK_SINK_ACCEPT:
+        case TK_SINK_STOP:
+        case TK_SINK_START:
+        case TK_SINK_REVOKE:
+        case TK_SINK_GRANT:
                 if (tk_sink_apply(&run->sink, st) != 0)
                         run_log(run, "the sink's fault could not be applied: %s",
                                 tk_sink_error(&run->sink));
@@ -283,8 +287,8 @@ static int fill_result(struct tk_run *run, const struct tk_history *h, const str
                 p->stuck += run->inst[i].stuck;
         }
         p->dropped_records = h->dropped_records;
-        if (run->plan.sink == TK_SINK_SQLITE) {
-                p->sink = "sqlite";
+        if (run->plan.sink != TK_SINK_NONE) {
+                p->sink = run->plan.sink == TK_SINK_SQLITE ? "sqlite" : "postgresql";
                 p->effected = v->effected;
                 p->duplicate_effects = v->duplicate_effects;
         }
@@ -476,10 +480,10 @@ static int run(const kdc_testkit_options_t *options, const char *scenario, char 
         env.max_poll_interval_ms = run->plan.max_poll_interval_ms;
         env.message_timeout_ms = run->plan.message_timeout_ms;
         env.scenario = run->scenario->pub.name;
-        if (run->plan.sink == TK_SINK_SQLITE) {
-                if ((rc = tk_sink_create(&run->sink)) != 0) {
-                        run_log(run, "could not create the sink's database in a temporary "
-                                     "directory");
+        if (run->plan.sink != TK_SINK_NONE) {
+                if ((rc = tk_sink_create(&run->sink, run->plan.sink)) != 0) {
+                        run_log(run, "could not create the sink's database: %s",
+                                tk_sink_error(&run->sink));
                         goto out_workload;
                 }
                 env.sink = run->sink.env;

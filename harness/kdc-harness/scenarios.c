@@ -149,7 +149,8 @@ static void plan_slow_processing(struct tk_plan *p, unsigned short rng[3]) {
 /* A sink fault from at for window_ms: the step, then the one that undoes it. */
 static void sink_window(struct tk_plan *p, double at, enum tk_action fault, enum tk_action undo,
                         int window_ms) {
-        p->sink = TK_SINK_SQLITE;
+        p->sink =
+            fault == TK_SINK_STOP || fault == TK_SINK_REVOKE ? TK_SINK_POSTGRESQL : TK_SINK_SQLITE;
         add(p, at, 0, fault);
         add(p, -1, window_ms, undo);
 }
@@ -166,6 +167,16 @@ static void plan_sink_full(struct tk_plan *p, unsigned short rng[3]) {
 static void plan_sink_rejects(struct tk_plan *p, unsigned short rng[3]) {
         sink_window(p, uniform(rng, 0.2, 0.4), TK_SINK_REJECT, TK_SINK_ACCEPT,
                     irange(rng, 3000, 5000));
+}
+
+static void plan_postgresql_down(struct tk_plan *p, unsigned short rng[3]) {
+        sink_window(p, uniform(rng, 0.3, 0.5), TK_SINK_STOP, TK_SINK_START,
+                    irange(rng, 2000, 4000));
+}
+
+static void plan_postgresql_revoked(struct tk_plan *p, unsigned short rng[3]) {
+        sink_window(p, uniform(rng, 0.3, 0.5), TK_SINK_REVOKE, TK_SINK_GRANT,
+                    irange(rng, 2000, 4000));
 }
 
 static const struct tk_scenario scenarios[] = {
@@ -318,6 +329,23 @@ static const struct tk_scenario scenarios[] = {
       "or a DLQ record",
       "", 0},
      plan_sink_rejects},
+    {{"sink-postgresql-down", "the service's PostgreSQL server is stopped for a while",
+      "the service writes each event's effect to a PostgreSQL server of the run's own "
+      "(KDC_HARNESS_SINK=postgresql:CONNINFO); at 30-50% the server is stopped (fast "
+      "shutdown: open transactions rolled back, connections closed, new ones refused) and "
+      "started again 2-4 s later",
+      "a database that is down is a transient failure: the event is not committed; the "
+      "service reconnects and retries, or halts",
+      "", 0},
+     plan_postgresql_down},
+    {{"sink-postgresql-revoked", "the service's INSERT privilege is revoked for a while",
+      "the service writes each event's effect to a PostgreSQL server of the run's own; at "
+      "30-50% its role's INSERT privilege on the table is revoked for 2-4 s: inserts fail "
+      "with SQLSTATE 42501 (insufficient_privilege)",
+      "a refused write that is not the event's fault is not a poison message: the event "
+      "is not committed; it is retried, or the service halts",
+      "", 0},
+     plan_postgresql_revoked},
 };
 
 size_t kdc_testkit_scenario_count(void) {
@@ -427,6 +455,18 @@ void tk_step_describe(const struct tk_step *st, const char *const topics[3], cha
                 break;
         case TK_SINK_ACCEPT:
                 snprintf(buf, size, "sink accepts every row again");
+                break;
+        case TK_SINK_STOP:
+                snprintf(buf, size, "sink's PostgreSQL server stopped (fast shutdown)");
+                break;
+        case TK_SINK_START:
+                snprintf(buf, size, "sink's PostgreSQL server started");
+                break;
+        case TK_SINK_REVOKE:
+                snprintf(buf, size, "INSERT on the sink's table revoked from the service");
+                break;
+        case TK_SINK_GRANT:
+                snprintf(buf, size, "INSERT on the sink's table granted again");
                 break;
         }
 }

@@ -220,7 +220,8 @@ int tk_services_collect_strays(void) {
                         long pid = strtol(e->d_name, &endp, 10);
 
                         if (*endp || pid <= 0 || child_known((pid_t)pid) ||
-                            (pid_t)pid == tk_guard_pid() || parent_of(e->d_name) != self)
+                            (pid_t)pid == tk_guard_pid() || (pid_t)pid == tk_pg_server_pid() ||
+                            parent_of(e->d_name) != self)
                                 continue;
                         kill((pid_t)pid, SIGKILL);
                         waitpid((pid_t)pid, NULL, 0);

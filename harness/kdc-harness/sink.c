@@ -42,6 +42,7 @@ static char live_dir[sizeof((struct tk_sink *)0)->dir];
 static volatile sig_atomic_t live;
 
 void tk_sink_remove_interrupted(void) {
+        tk_pg_remove_interrupted();
         if (!live)
                 return;
         for (size_t i = 0; i < sizeof suffix / sizeof suffix[0]; i++)
@@ -53,10 +54,13 @@ static int exec(struct tk_sink *s, const char *sql) {
         return sqlite3_exec(s->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : KDC_ERR_NOENT;
 }
 
-int tk_sink_create(struct tk_sink *s) {
+int tk_sink_create(struct tk_sink *s, enum tk_sink_kind kind) {
         const char *tmp = getenv("TMPDIR");
 
         memset(s, 0, sizeof *s);
+        s->kind = kind;
+        if (kind == TK_SINK_POSTGRESQL)
+                return tk_pg_create(s);
         snprintf(s->dir, sizeof s->dir, "%s/kdc-harness-sink-XXXXXX", tmp && *tmp ? tmp : "/tmp");
         if (!mkdtemp(s->dir)) {
                 s->dir[0] = '\0';
@@ -79,10 +83,14 @@ int tk_sink_create(struct tk_sink *s) {
 }
 
 const char *tk_sink_error(const struct tk_sink *s) {
+        if (s->kind == TK_SINK_POSTGRESQL)
+                return s->error;
         return s->db ? sqlite3_errmsg(s->db) : "no database";
 }
 
 int tk_sink_apply(struct tk_sink *s, const struct tk_step *st) {
+        if (s->kind == TK_SINK_POSTGRESQL)
+                return tk_pg_apply(s, st);
         switch (st->action) {
         case TK_SINK_LOCK:
                 if (s->locked)
@@ -130,7 +138,14 @@ int tk_sink_apply(struct tk_sink *s, const struct tk_step *st) {
 void tk_sink_heal(struct tk_sink *s) {
         static const struct tk_step undo[] = {
             {.action = TK_SINK_UNLOCK}, {.action = TK_SINK_ROOM}, {.action = TK_SINK_ACCEPT}};
+        static const struct tk_step pg_undo[] = {{.action = TK_SINK_START},
+                                                 {.action = TK_SINK_GRANT}};
 
+        if (s->kind == TK_SINK_POSTGRESQL) {
+                for (size_t i = 0; i < sizeof pg_undo / sizeof pg_undo[0]; i++)
+                        (void)tk_pg_apply(s, &pg_undo[i]);
+                return;
+        }
         if (!s->db)
                 return;
         for (size_t i = 0; i < sizeof undo / sizeof undo[0]; i++)
@@ -141,6 +156,8 @@ int tk_sink_read(struct tk_sink *s, struct tk_workload *w, int64_t *rows, int64_
         sqlite3_stmt *st = NULL;
         int rc;
 
+        if (s->kind == TK_SINK_POSTGRESQL)
+                return tk_pg_read(s, w, rows, foreign);
         *rows = *foreign = 0;
         if (!s->db ||
             sqlite3_prepare_v2(s->db, "SELECT event_id, count(*) FROM effects GROUP BY event_id",
@@ -164,6 +181,10 @@ int tk_sink_read(struct tk_sink *s, struct tk_workload *w, int64_t *rows, int64_
 void tk_sink_destroy(struct tk_sink *s) {
         char path[sizeof s->path + 16];
 
+        if (s->kind == TK_SINK_POSTGRESQL) {
+                tk_pg_destroy(s);
+                return;
+        }
         if (s->db) {
                 tk_sink_heal(s);
                 sqlite3_close(s->db);

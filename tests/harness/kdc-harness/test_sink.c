@@ -59,7 +59,7 @@ static void a_locked_sink_answers_busy_to_another_process(void **state) {
         struct tk_sink s;
 
         (void)state;
-        assert_int_equal(tk_sink_create(&s), 0);
+        assert_int_equal(tk_sink_create(&s, TK_SINK_SQLITE), 0);
         assert_int_equal(insert_elsewhere(&s, "evt-0000001"), 0);
         apply(&s, TK_SINK_LOCK);
         assert_int_equal(insert_elsewhere(&s, "evt-0000002"), SQLITE_BUSY);
@@ -72,7 +72,7 @@ static void a_full_sink_answers_full_to_another_process(void **state) {
         struct tk_sink s;
 
         (void)state;
-        assert_int_equal(tk_sink_create(&s), 0);
+        assert_int_equal(tk_sink_create(&s, TK_SINK_SQLITE), 0);
         apply(&s, TK_SINK_FULL); /* before any row: the sequence does not exist yet */
         assert_int_equal(insert_elsewhere(&s, "evt-0000001"), SQLITE_FULL);
         apply(&s, TK_SINK_ROOM);
@@ -88,7 +88,7 @@ static void a_rejecting_sink_refuses_one_id_in_ten_with_a_constraint(void **stat
         struct tk_sink s;
 
         (void)state;
-        assert_int_equal(tk_sink_create(&s), 0);
+        assert_int_equal(tk_sink_create(&s, TK_SINK_SQLITE), 0);
         apply(&s, TK_SINK_REJECT);
         /* 254: SQLITE_CONSTRAINT_TRIGGER (an extended code, too wide for an exit status) */
         assert_int_equal(insert_elsewhere(&s, "evt-0000013"), 254);
@@ -108,7 +108,7 @@ static void rows_are_read_back_per_event_and_a_replayed_row_counts_twice(void **
 
         (void)state;
         memset(ev, 0, sizeof ev);
-        assert_int_equal(tk_sink_create(&s), 0);
+        assert_int_equal(tk_sink_create(&s, TK_SINK_SQLITE), 0);
         assert_int_equal(insert_elsewhere(&s, "evt-0000000"), 0);
         assert_int_equal(insert_elsewhere(&s, "evt-0000002"), 0);
         assert_int_equal(insert_elsewhere(&s, "evt-0000002"), 0);

@@ -214,10 +214,12 @@ typedef struct kdc_testkit_env_s {
         const char *scenario; /**< KDC_HARNESS_SCENARIO */
         int instance;         /**< KDC_HARNESS_INSTANCE: 1, or 2 for a
                                    second consumer */
-        /** KDC_HARNESS_SINK: in a sink scenario (sink-outage, sink-full,
-         *  sink-rejects) the store the service writes each well-formed
-         *  event's effect to, "sqlite:PATH" (an SQLite database whose table
-         *  the harness created:
+        /** KDC_HARNESS_SINK: in a sink scenario the store the service
+         *  writes each well-formed event's effect to: "sqlite:PATH"
+         *  (sink-outage, sink-full, sink-rejects) or "postgresql:CONNINFO"
+         *  (sink-postgresql-down, sink-postgresql-revoked: a libpq
+         *  connection string to a server of the run's own), a database
+         *  whose table the harness created (
          *  effects(seq INTEGER PRIMARY KEY AUTOINCREMENT, event_id TEXT NOT
          *  NULL, amount INTEGER NOT NULL, written_at TEXT DEFAULT now), one
          *  row per effect, no unique key: a service that writes a row twice
@@ -299,7 +301,7 @@ typedef struct kdc_testkit_result_s {
                                       and 100,000 messages per partition):
                                       when non-zero, the counts above cannot
                                       be trusted (kdc-harness exits 2) */
-        /** The run's sink ("sqlite"), NULL when it had none. With a sink, an
+        /** The run's sink ("sqlite" or "postgresql"), NULL when it had none. With a sink, an
          *  event's effect is its row: lost counts committed events with no
          *  row and no DLQ record, and output records are counted, not
          *  judged. */
