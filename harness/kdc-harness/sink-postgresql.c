@@ -253,9 +253,9 @@ int tk_pg_create(struct tk_sink *s) {
         struct who who;
 
         if (tk_pg_find(s->bin, sizeof s->bin) != 0)
-                return fail(s,
-                            "no PostgreSQL server (initdb, postgres) in /usr/lib/postgresql/*/bin "
-                            "or KDC_HARNESS_PG_BIN (Debian: apt-get install postgresql)");
+                return fail(
+                    s, "no PostgreSQL server (initdb, postgres) in /usr/lib/postgresql/*/bin, PATH "
+                       "or KDC_HARNESS_PG_BIN (Debian: apt-get install postgresql)");
         if (who_of(s, &who) != 0)
                 return KDC_ERR_NOENT;
         snprintf(s->dir, sizeof s->dir, "%s/kdc-harness-sink-XXXXXX", tmp && *tmp ? tmp : "/tmp");

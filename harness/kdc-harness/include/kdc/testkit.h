@@ -182,6 +182,10 @@ typedef struct kdc_testkit_scenario_s {
         const char *mock_limits; /**< what the mock cannot do here ("" if
                                       nothing), and the equivalent used */
         int needs_process;       /**< SIGKILL/SIGSTOP: command services only */
+        const char *sink;        /**< the database it gives the service
+                                      (KDC_HARNESS_SINK): "sqlite",
+                                      "postgresql" (needs a PostgreSQL
+                                      server installed), or NULL: none */
 } kdc_testkit_scenario_t;
 
 /** @brief Number of scenarios. */
@@ -393,7 +397,9 @@ KDC_TESTKIT_EXPORT void kdc_testkit_result_destroy(kdc_testkit_result_t *result)
  * @returns 0: the run completed; read (*resultp)->valid.
  *          KDC_ERR_INVALID: unknown scenario, bad options
  *          (kdc_testkit_options_validate() says which), empty argv.
- *          KDC_ERR_NOENT: the command could not be started.
+ *          KDC_ERR_NOENT: the command could not be started, or the
+ *          scenario's sink could not be made (a PostgreSQL scenario where
+ *          no server is installed).
  *          KDC_ERR_TIMEOUT: the mock cluster did not confirm the input
  *          events, or the outputs and committed offsets could not be read
  *          back (nothing to judge).
