@@ -99,10 +99,11 @@ static int list(int argc, char **argv) {
                 for (size_t i = 0; i < kdc_testkit_scenario_count(); i++) {
                         const kdc_testkit_scenario_t *s = kdc_testkit_scenario(i);
                         json_array_append_new(
-                            a, json_pack("{s:s, s:s, s:s, s:s, s:s, s:b}", "name", s->name,
+                            a, json_pack("{s:s, s:s, s:s, s:s, s:s, s:b, s:o}", "name", s->name,
                                          "summary", s->summary, "faults", s->faults, "expect",
-                                         s->expect, "mock_limits", s->mock_limits,
-                                         "needs_process", s->needs_process));
+                                         s->expect, "mock_limits", s->mock_limits, "needs_process",
+                                         s->needs_process, "sink",
+                                         s->sink ? json_string(s->sink) : json_null()));
                 }
                 json_dumpf(a, stdout, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
                 fputc('\n', stdout);
@@ -116,6 +117,8 @@ static int list(int argc, char **argv) {
                         printf("    faults: %s\n    expect: %s\n", s->faults, s->expect);
                         if (*s->mock_limits)
                                 printf("    mock:   %s\n", s->mock_limits);
+                        if (s->sink)
+                                printf("    sink:   %s (KDC_HARNESS_SINK)\n", s->sink);
                 }
         }
         return 0;
@@ -461,6 +464,17 @@ static int run(int argc, char **argv) {
         for (size_t i = 0; results && i < n; i++) {
                 kdc_testkit_result_t *r;
                 int rc = kdc_testkit_run_command(&o, names[i], argv + optind, &r);
+                const kdc_testkit_scenario_t *sc = kdc_testkit_scenario_find(names[i]);
+                if (rc == KDC_ERR_NOENT && sc && sc->sink) {
+                        snprintf(error, sizeof error,
+                                 "scenario %s: the service command could not be started, or its "
+                                 "%s sink could not be made%s",
+                                 names[i], sc->sink,
+                                 strcmp(sc->sink, "postgresql") == 0
+                                     ? " (initdb and postgres: Debian's postgresql)"
+                                     : "");
+                        break;
+                }
                 if (rc != 0) {
                         snprintf(error, sizeof error, "scenario %s: %s", names[i],
                                  rc == KDC_ERR_NOENT    ? "the service command could not be started"
