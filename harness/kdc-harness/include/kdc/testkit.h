@@ -98,6 +98,10 @@ extern "C" {
 #define KDC_TESTKIT_ENV_MESSAGE_TIMEOUT "KAFKA_MESSAGE_TIMEOUT_MS"
 #define KDC_TESTKIT_ENV_SCENARIO "KDC_HARNESS_SCENARIO"
 #define KDC_TESTKIT_ENV_INSTANCE "KDC_HARNESS_INSTANCE"
+/** A file the service may write its libkdc statistics to (JSON,
+ *  kdc_stats_write_json_file(), kdc/stats.h), at exit and periodically; a
+ *  new path for each start. The report sums what every start wrote. */
+#define KDC_TESTKIT_ENV_STATS "KDC_HARNESS_STATS"
 
 /** Header carrying the event id on every input event. */
 #define KDC_TESTKIT_EVENT_ID_HEADER "event-id"
@@ -213,6 +217,9 @@ typedef struct kdc_testkit_env_s {
         const char *scenario; /**< KDC_HARNESS_SCENARIO */
         int instance;         /**< KDC_HARNESS_INSTANCE: 1, or 2 for a
                                    second consumer */
+        const char *stats_path; /**< KDC_HARNESS_STATS: where this start
+                                     of the instance may write its libkdc
+                                     statistics (JSON); NULL: nowhere */
 } kdc_testkit_env_t;
 
 /**
@@ -288,6 +295,13 @@ typedef struct kdc_testkit_result_s {
                                       and 100,000 messages per partition):
                                       when non-zero, the counts above cannot
                                       be trusted (kdc-harness exits 2) */
+        const char *service_stats; /**< the libkdc statistics the service
+                                        wrote to KDC_HARNESS_STATS, as one
+                                        JSON object: every count summed
+                                        over every start of every instance,
+                                        lag_peak the largest, "files" the
+                                        number of documents read; NULL when
+                                        no start wrote one */
 } kdc_testkit_result_t;
 
 /** Which events kdc_testkit_result_event() lists. */
