@@ -43,8 +43,7 @@ static void text_stats(FILE *out, const kdc_testkit_result_t *r) {
                 " (%" JSON_INTEGER_FORMAT " failed); %" JSON_INTEGER_FORMAT
                 " retries, %" JSON_INTEGER_FORMAT " exhausted; %" JSON_INTEGER_FORMAT
                 " to the DLQ (%" JSON_INTEGER_FORMAT " failed); %" JSON_INTEGER_FORMAT
-                " commits (%" JSON_INTEGER_FORMAT " failed); %" JSON_INTEGER_FORMAT
-                " rebalances",
+                " commits (%" JSON_INTEGER_FORMAT " failed); %" JSON_INTEGER_FORMAT " rebalances",
                 stat_of(s, "produced"), stat_of(s, "delivered"), stat_of(s, "delivery_failed"),
                 stat_of(s, "retries"), stat_of(s, "retries_exhausted"), stat_of(s, "dlq_routed"),
                 stat_of(s, "dlq_failed"), stat_of(s, "commits"), stat_of(s, "commits_failed"),
@@ -125,15 +124,16 @@ static json_t *json_one(const kdc_testkit_result_t *r) {
         for (size_t i = 0; (f = kdc_testkit_result_fault(r, i)); i++)
                 json_array_append_new(faults, json_string(f));
         return json_pack(
-            "{s:s, s:I, s:b, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o,"
+            "{s:s, s:I, s:b, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, "
+            "s:o,"
             " s:o, s:o, s:{s:i, s:i, s:i, s:b}, s:o, s:s, s:I, s:I, s:o}",
             "scenario", r->scenario, "seed", (json_int_t)r->seed, "valid", r->valid, "failure",
-            r->failure ? json_string(r->failure) : json_null(), "events",
-            (json_int_t)r->events, "poison", (json_int_t)r->poison, "committed",
-            (json_int_t)r->committed, "output_records", (json_int_t)r->output_records,
-            "dlq_records", (json_int_t)r->dlq_records, "processed", (json_int_t)r->processed,
-            "dead_lettered", (json_int_t)r->dead_lettered, "lost", (json_int_t)r->lost,
-            "duplicated", (json_int_t)r->duplicated, "unprocessed", (json_int_t)r->unprocessed,
+            r->failure ? json_string(r->failure) : json_null(), "events", (json_int_t)r->events,
+            "poison", (json_int_t)r->poison, "committed", (json_int_t)r->committed,
+            "output_records", (json_int_t)r->output_records, "dlq_records",
+            (json_int_t)r->dlq_records, "processed", (json_int_t)r->processed, "dead_lettered",
+            (json_int_t)r->dead_lettered, "lost", (json_int_t)r->lost, "duplicated",
+            (json_int_t)r->duplicated, "unprocessed", (json_int_t)r->unprocessed,
             "dlq_without_identity", (json_int_t)r->dlq_without_identity, "foreign_records",
             (json_int_t)r->foreign_records, "lost_events", ids(r, KDC_TESTKIT_LOST),
             "duplicated_events", ids(r, KDC_TESTKIT_DUPLICATED), "unprocessed_events",

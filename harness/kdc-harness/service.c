@@ -61,10 +61,10 @@ static char *env_entry(const char *name, const char *value) {
 /* environ without our names, then ours. */
 static char **build_envp(const kdc_testkit_env_t *env) {
         static const char *const names[] = {
-            KDC_TESTKIT_ENV_BOOTSTRAP,       KDC_TESTKIT_ENV_INPUT,   KDC_TESTKIT_ENV_OUTPUT,
-            KDC_TESTKIT_ENV_DLQ,             KDC_TESTKIT_ENV_GROUP,   KDC_TESTKIT_ENV_SESSION_TIMEOUT,
-            KDC_TESTKIT_ENV_HEARTBEAT,       KDC_TESTKIT_ENV_MAX_POLL, KDC_TESTKIT_ENV_MESSAGE_TIMEOUT,
-            KDC_TESTKIT_ENV_SCENARIO,        KDC_TESTKIT_ENV_INSTANCE, KDC_TESTKIT_ENV_STATS};
+            KDC_TESTKIT_ENV_BOOTSTRAP, KDC_TESTKIT_ENV_INPUT,    KDC_TESTKIT_ENV_OUTPUT,
+            KDC_TESTKIT_ENV_DLQ,       KDC_TESTKIT_ENV_GROUP,    KDC_TESTKIT_ENV_SESSION_TIMEOUT,
+            KDC_TESTKIT_ENV_HEARTBEAT, KDC_TESTKIT_ENV_MAX_POLL, KDC_TESTKIT_ENV_MESSAGE_TIMEOUT,
+            KDC_TESTKIT_ENV_SCENARIO,  KDC_TESTKIT_ENV_INSTANCE, KDC_TESTKIT_ENV_STATS};
         const size_t nnames = sizeof names / sizeof names[0];
         size_t n = 0, k = 0;
         char num[4][16], inst[16];
@@ -387,9 +387,8 @@ int tk_instance_start(struct tk_instance *in) {
         if (in->stats_dir) {
                 /* Each start writes a file of its own: a restart does not
                  * overwrite what the process before it counted. */
-                tk_stats_path(in->stats_dir, in->index + 1,
-                              in->starts + in->failed_starts + 1, in->stats_path,
-                              sizeof in->stats_path);
+                tk_stats_path(in->stats_dir, in->index + 1, in->starts + in->failed_starts + 1,
+                              in->stats_path, sizeof in->stats_path);
                 in->env.stats_path = in->stats_path;
                 if (in->argv) {
                         char **envp = build_envp(&in->env);

@@ -51,7 +51,8 @@ static int add_doc(json_t *sum, json_t *doc) {
                 json_t *have = json_object_get(sum, key);
 
                 if (json_is_integer(v) && !not_a_count(key)) {
-                        json_int_t n = json_integer_value(v) + (have ? json_integer_value(have) : 0);
+                        json_int_t n =
+                            json_integer_value(v) + (have ? json_integer_value(have) : 0);
 
                         if (json_object_set_new(sum, key, json_integer(n)))
                                 return KDC_ERR_NOMEM;
@@ -66,8 +67,8 @@ static int add_doc(json_t *sum, json_t *doc) {
                 }
         }
         v = json_object_get(doc, "lag_peak");
-        if (json_is_integer(v) && json_integer_value(v) >
-                                      json_integer_value(json_object_get(sum, "lag_peak")))
+        if (json_is_integer(v) &&
+            json_integer_value(v) > json_integer_value(json_object_get(sum, "lag_peak")))
                 return json_object_set_new(sum, "lag_peak", json_incref(v)) ? KDC_ERR_NOMEM : 0;
         return 0;
 }

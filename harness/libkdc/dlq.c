@@ -302,10 +302,9 @@ int kdc__dlq_route(kdc_dlq_t *d, const rd_kafka_message_t *msg, kdc_class_t cls,
         if (r == 0)
                 remember(d, id, retry < INT32_MAX ? retry + 1 : INT32_MAX);
         if (r != KDC_ERR_INVALID)
-                kdc__stats_add(d->stats,
-                               r == 0 ? KDC__STAT_DLQ_ROUTED
-                                      : KDC__STAT_DLQ_FAILED,
-                               1);
+                kdc__stats_add(
+                    d->stats,
+                    r == 0 ? KDC__STAT_DLQ_ROUTED : KDC__STAT_DLQ_FAILED, 1);
         return r;
 }
 

@@ -212,9 +212,8 @@ static void lag_of(rd_kafka_t *consumer, const char *topic, int32_t partition,
         rd_kafka_resp_err_t err;
 
         if (timeout_ms > 0)
-                err = rd_kafka_query_watermark_offsets(consumer, topic,
-                                                       partition, &lo, &hi,
-                                                       timeout_ms);
+                err = rd_kafka_query_watermark_offsets(
+                    consumer, topic, partition, &lo, &hi, timeout_ms);
         else
                 err = rd_kafka_get_watermark_offsets(consumer, topic, partition,
                                                      &lo, &hi);
@@ -225,8 +224,7 @@ static void lag_of(rd_kafka_t *consumer, const char *topic, int32_t partition,
                      : -1;
 }
 
-int kdc_stats_update_lag(kdc_stats_t *s, rd_kafka_t *consumer,
-                         int timeout_ms) {
+int kdc_stats_update_lag(kdc_stats_t *s, rd_kafka_t *consumer, int timeout_ms) {
         rd_kafka_topic_partition_list_t *parts = NULL, *committed = NULL;
         struct kdc__partmap fresh = {0};
         int64_t sum = -1;
@@ -395,7 +393,8 @@ struct field {
         const char *help;
 };
 
-#define F(name, gauge, help) {#name, offsetof(kdc_stats_snapshot_t, name), gauge, help}
+#define F(name, gauge, help)                                                   \
+        { #name, offsetof(kdc_stats_snapshot_t, name), gauge, help }
 static const struct field fields[] = {
     F(produced, 0, "Messages enqueued through libkdc trackers."),
     F(delivered, 0, "Delivery reports confirming a message (PERSISTED)."),
@@ -457,11 +456,11 @@ static json_t *topics_json(kdc_stats_t *s) {
                 t = json_object_get(topics, slot->topic);
                 if (!t) {
                         t = json_object();
-                        bad = !t || json_object_set_new(topics, slot->topic, t) ||
-                              json_object_set_new(t, "topic",
-                                                  json_string(slot->topic)) ||
-                              json_object_set_new(t, "partitions",
-                                                  json_object());
+                        bad =
+                            !t || json_object_set_new(topics, slot->topic, t) ||
+                            json_object_set_new(t, "topic",
+                                                json_string(slot->topic)) ||
+                            json_object_set_new(t, "partitions", json_object());
                         if (bad)
                                 break;
                 }
@@ -527,8 +526,8 @@ int kdc_stats_json(kdc_stats_t *s, char **jsonp) {
                 char key[64];
 
                 snprintf(key, sizeof(key), "%s_by_error", err_fields[i].name);
-                bad = json_object_set_new(doc, key,
-                                          by_error_json(s, err_fields[i].which));
+                bad = json_object_set_new(
+                    doc, key, by_error_json(s, err_fields[i].which));
         }
         bad = bad || json_object_set_new(doc, "topics", topics_json(s));
         if (!bad)

@@ -118,7 +118,7 @@ struct kdc_tracker_s {
         struct count delivered;       /* confirmed reports */
         _Atomic uint64_t settled;     /* failed reports + withdrawn messages */
         _Atomic uint64_t withdrawn;   /* never enqueued (kdc__tracker_sub) */
-        kdc_stats_t *stats; /* failures counted into; under lock */
+        kdc_stats_t *stats;           /* failures counted into; under lock */
         _Atomic uint64_t delivered_base; /* delivered at the last reset */
         atomic_int_fast64_t failed;   /* since the last reset; under lock */
         _Atomic(rd_kafka_t *) rk;     /* bound producer, NULL if none */

@@ -264,10 +264,17 @@ static void the_ci_setups_install_the_packages_kdc_builds_from(void **state) {
      * python3-confluent-kafka: examples/python/ under kdc-harness (ctest testkit.python.*);
      * chromium: kdc-harness --report-html rendered headless (ctest testkit.report_html);
      * python3-prometheus-client: libkdc's OpenMetrics parsed (ctest harness.stats.*) */
-    static const char *const test_only[] = {
-        "libcmocka-dev", "pre-commit",         "clang-format-14",         "help2man", "man-db",
-        "clang-14",      "libclang-rt-14-dev", "python3-confluent-kafka", "chromium",
-        "python3-prometheus-client", NULL};
+    static const char *const test_only[] = {"libcmocka-dev",
+                                            "pre-commit",
+                                            "clang-format-14",
+                                            "help2man",
+                                            "man-db",
+                                            "clang-14",
+                                            "libclang-rt-14-dev",
+                                            "python3-confluent-kafka",
+                                            "chromium",
+                                            "python3-prometheus-client",
+                                            NULL};
     static const char *const setups[] = {"examples/ci/github-actions.yml",
                                          "examples/ci/gitlab-ci.yml", "docs/ci.md"};
     char *deps = scratch_read(g.src, "scripts/install-deps.sh");

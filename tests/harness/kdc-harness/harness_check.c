@@ -85,8 +85,9 @@ static int check_stats(json_t *run) {
             num(st, "dlq_routed") != num(run, "dlq_records") ||
             num(st, "produced") < num(st, "delivered") || num(st, "commits") <= 0 ||
             num(st, "rebalances") <= 0 || num(st, "lag_peak") < 0) {
-                fprintf(stderr, "  expected delivered = output records (%lld), dlq_routed = DLQ "
-                                "records (%lld), commits and rebalances, a lag measured\n",
+                fprintf(stderr,
+                        "  expected delivered = output records (%lld), dlq_routed = DLQ "
+                        "records (%lld), commits and rebalances, a lag measured\n",
                         num(run, "output_records"), num(run, "dlq_records"));
                 return 1;
         }
@@ -107,8 +108,10 @@ int main(int argc, char **argv) {
         if (first + 1 >= argc || strcmp(argv[first], "--") != 0 ||
             (want_status < 0 && strcmp(argv[1], "valid") != 0 &&
              strcmp(argv[1], "valid-stats") != 0 && strcmp(argv[1], "lost") != 0)) {
-                fprintf(stderr, "usage: harness_check valid|valid-stats|lost|expect STATUS FIELD=VALUE... -- "
-                                "KDC-HARNESS ARGS...\n");
+                fprintf(
+                    stderr,
+                    "usage: harness_check valid|valid-stats|lost|expect STATUS FIELD=VALUE... -- "
+                    "KDC-HARNESS ARGS...\n");
                 return 2;
         }
         argv += first - 2; /* argv[3] is the command, as for valid and lost */

@@ -47,9 +47,8 @@ static void write_both(void **state) {
         assert_int_equal(kdc_stats_attach_tracker(s, t), 0);
         for (int i = 0; i < 5; i++)
                 produce_one(t, rk, topic);
-        rd_kafka_mock_push_request_errors(
-            env->mcluster, MOCK_APIKEY_PRODUCE, 1,
-            RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE);
+        rd_kafka_mock_push_request_errors(env->mcluster, MOCK_APIKEY_PRODUCE, 1,
+                                          RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE);
         produce_one(t, rk, topic);
         mock_env_fill(rk, topic, 1, 1); /* not through the tracker */
         assert_int_equal(kdc_tracker_pending(t), 0);
@@ -70,9 +69,9 @@ static void write_both(void **state) {
         rd_kafka_mock_push_request_errors(env->mcluster,
                                           MOCK_APIKEY_OFFSET_COMMIT, 1,
                                           RD_KAFKA_RESP_ERR_ILLEGAL_GENERATION);
-        assert_int_equal(kdc_commit_message(c, m, a,
-                                            kdc_assignment_stamp(a, m), NULL),
-                         KDC_ERR_COMMIT);
+        assert_int_equal(
+            kdc_commit_message(c, m, a, kdc_assignment_stamp(a, m), NULL),
+            KDC_ERR_COMMIT);
         rd_kafka_message_destroy(m);
         kdc_stats_consumer_error(s, RD_KAFKA_RESP_ERR__MAX_POLL_EXCEEDED);
         kdc_stats_consumer_error(s, RD_KAFKA_RESP_ERR__MAX_POLL_EXCEEDED);

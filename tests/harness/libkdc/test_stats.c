@@ -42,8 +42,7 @@ static int produce_one(kdc_tracker_t *t, rd_kafka_t *rk, const char *topic) {
         return kdc_tracker_wait(t, rk, WAIT_MS);
 }
 
-static void deliveries_are_counted_exactly_and_failures_by_error(
-    void **state) {
+static void deliveries_are_counted_exactly_and_failures_by_error(void **state) {
         struct mock_env *env = *state;
         kdc_stats_snapshot_t snap;
         kdc_tracker_t *t;
@@ -62,10 +61,9 @@ static void deliveries_are_counted_exactly_and_failures_by_error(
         for (int i = 0; i < 5; i++)
                 assert_int_equal(produce_one(t, rk, topic), 0);
         /* Two Produce requests refused (not retriable): two reports fail. */
-        rd_kafka_mock_push_request_errors(
-            env->mcluster, MOCK_APIKEY_PRODUCE, 2,
-            RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE,
-            RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE);
+        rd_kafka_mock_push_request_errors(env->mcluster, MOCK_APIKEY_PRODUCE, 2,
+                                          RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE,
+                                          RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE);
         assert_int_equal(produce_one(t, rk, topic), KDC_ERR_DELIVERY);
         assert_int_equal(produce_one(t, rk, topic), KDC_ERR_DELIVERY);
         (void)produce_one(t, rk, topic); /* delivered (the wait still
@@ -77,9 +75,9 @@ static void deliveries_are_counted_exactly_and_failures_by_error(
         assert_int_equal(snap.produced, 8);
         assert_int_equal(snap.delivered, 6);
         assert_int_equal(snap.delivery_failed, 2);
-        assert_int_equal(kdc_stats_delivery_failed(
-                             s, RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE),
-                         2);
+        assert_int_equal(
+            kdc_stats_delivery_failed(s, RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE),
+            2);
         assert_int_equal(
             kdc_stats_delivery_failed(s, RD_KAFKA_RESP_ERR__MSG_TIMED_OUT), 0);
         assert_true(snap.ts_ms > 0);
@@ -120,8 +118,7 @@ static void assign_through(kdc_assignment_t *a, rd_kafka_t *c,
         rd_kafka_topic_partition_list_destroy(parts);
 }
 
-static void retries_dlq_routings_and_commits_are_counted_exactly(
-    void **state) {
+static void retries_dlq_routings_and_commits_are_counted_exactly(void **state) {
         struct mock_env *env = *state;
         rd_kafka_resp_err_t err;
         rd_kafka_message_t *m0, *m1, *again = NULL;
@@ -181,12 +178,11 @@ static void retries_dlq_routings_and_commits_are_counted_exactly(
         /* Offset 1: a DLQ routing refused by the broker, then confirmed. */
         m1 = mock_env_next(c, 0);
         e1 = kdc_assignment_stamp(a, m1);
-        rd_kafka_mock_push_request_errors(
-            env->mcluster, MOCK_APIKEY_PRODUCE, 1,
-            RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE);
-        assert_int_equal(kdc_dlq_route(d, m1, KDC_CLASS_POISON, "bad", WAIT_MS,
-                                       &err),
-                         KDC_ERR_DELIVERY);
+        rd_kafka_mock_push_request_errors(env->mcluster, MOCK_APIKEY_PRODUCE, 1,
+                                          RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE);
+        assert_int_equal(
+            kdc_dlq_route(d, m1, KDC_CLASS_POISON, "bad", WAIT_MS, &err),
+            KDC_ERR_DELIVERY);
         assert_int_equal(
             kdc_dlq_route(d, m1, KDC_CLASS_POISON, "bad", WAIT_MS, &err), 0);
 
@@ -203,9 +199,9 @@ static void retries_dlq_routings_and_commits_are_counted_exactly(
         assert_int_equal(mock_env_committed(c, topic, 0), 2);
 
         /* What the service hands over: a consumer error event. */
-        assert_int_equal(kdc_stats_consumer_error(
-                             s, RD_KAFKA_RESP_ERR__MAX_POLL_EXCEEDED),
-                         0);
+        assert_int_equal(
+            kdc_stats_consumer_error(s, RD_KAFKA_RESP_ERR__MAX_POLL_EXCEEDED),
+            0);
         assert_int_equal(
             kdc_stats_consumer_error(s, RD_KAFKA_RESP_ERR_NO_ERROR), 0);
         assign_through(a, c, topic, RD_KAFKA_RESP_ERR__REVOKE_PARTITIONS);
@@ -342,8 +338,7 @@ static void the_lag_of_n_unconsumed_messages_is_n_and_the_json_says_so(
         assert_int_equal(rd_kafka_assign(c, NULL), RD_KAFKA_RESP_ERR_NO_ERROR);
         assert_int_equal(kdc_stats_update_lag(s, c, 0), 0);
         assert_int_equal(kdc_stats_lag(s, topic, 0), KDC_ERR_NOENT);
-        assert_int_equal(kdc_stats_update_lag(s, producer, 0),
-                         KDC_ERR_INVALID);
+        assert_int_equal(kdc_stats_update_lag(s, producer, 0), KDC_ERR_INVALID);
 
         mock_env_close(c);
         kdc_stats_destroy(s);
@@ -351,9 +346,13 @@ static void the_lag_of_n_unconsumed_messages_is_n_and_the_json_says_so(
 }
 
 /* Group timings for the 2.0.2 mock (as test_assignment.c). */
-static const char *const eager_conf[] = {
-    "session.timeout.ms", "3300",   "heartbeat.interval.ms", "100",
-    "partition.assignment.strategy", "range", NULL};
+static const char *const eager_conf[] = {"session.timeout.ms",
+                                         "3300",
+                                         "heartbeat.interval.ms",
+                                         "100",
+                                         "partition.assignment.strategy",
+                                         "range",
+                                         NULL};
 
 /* What the rebalance hook saw: the count the statistics must equal. */
 struct events {
@@ -415,12 +414,12 @@ static void a_second_consumer_joining_counts_a_revocation_and_assignments(
         assert_int_equal(kdc_assignment_new(&a1, hook, &ev), 0);
         assert_int_equal(kdc_assignment_new(&a2, NULL, NULL), 0);
         assert_int_equal(kdc_stats_attach_assignment(s, a1), 0);
-        c1 = mock_env_consumer_with(env, "stats-rebalance",
-                                    kdc_assignment_rebalance_cb, a1,
-                                    eager_conf);
-        c2 = mock_env_consumer_with(env, "stats-rebalance",
-                                    kdc_assignment_rebalance_cb, a2,
-                                    eager_conf);
+        c1 =
+            mock_env_consumer_with(env, "stats-rebalance",
+                                   kdc_assignment_rebalance_cb, a1, eager_conf);
+        c2 =
+            mock_env_consumer_with(env, "stats-rebalance",
+                                   kdc_assignment_rebalance_cb, a2, eager_conf);
 
         subscribe(c1, topic);
         for (int i = 0; i < 600 && assigned(a1, topic) != 2; i++)
@@ -431,8 +430,8 @@ static void a_second_consumer_joining_counts_a_revocation_and_assignments(
         assert_int_equal(snap.revocations, 0);
 
         subscribe(c2, topic);
-        for (int i = 0; i < 600 && (assigned(a1, topic) != 1 ||
-                                    assigned(a2, topic) != 1);
+        for (int i = 0;
+             i < 600 && (assigned(a1, topic) != 1 || assigned(a2, topic) != 1);
              i++) {
                 poll_drop(c1, 25);
                 poll_drop(c2, 25);
@@ -473,13 +472,13 @@ static void bad_arguments_are_refused(void **state) {
         assert_int_equal(kdc_stats_lag(s, NULL, 0), KDC_ERR_INVALID);
         assert_int_equal(kdc_stats_write_json_file(s, "/nonexistent/dir/x"),
                          KDC_ERR_IO);
-        assert_int_equal(kdc_stats_write_openmetrics(s, NULL),
-                         KDC_ERR_INVALID);
+        assert_int_equal(kdc_stats_write_openmetrics(s, NULL), KDC_ERR_INVALID);
         kdc_stats_destroy(s);
         kdc_stats_destroy(NULL);
 }
 
-#define SENTENCE(text, fn) {text, fn, NULL, heal, NULL}
+#define SENTENCE(text, fn)                                                     \
+        { text, fn, NULL, heal, NULL }
 
 int main(void) {
         const struct CMUnitTest tests[] = {
@@ -491,13 +490,15 @@ int main(void) {
                      "successful commit, an assignment and a revocation are "
                      "counted exactly",
                      retries_dlq_routings_and_commits_are_counted_exactly),
-            SENTENCE("the lag of a partition with N unconsumed messages is N "
-                     "(queried and cached); the JSON document parses back "
-                     "with the snapshot's values and the partition tree",
-                     the_lag_of_n_unconsumed_messages_is_n_and_the_json_says_so),
-            SENTENCE("a second consumer joining counts the revocation and "
-                     "the assignments the rebalance callback served",
-                     a_second_consumer_joining_counts_a_revocation_and_assignments),
+            SENTENCE(
+                "the lag of a partition with N unconsumed messages is N "
+                "(queried and cached); the JSON document parses back "
+                "with the snapshot's values and the partition tree",
+                the_lag_of_n_unconsumed_messages_is_n_and_the_json_says_so),
+            SENTENCE(
+                "a second consumer joining counts the revocation and "
+                "the assignments the rebalance callback served",
+                a_second_consumer_joining_counts_a_revocation_and_assignments),
             SENTENCE("bad arguments are refused with KDC_ERR_INVALID, an "
                      "unwritable file with KDC_ERR_IO",
                      bad_arguments_are_refused),
