@@ -334,6 +334,47 @@ static void the_lag_of_n_unconsumed_messages_is_n_and_the_json_says_so(
         json_decref(doc);
         free(text);
 
+        /* Before anything is polled the lag counts from the committed
+         * offset: offset 5 committed (next 6), a second consumer of the
+         * group assigned the partition (from the committed offset), asked
+         * at once: no position, committed 6, lag 4. */
+        {
+                rd_kafka_message_t *m = mock_env_next(c, 0);
+                rd_kafka_topic_partition_list_t *parts =
+                    rd_kafka_topic_partition_list_new(1);
+                kdc_stats_t *s2;
+                rd_kafka_t *c2;
+
+                assert_int_equal(m->offset, 5);
+                assert_int_equal(kdc_commit_message(c, m, NULL, 0, NULL), 0);
+                rd_kafka_message_destroy(m);
+                c2 = mock_env_consumer(env, "stats-lag", NULL);
+                mock_env_warm(c2, topic);
+                rd_kafka_topic_partition_list_add(parts, topic, 0)->offset =
+                    RD_KAFKA_OFFSET_INVALID; /* the committed offset */
+                assert_int_equal(rd_kafka_assign(c2, parts),
+                                 RD_KAFKA_RESP_ERR_NO_ERROR);
+                rd_kafka_topic_partition_list_destroy(parts);
+                assert_int_equal(kdc_stats_new(&s2, NULL), 0);
+                assert_int_equal(kdc_stats_update_lag(s2, c2, WAIT_MS), 1);
+                assert_int_equal(kdc_stats_lag(s2, topic, 0), 4);
+                assert_int_equal(kdc_stats_json(s2, &text), 0);
+                doc = json_loads(text, 0, &jerr);
+                assert_non_null(doc);
+                part = json_object_get(
+                    json_object_get(
+                        json_object_get(json_object_get(doc, "topics"), topic),
+                        "partitions"),
+                    "0");
+                assert_int_equal(json_int_at(part, "app_offset"), -1);
+                assert_int_equal(json_int_at(part, "committed_offset"), 6);
+                assert_int_equal(json_int_at(part, "hi_offset"), 10);
+                json_decref(doc);
+                free(text);
+                kdc_stats_destroy(s2);
+                mock_env_close(c2);
+        }
+
         /* Unassigned: forgotten. */
         assert_int_equal(rd_kafka_assign(c, NULL), RD_KAFKA_RESP_ERR_NO_ERROR);
         assert_int_equal(kdc_stats_update_lag(s, c, 0), 0);
@@ -492,7 +533,8 @@ int main(void) {
                      retries_dlq_routings_and_commits_are_counted_exactly),
             SENTENCE(
                 "the lag of a partition with N unconsumed messages is N "
-                "(queried and cached); the JSON document parses back "
+                "(queried, cached, and from the committed offset before "
+                "anything is polled); the JSON document parses back "
                 "with the snapshot's values and the partition tree",
                 the_lag_of_n_unconsumed_messages_is_n_and_the_json_says_so),
             SENTENCE(
