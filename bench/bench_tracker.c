@@ -9,7 +9,10 @@
  *           kdc_dr_msg_cb);
  *   track   kdc_tracker_track() + the service's own rd_kafka_producev(), and
  *           its own dr_msg_cb calling kdc_dr_msg_record(), then
- *           kdc_tracker_wait().
+ *           kdc_tracker_wait();
+ *   stats   as tracker, with statistics attached to the tracker
+ *           (kdc_stats_attach_tracker()); the delivered count is read from
+ *           the statistics (kdc_stats_read()).
  * Every round runs in a child process of its own (fresh heap, fresh mock
  * cluster), and the modes alternate round by round, so the ratios are
  * measured side by side in one run.
@@ -44,8 +47,8 @@
 
 #define MSG_SIZE 100
 
-enum mode { RAW, TRACKER, TRACK, NMODES };
-static const char *const mode_names[NMODES] = {"raw", "tracker", "track"};
+enum mode { RAW, TRACKER, TRACK, STATS, NMODES };
+static const char *const mode_names[NMODES] = {"raw", "tracker", "track", "stats"};
 
 struct result {
         double seconds;
@@ -134,9 +137,9 @@ static rd_kafka_t *producer(enum mode mode) {
         /* Memory rounds take the broker down on purpose: keep quiet. */
         rd_kafka_conf_set_log_cb(conf, quiet_log);
         rd_kafka_conf_set_error_cb(conf, quiet_error);
-        rd_kafka_conf_set_dr_msg_cb(conf, mode == RAW       ? counting_dr_msg_cb
-                                          : mode == TRACKER ? kdc_dr_msg_cb
-                                                            : service_dr_msg_cb);
+        rd_kafka_conf_set_dr_msg_cb(conf, mode == RAW                        ? counting_dr_msg_cb
+                                          : mode == TRACKER || mode == STATS ? kdc_dr_msg_cb
+                                                                             : service_dr_msg_cb);
         return rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
 }
 
@@ -145,12 +148,16 @@ static struct result round_of(enum mode mode, long n, int memory) {
         static char payload[MSG_SIZE];
         struct result r = {0};
         kdc_tracker_t *t = NULL;
+        kdc_stats_t *stats = NULL;
         rd_kafka_t *rk = producer(mode);
         rd_kafka_mock_cluster_t *mcluster;
         double start, cpu_start;
 
         memset(payload, 'x', sizeof payload);
         if (!rk || kdc_tracker_new(&t) != 0)
+                return r;
+        if (mode == STATS &&
+            (kdc_stats_new(&stats, "bench") != 0 || kdc_stats_attach_tracker(stats, t) != 0))
                 return r;
         /* Connect and learn the topic before the clock starts. */
         rd_kafka_producev(rk, RD_KAFKA_V_TOPIC("bench"), RD_KAFKA_V_PARTITION(0),
@@ -177,6 +184,7 @@ static struct result round_of(enum mode mode, long n, int memory) {
                             RD_KAFKA_V_END);
                         break;
                 case TRACKER:
+                case STATS:
                         if (kdc_tracker_produce(t, rk, "bench", 0, NULL, 0,
                                                 payload, MSG_SIZE, NULL, -1,
                                                 &err) != 0)
@@ -217,6 +225,13 @@ static struct result round_of(enum mode mode, long n, int memory) {
                         return r;
                 r.delivered = (long)kdc_tracker_delivered(t);
         }
+        if (mode == STATS) {
+                kdc_stats_snapshot_t snap;
+
+                if (kdc_stats_read(stats, &snap) != 0)
+                        return r;
+                r.delivered = (long)snap.delivered;
+        }
         r.seconds = now() - start;
         r.tail_seconds = now() - r.tail_seconds;
         r.cpu_seconds = cpu_now() - cpu_start;
@@ -224,6 +239,7 @@ static struct result round_of(enum mode mode, long n, int memory) {
          * error event of the broker going down: >= n, not == n. */
         r.ok = r.delivered == n && (!memory || r.inflight >= n);
         kdc_tracker_destroy(t);
+        kdc_stats_destroy(stats);
         rd_kafka_destroy(rk);
         return r;
 }

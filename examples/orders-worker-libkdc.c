@@ -7,11 +7,13 @@
  * of each of its partitions goes to libkdc's retry policy (kdc_retry_failed: the partition paused,
  * exponential back-off while the worker keeps polling, at most RETRY_ATTEMPTS attempts, then the
  * worker stops), the rest is dropped and consumed again once the retry succeeded (kdc_retry_done).
+ * Its libkdc statistics (kdc/stats.h) go to $KDC_HARNESS_STATS when set, every second and at exit.
  * kdc-lint reports nothing here.
  */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <librdkafka/rdkafka.h>
 #include <kdc/kdc.h>
 
@@ -96,6 +98,9 @@ int main(int argc, char **argv) {
     kdc_dlq_t *dlq = NULL;
     kdc_retry_t *retry = NULL;
     kdc_retry_policy_t policy;
+    kdc_stats_t *stats = NULL;
+    const char *stats_path = getenv("KDC_HARNESS_STATS");
+    time_t stats_at = 0;
     /* Transient failures: 1 s doubling to 30 s, RETRY_ATTEMPTS attempts, then stop. A revoked
      * partition's pending retry is dropped by the assignment's hook. */
     if (kdc_retry_new(&retry, NULL) != 0 || kdc_retry_get_policy(retry, KDC_CLASS_TRANSIENT, &policy) != 0)
@@ -109,6 +114,11 @@ int main(int argc, char **argv) {
     if (!consumer || !producer || kdc_tracker_new(&batch_tracker) != 0 ||
         kdc_dlq_new(&dlq, producer, "orders-worker") != 0 || kdc_dlq_set_topic(dlq, env("KAFKA_DLQ_TOPIC", "orders.dlq")))
         return 1;
+    /* Statistics, counted by the objects that see them (destroyed after them all). */
+    if (kdc_stats_new(&stats, "orders-worker") != 0 || kdc_stats_attach_tracker(stats, batch_tracker) != 0 ||
+        kdc_stats_attach_assignment(stats, assignment) != 0 || kdc_stats_attach_retry(stats, retry) != 0 ||
+        kdc_stats_attach_dlq(stats, dlq) != 0)
+        return 1;
     signal(SIGINT, stop);
     signal(SIGTERM, stop);
     rd_kafka_poll_set_consumer(consumer);
@@ -121,6 +131,11 @@ int main(int argc, char **argv) {
     uint64_t epochs[BATCH];
     int n = 0, failed = 0;
     while (running && !failed) {
+        if (stats_path && time(NULL) != stats_at) { /* each second: lag (cached watermarks), then the file */
+            stats_at = time(NULL);
+            kdc_stats_update_lag(stats, consumer, 0);
+            kdc_stats_write_json_file(stats, stats_path);
+        }
         if (!n && kdc_retry_next(retry, &batch[0], &epochs[0]) == 1) {
             n = 1; /* a retried message whose back-off is over: a batch of its own */
         } else {
@@ -132,6 +147,8 @@ int main(int argc, char **argv) {
                 if (n < BATCH)
                     continue;
             } else if (m) {
+                if (m->err)
+                    kdc_stats_consumer_error(stats, m->err); /* e.g. _MAX_POLL_EXCEEDED */
                 rd_kafka_message_destroy(m);
             }
         }
@@ -154,14 +171,18 @@ int main(int argc, char **argv) {
             if (batch[--n])
                 rd_kafka_message_destroy(batch[n]);
     }
+    kdc_stats_update_lag(stats, consumer, 0);
     rd_kafka_consumer_close(consumer);
     kdc_retry_destroy(retry); /* holds messages of the consumer */
     rd_kafka_destroy(consumer);
     kdc_assignment_destroy(assignment);
     if (rd_kafka_flush(producer, 10000) != RD_KAFKA_RESP_ERR_NO_ERROR)
         fprintf(stderr, "messages still queued at exit\n");
+    if (stats_path && kdc_stats_write_json_file(stats, stats_path) != 0)
+        fprintf(stderr, "statistics not written to %s\n", stats_path);
     kdc_tracker_destroy(batch_tracker);
     kdc_dlq_destroy(dlq);
     rd_kafka_destroy(producer);
+    kdc_stats_destroy(stats);
     return failed;
 }

@@ -39,6 +39,9 @@
  *     the database rejects by a constraint (SQLITE_CONSTRAINT, SQLSTATE class
  *     23) is a poison message, routed to the DLQ.
  *
+ * Its libkdc statistics (kdc/stats.h) go to $KDC_HARNESS_STATS when set,
+ * every second and at exit: kdc-harness shows them beside the verdict.
+ *
  * Run it under the harness: kdc-harness run --all -- reference-service
  * It honours KAFKA_SESSION_TIMEOUT_MS, KAFKA_HEARTBEAT_INTERVAL_MS,
  * KAFKA_MAX_POLL_INTERVAL_MS and KAFKA_MESSAGE_TIMEOUT_MS when set, and stops
@@ -48,6 +51,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <librdkafka/rdkafka.h>
 #include <kdc/kdc.h>
@@ -90,6 +94,9 @@ struct service {
         sqlite3 *sink;          /* with cfg.sink sqlite:PATH: the effects' database */
         sqlite3_stmt *insert;   /* its idempotent insert */
         PGconn *pg;             /* with cfg.sink postgresql:CONNINFO */
+        kdc_stats_t *stats;
+        const char *stats_path; /* $KDC_HARNESS_STATS, or NULL */
+        time_t stats_at;        /* when they were last written */
 };
 
 static volatile sig_atomic_t running = 1;
@@ -417,7 +424,8 @@ static enum outcome process_batch(struct service *s, rd_kafka_message_t **batch,
                 /* reports still pending (a wait timed out): a fresh tracker;
                  * the old one is freed once its last report is in */
                 kdc_tracker_destroy(s->outputs);
-                if (kdc_tracker_new(&s->outputs) != 0)
+                if (kdc_tracker_new(&s->outputs) != 0 ||
+                    kdc_stats_attach_tracker(s->stats, s->outputs) != 0)
                         return HALT;
         }
         if (failed == KDC_CLASS_NONE)
@@ -456,9 +464,11 @@ static int poll_batch(struct service *s, rd_kafka_message_t **batch, uint64_t *e
         while (n < BATCH &&
                (m = rd_kafka_consumer_poll(s->consumer, n ? 0 : kdc_retry_timeout(s->retry, 100)))) {
                 if (m->err) {
-                        if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF)
+                        if (m->err != RD_KAFKA_RESP_ERR__PARTITION_EOF) {
                                 fprintf(stderr, "reference-service: consumer: %s\n",
                                         rd_kafka_message_errstr(m));
+                                kdc_stats_consumer_error(s->stats, m->err);
+                        }
                         rd_kafka_message_destroy(m);
                         continue;
                 }
@@ -470,6 +480,20 @@ static int poll_batch(struct service *s, rd_kafka_message_t **batch, uint64_t *e
                 batch[n++] = m;
         }
         return n;
+}
+
+/* Every second (or now, with force): the lag from librdkafka's cached
+ * watermarks, and the statistics to $KDC_HARNESS_STATS. */
+static void write_stats(struct service *s, int force) {
+        time_t now = time(NULL);
+
+        if (!s->stats_path || (!force && now == s->stats_at))
+                return;
+        s->stats_at = now;
+        kdc_stats_update_lag(s->stats, s->consumer, 0);
+        if (kdc_stats_write_json_file(s->stats, s->stats_path) != 0)
+                fprintf(stderr, "reference-service: statistics not written to %s\n",
+                        s->stats_path);
 }
 
 /* Poll, process and commit until stopped or halted; 0 or EXIT_FATAL. */
@@ -498,11 +522,13 @@ static int serve(struct service *s) {
                 /* Only the confirmed prefix; a failed commit is retried by
                  * the next call, a revoked partition is never committed. */
                 kdc_watermark_commit(s->watermark, s->consumer, 0, NULL, NULL);
+                write_stats(s, 0);
                 while (n)
                         if (batch[--n])
                                 rd_kafka_message_destroy(batch[n]);
         }
         kdc_watermark_commit(s->watermark, s->consumer, 1, NULL, NULL);
+        write_stats(s, 1);
         return status;
 }
 
@@ -520,6 +546,7 @@ int main(void) {
         s.cfg.max_poll = env("KAFKA_MAX_POLL_INTERVAL_MS", NULL);
         s.cfg.message_timeout = env("KAFKA_MESSAGE_TIMEOUT_MS", NULL);
         s.cfg.sink = env("KDC_HARNESS_SINK", NULL);
+        s.stats_path = env("KDC_HARNESS_STATS", NULL);
         if (!s.cfg.brokers) {
                 fprintf(stderr, "reference-service: set KAFKA_BOOTSTRAP_SERVERS (or run it "
                                 "under kdc-harness)\n");
@@ -536,6 +563,13 @@ int main(void) {
         if (!s.producer || !s.consumer || kdc_dlq_new(&s.dlq, s.producer, s.cfg.group) != 0 ||
             kdc_dlq_set_topic(s.dlq, s.cfg.dlq) != 0 || retry_new(&s) != 0 ||
             (s.cfg.sink && open_sink(&s) != 0))
+                return 2;
+        /* Counted by the objects that see it (destroyed after them all). */
+        if (kdc_stats_new(&s.stats, "reference-service") != 0 ||
+            kdc_stats_attach_tracker(s.stats, s.outputs) != 0 ||
+            kdc_stats_attach_assignment(s.stats, s.assignment) != 0 ||
+            kdc_stats_attach_dlq(s.stats, s.dlq) != 0 ||
+            kdc_stats_attach_retry(s.stats, s.retry) != 0)
                 return 2;
         signal(SIGINT, stop);
         signal(SIGTERM, stop);
@@ -556,6 +590,9 @@ int main(void) {
         rd_kafka_destroy(s.consumer);
         /* Every output was awaited; serve whatever report is still due. */
         kdc_tracker_wait(s.outputs, s.producer, WAIT_MS);
+        if (s.stats_path && kdc_stats_write_json_file(s.stats, s.stats_path) != 0)
+                fprintf(stderr, "reference-service: statistics not written to %s\n",
+                        s.stats_path);
         kdc_dlq_destroy(s.dlq);
         kdc_tracker_destroy(s.outputs);
         rd_kafka_destroy(s.producer);
@@ -565,5 +602,6 @@ int main(void) {
         sqlite3_finalize(s.insert);
         sqlite3_close(s.sink);
         PQfinish(s.pg);
+        kdc_stats_destroy(s.stats);
         return status;
 }

@@ -209,7 +209,19 @@ struct tk_instance {
         int failed_starts;   /* restarts posix_spawnp() refused */
         FILE *log;
         int64_t t0;
+        const char *stats_dir; /* the run's statistics directory, or NULL */
+        char stats_path[4096]; /* this start's KDC_HARNESS_STATS */
 };
+
+/* ---- the services' statistics (service_stats.c) --------------------------- */
+
+/* A fresh directory under $TMPDIR (or /tmp): 0, KDC_ERR_NOMEM, KDC_ERR_NOENT. */
+int tk_stats_dir_new(char **dirp);
+/* The file of one start of one instance (1-based both). */
+void tk_stats_path(const char *dir, int instance, int start, char *buf, size_t size);
+/* Sum the documents found in dir into *jsonp (NULL if none; free()), then
+ * remove them and dir: 0 or KDC_ERR_NOMEM. */
+int tk_stats_collect(const char *dir, char **jsonp);
 
 int tk_instance_init(struct tk_instance *in, int index, const kdc_testkit_env_t *env,
                      char *const *argv, kdc_testkit_loop_t *loop, void *opaque,
@@ -430,6 +442,7 @@ struct tk_result {
         int partitions;
         int64_t events_requested;
         int exactly_once, require_complete;
+        char *service_stats; /* pub.service_stats */
         struct tk_timeline tl;
 };
 

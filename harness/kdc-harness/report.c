@@ -28,6 +28,32 @@ static void text_ids(FILE *out, const kdc_testkit_result_t *r, kdc_testkit_list_
         fputc('\n', out);
 }
 
+static json_int_t stat_of(json_t *s, const char *key) {
+        return json_integer_value(json_object_get(s, key)); /* 0 if absent */
+}
+
+/* One line of the service's libkdc statistics (service_stats), if any. */
+static void text_stats(FILE *out, const kdc_testkit_result_t *r) {
+        json_t *s = r->service_stats ? json_loads(r->service_stats, 0, NULL) : NULL;
+
+        if (!s)
+                return;
+        fprintf(out,
+                "  libkdc: produced %" JSON_INTEGER_FORMAT ", delivered %" JSON_INTEGER_FORMAT
+                " (%" JSON_INTEGER_FORMAT " failed); %" JSON_INTEGER_FORMAT
+                " retries, %" JSON_INTEGER_FORMAT " exhausted; %" JSON_INTEGER_FORMAT
+                " to the DLQ (%" JSON_INTEGER_FORMAT " failed); %" JSON_INTEGER_FORMAT
+                " commits (%" JSON_INTEGER_FORMAT " failed); %" JSON_INTEGER_FORMAT " rebalances",
+                stat_of(s, "produced"), stat_of(s, "delivered"), stat_of(s, "delivery_failed"),
+                stat_of(s, "retries"), stat_of(s, "retries_exhausted"), stat_of(s, "dlq_routed"),
+                stat_of(s, "dlq_failed"), stat_of(s, "commits"), stat_of(s, "commits_failed"),
+                stat_of(s, "rebalances"));
+        if (stat_of(s, "lag_peak") >= 0)
+                fprintf(out, "; lag peaked at %" JSON_INTEGER_FORMAT, stat_of(s, "lag_peak"));
+        fputc('\n', out);
+        json_decref(s);
+}
+
 static void text_one(FILE *out, const kdc_testkit_result_t *r) {
         const char *f;
 
@@ -76,6 +102,7 @@ static void text_one(FILE *out, const kdc_testkit_result_t *r) {
                 r->starts == 1 ? "" : "s", r->exits, r->exits == 1 ? "" : "s", r->kills,
                 r->kills == 1 ? "" : "s", r->stuck ? ", did not stop when asked" : "",
                 r->end_reason ? r->end_reason : "?", r->duration_ms / 1000.0);
+        text_stats(out, r);
         for (size_t i = 0; (f = kdc_testkit_result_fault(r, i)); i++)
                 fprintf(out, "  fault %s\n", f);
 }
@@ -109,7 +136,12 @@ static json_t *with_sink(json_t *run, const kdc_testkit_result_t *r) {
 
 static json_t *json_one(const kdc_testkit_result_t *r) {
         json_t *committed = json_array(), *faults = json_array();
+        /* The services' libkdc statistics (null: none written). */
+        json_t *stats = r->service_stats ? json_loads(r->service_stats, 0, NULL) : NULL;
         const char *f;
+
+        if (!stats)
+                stats = json_null();
 
         for (int32_t p = 0; p < ((const struct tk_result *)r)->partitions; p++) {
                 int64_t c = kdc_testkit_result_committed(r, p);
@@ -120,22 +152,24 @@ static json_t *json_one(const kdc_testkit_result_t *r) {
         for (size_t i = 0; (f = kdc_testkit_result_fault(r, i)); i++)
                 json_array_append_new(faults, json_string(f));
         return json_pack(
-            "{s:s, s:I, s:b, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, s:o,"
-            " s:o, s:o, s:{s:i, s:i, s:i, s:b}, s:o, s:s, s:I, s:I}",
+            "{s:s, s:I, s:b, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:o, "
+            "s:o,"
+            " s:o, s:o, s:{s:i, s:i, s:i, s:b}, s:o, s:s, s:I, s:I, s:o}",
             "scenario", r->scenario, "seed", (json_int_t)r->seed, "valid", r->valid, "failure",
-            r->failure ? json_string(r->failure) : json_null(), "events",
-            (json_int_t)r->events, "poison", (json_int_t)r->poison, "committed",
-            (json_int_t)r->committed, "output_records", (json_int_t)r->output_records,
-            "dlq_records", (json_int_t)r->dlq_records, "processed", (json_int_t)r->processed,
-            "dead_lettered", (json_int_t)r->dead_lettered, "lost", (json_int_t)r->lost,
-            "duplicated", (json_int_t)r->duplicated, "unprocessed", (json_int_t)r->unprocessed,
+            r->failure ? json_string(r->failure) : json_null(), "events", (json_int_t)r->events,
+            "poison", (json_int_t)r->poison, "committed", (json_int_t)r->committed,
+            "output_records", (json_int_t)r->output_records, "dlq_records",
+            (json_int_t)r->dlq_records, "processed", (json_int_t)r->processed, "dead_lettered",
+            (json_int_t)r->dead_lettered, "lost", (json_int_t)r->lost, "duplicated",
+            (json_int_t)r->duplicated, "unprocessed", (json_int_t)r->unprocessed,
             "dlq_without_identity", (json_int_t)r->dlq_without_identity, "foreign_records",
             (json_int_t)r->foreign_records, "lost_events", ids(r, KDC_TESTKIT_LOST),
             "duplicated_events", ids(r, KDC_TESTKIT_DUPLICATED), "unprocessed_events",
             ids(r, KDC_TESTKIT_UNPROCESSED), "committed_offsets", committed, "service", "starts",
             r->starts, "exits", r->exits, "kills", r->kills, "stuck", r->stuck, "faults", faults,
             "end_reason", r->end_reason ? r->end_reason : "", "duration_ms",
-            (json_int_t)r->duration_ms, "dropped_records", (json_int_t)r->dropped_records);
+            (json_int_t)r->duration_ms, "dropped_records", (json_int_t)r->dropped_records, "stats",
+            stats);
 }
 
 int kdc_testkit_results_print(const kdc_testkit_result_t *const *results, size_t n, FILE *out,

@@ -122,6 +122,7 @@ struct tk_run {
         int64_t t0;
         int64_t sampled_at; /* the timeline's last sample (ms) */
         int crash_loop; /* TK_CRASH_LOOP_EXITS exits, nothing ever moved */
+        char *stats_dir; /* the services' KDC_HARNESS_STATS files */
 };
 
 /* A point of the timeline: what the probe and the workload say now. */
@@ -493,6 +494,11 @@ static int run(const kdc_testkit_options_t *options, const char *scenario, char 
                 if ((rc = tk_instance_init(&run->inst[i], i, &env, argv, loop, opaque,
                                            run->o.service_fd, run->o.log, run->t0)) != 0)
                         goto out_instances;
+        /* Without a directory the services are told no statistics path. */
+        if (tk_stats_dir_new(&run->stats_dir) != 0)
+                run_log(run, "no directory for the services' statistics");
+        for (int i = 0; i < run->ninst; i++)
+                run->inst[i].stats_dir = run->stats_dir;
         if ((rc = tk_probe_start(&run->probe, &run->cluster)) != 0)
                 goto out_instances;
 
@@ -501,6 +507,8 @@ static int run(const kdc_testkit_options_t *options, const char *scenario, char 
         for (int i = 0; i < run->ninst; i++)
                 tk_instance_stop(&run->inst[i], run->o.stop_grace_ms);
         tk_probe_stop(&run->probe);
+        if (run->stats_dir && tk_stats_collect(run->stats_dir, &run->r->service_stats) == 0)
+                run->r->pub.service_stats = run->r->service_stats;
         if (rc == 0) {
                 tk_cluster_heal(&run->cluster);
                 if (tk_history_read(&h, &run->cluster, &run->w) != 0) {
@@ -524,6 +532,15 @@ static int run(const kdc_testkit_options_t *options, const char *scenario, char 
 out_instances:
         for (int i = 0; i < run->ninst; i++)
                 tk_instance_destroy(&run->inst[i]);
+        if (run->stats_dir) {
+                char *unread = NULL;
+
+                /* Not collected (the run failed before): removed all the same. */
+                if (!run->r->service_stats)
+                        (void)tk_stats_collect(run->stats_dir, &unread);
+                free(unread);
+                free(run->stats_dir);
+        }
         tk_sink_destroy(&run->sink);
 out_workload:
         tk_workload_destroy(&run->w);
@@ -596,6 +613,7 @@ void kdc_testkit_result_destroy(kdc_testkit_result_t *result) {
                 free(r->faults[i]);
         free(r->faults);
         free(r->committed);
+        free(r->service_stats);
         tk_timeline_free(&r->tl);
         free(r->scenario);
         free(r);

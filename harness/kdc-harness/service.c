@@ -64,7 +64,8 @@ static char **build_envp(const kdc_testkit_env_t *env) {
             KDC_TESTKIT_ENV_BOOTSTRAP, KDC_TESTKIT_ENV_INPUT,    KDC_TESTKIT_ENV_OUTPUT,
             KDC_TESTKIT_ENV_DLQ,       KDC_TESTKIT_ENV_GROUP,    KDC_TESTKIT_ENV_SESSION_TIMEOUT,
             KDC_TESTKIT_ENV_HEARTBEAT, KDC_TESTKIT_ENV_MAX_POLL, KDC_TESTKIT_ENV_MESSAGE_TIMEOUT,
-            KDC_TESTKIT_ENV_SCENARIO,  KDC_TESTKIT_ENV_INSTANCE, KDC_TESTKIT_ENV_SINK};
+            KDC_TESTKIT_ENV_SCENARIO,  KDC_TESTKIT_ENV_INSTANCE, KDC_TESTKIT_ENV_SINK,
+            KDC_TESTKIT_ENV_STATS};
         const size_t nnames = sizeof names / sizeof names[0];
         size_t n = 0, k = 0;
         char num[4][16], inst[16];
@@ -101,6 +102,7 @@ static char **build_envp(const kdc_testkit_env_t *env) {
         values[9] = env->scenario;
         values[10] = inst;
         values[11] = env->sink;
+        values[12] = env->stats_path;
         for (size_t i = 0; i < nnames; i++)
                 if (values[i] && !(envp[k++] = env_entry(names[i], values[i])))
                         goto fail;
@@ -386,6 +388,23 @@ int tk_instance_start(struct tk_instance *in) {
         in->wanted = 1;
         if (in->running)
                 return 0;
+        if (in->stats_dir) {
+                /* Each start writes a file of its own: a restart does not
+                 * overwrite what the process before it counted. */
+                tk_stats_path(in->stats_dir, in->index + 1, in->starts + in->failed_starts + 1,
+                              in->stats_path, sizeof in->stats_path);
+                in->env.stats_path = in->stats_path;
+                if (in->argv) {
+                        char **envp = build_envp(&in->env);
+
+                        if (!envp)
+                                return KDC_ERR_NOMEM;
+                        for (char **e = in->envp; e && *e; e++)
+                                free(*e);
+                        free(in->envp);
+                        in->envp = envp;
+                }
+        }
         if (in->argv) {
                 int rc = spawn(in);
                 if (rc == 0)

@@ -15,7 +15,16 @@ struct kdc_assignment_s {
         uint64_t last_epoch;
         kdc_rebalance_hook_t *hook;
         void *opaque;
+        kdc_stats_t *stats; /* kdc_stats_attach_assignment(); NULL: none */
 };
+
+kdc_stats_t *kdc__assignment_stats(const kdc_assignment_t *a) {
+        return a ? a->stats : NULL;
+}
+
+void kdc__assignment_set_stats(kdc_assignment_t *a, kdc_stats_t *s) {
+        a->stats = s;
+}
 
 int kdc_assignment_new(kdc_assignment_t **ap, kdc_rebalance_hook_t *hook,
                        void *opaque) {
@@ -137,6 +146,7 @@ int kdc_assignment_rebalance(kdc_assignment_t *a, rd_kafka_t *rk,
         case RD_KAFKA_RESP_ERR__ASSIGN_PARTITIONS:
                 if (!parts)
                         return KDC_ERR_INVALID;
+                kdc__stats_add(a->stats, KDC__STAT_REBALANCES, 1);
                 r = start_epoch(a, parts);
                 if (assign(rk, parts, incremental, 1)) {
                         end_epoch(a, parts);
@@ -149,6 +159,9 @@ int kdc_assignment_rebalance(kdc_assignment_t *a, rd_kafka_t *rk,
                 if (!parts)
                         return KDC_ERR_INVALID;
                 lost = rd_kafka_assignment_lost(rk);
+                kdc__stats_add(a->stats, KDC__STAT_REVOCATIONS, 1);
+                if (lost)
+                        kdc__stats_add(a->stats, KDC__STAT_LOST, 1);
                 if (lost)
                         end_epoch(a, parts); /* before anyone commits */
                 hook(a, rk, err, parts, lost);

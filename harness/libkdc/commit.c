@@ -92,6 +92,7 @@ int kdc_commit_message(rd_kafka_t *consumer, const rd_kafka_message_t *msg,
                 r = err == RD_KAFKA_RESP_ERR_NO_ERROR ? 0 : KDC_ERR_COMMIT;
                 rd_kafka_topic_partition_list_destroy(list);
         }
+        kdc__stats_commit(kdc__assignment_stats(assignment), r, err);
         if (partition_err)
                 *partition_err = err;
         return r;
@@ -99,6 +100,7 @@ int kdc_commit_message(rd_kafka_t *consumer, const rd_kafka_message_t *msg,
 
 /* One scheduled asynchronous commit. */
 struct async_ctx {
+        kdc_stats_t *stats;
         kdc_commit_cb_t *cb;
         void *opaque;
         int32_t partition;
@@ -109,11 +111,12 @@ struct async_ctx {
 static void async_cb(rd_kafka_t *rk, rd_kafka_resp_err_t err,
                      rd_kafka_topic_partition_list_t *offsets, void *opaque) {
         struct async_ctx *ctx = opaque;
+        rd_kafka_resp_err_t perr =
+            partition_result(err, offsets, ctx->topic, ctx->partition);
 
+        kdc__stats_commit(ctx->stats, perr ? KDC_ERR_COMMIT : 0, perr);
         if (ctx->cb)
-                ctx->cb(rk, ctx->topic, ctx->partition, ctx->offset,
-                        partition_result(err, offsets, ctx->topic,
-                                         ctx->partition),
+                ctx->cb(rk, ctx->topic, ctx->partition, ctx->offset, perr,
                         ctx->opaque);
         free(ctx);
 }
@@ -130,8 +133,10 @@ int kdc_commit_message_async(rd_kafka_t *consumer,
         size_t tlen;
         int r;
 
-        if ((r = prepare(consumer, msg, assignment, epoch, &list, &err)))
+        if ((r = prepare(consumer, msg, assignment, epoch, &list, &err))) {
+                kdc__stats_commit(kdc__assignment_stats(assignment), r, err);
                 return r;
+        }
         tlen = strlen(list->elems[0].topic) + 1;
         ctx = malloc(sizeof(*ctx) + tlen);
         queue = rd_kafka_queue_get_consumer(consumer);
@@ -143,6 +148,7 @@ int kdc_commit_message_async(rd_kafka_t *consumer,
                 rd_kafka_topic_partition_list_destroy(list);
                 return r;
         }
+        ctx->stats = kdc__assignment_stats(assignment);
         ctx->cb = cb;
         ctx->opaque = opaque;
         ctx->partition = list->elems[0].partition;
@@ -154,6 +160,8 @@ int kdc_commit_message_async(rd_kafka_t *consumer,
         rd_kafka_topic_partition_list_destroy(list);
         if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
                 free(ctx); /* not scheduled: the callback never runs */
+                kdc__stats_commit(kdc__assignment_stats(assignment),
+                                  KDC_ERR_COMMIT, err);
                 return KDC_ERR_COMMIT;
         }
         return 0;

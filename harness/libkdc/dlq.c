@@ -27,7 +27,12 @@ struct kdc_dlq_s {
         char *topic;          /* NULL: "<original topic>.dlq" */
         struct retry_slot *slots;
         size_t next; /* ring position of the next new identity */
+        kdc_stats_t *stats; /* kdc_stats_attach_dlq(); NULL: none */
 };
+
+void kdc__dlq_set_stats(kdc_dlq_t *d, kdc_stats_t *s) {
+        d->stats = s;
+}
 
 int kdc_dlq_new(kdc_dlq_t **dlqp, rd_kafka_t *producer, const char *group) {
         kdc_dlq_t *d;
@@ -296,6 +301,10 @@ int kdc__dlq_route(kdc_dlq_t *d, const rd_kafka_message_t *msg, kdc_class_t cls,
                                    out, timeout_ms, delivery_err);
         if (r == 0)
                 remember(d, id, retry < INT32_MAX ? retry + 1 : INT32_MAX);
+        if (r != KDC_ERR_INVALID)
+                kdc__stats_add(
+                    d->stats,
+                    r == 0 ? KDC__STAT_DLQ_ROUTED : KDC__STAT_DLQ_FAILED, 1);
         return r;
 }
 

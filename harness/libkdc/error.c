@@ -31,6 +31,8 @@ const char *kdc_strerror(int err) {
                 return "No such entry";
         case KDC_ERR_ASSIGN:
                 return "Partitions could not be (un)assigned";
+        case KDC_ERR_IO:
+                return "File could not be written";
         }
         return "Unknown kdc error code";
 }

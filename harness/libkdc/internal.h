@@ -9,6 +9,7 @@
 #include <librdkafka/rdkafka.h>
 
 #include <kdc/dlq.h>
+#include <kdc/stats.h>
 #include <kdc/tracker.h>
 
 /* Longest single rd_kafka_poll() inside a libkdc wait, so that reports
@@ -199,5 +200,53 @@ void *kdc__partmap_del(struct kdc__partmap *m, const char *topic,
                        int32_t partition, uint64_t hash);
 /* Free the slots and key copies (not the values). */
 void kdc__partmap_free(struct kdc__partmap *m);
+
+/* ---- statistics (stats.c) ------------------------------------------------
+ * Every function takes NULL statistics and then does nothing, so a caller
+ * counts with one call and no test. Counts are relaxed atomics. */
+
+enum kdc__stat {
+        KDC__STAT_DLQ_ROUTED,
+        KDC__STAT_DLQ_FAILED,
+        KDC__STAT_RETRIES,
+        KDC__STAT_RETRIES_EXHAUSTED,
+        KDC__STAT_COMMITS,
+        KDC__STAT_REBALANCES,
+        KDC__STAT_REVOCATIONS,
+        KDC__STAT_LOST,
+        KDC__STAT_STALE_DROPS,
+        KDC__STAT_TXN_ABORTS,
+        KDC__STAT_TXN_REWINDS,
+        KDC__STAT_COUNT
+};
+
+/* Counts kept by librdkafka error code. */
+enum kdc__stat_err {
+        KDC__STAT_ERR_DELIVERY,
+        KDC__STAT_ERR_COMMIT,
+        KDC__STAT_ERR_CONSUMER,
+        KDC__STAT_ERR_COUNT
+};
+
+void kdc__stats_add(kdc_stats_t *s, enum kdc__stat which, uint64_t n);
+void kdc__stats_add_err(kdc_stats_t *s, enum kdc__stat_err which,
+                        rd_kafka_resp_err_t err);
+/* A commit's outcome: r == 0 counts n commits, KDC_ERR_STALE a stale drop,
+ * another error a failed commit with err (when set). */
+void kdc__stats_commit(kdc_stats_t *s, int r, rd_kafka_resp_err_t err);
+/* The tracker is destroyed: keep its counts, forget the tracker. */
+void kdc__stats_tracker_gone(kdc_stats_t *s, kdc_tracker_t *t);
+
+/* The statistics each object counts into (NULL: none). */
+kdc_stats_t *kdc__assignment_stats(const kdc_assignment_t *a);
+void kdc__assignment_set_stats(kdc_assignment_t *a, kdc_stats_t *s);
+void kdc__retry_set_stats(kdc_retry_t *r, kdc_stats_t *s);
+void kdc__dlq_set_stats(kdc_dlq_t *d, kdc_stats_t *s);
+void kdc__txn_set_stats(kdc_txn_t *txn, kdc_stats_t *s);
+/* 0; KDC_ERR_INVALID when t counts into other statistics. */
+int kdc__tracker_set_stats(kdc_tracker_t *t, kdc_stats_t *s);
+/* Messages enqueued (sent less withdrawn) and confirmed, since creation. */
+void kdc__tracker_counts(const kdc_tracker_t *t, uint64_t *produced,
+                         uint64_t *delivered);
 
 #endif /* KDC_HARNESS_INTERNAL_H */

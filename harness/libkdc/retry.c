@@ -31,6 +31,7 @@ struct kdc_retry_s {
         struct kdc__partmap records; /* (topic, partition) -> struct record */
         int64_t count;
         uint64_t rng; /* xorshift64 state for the jitter */
+        kdc_stats_t *stats; /* kdc_stats_attach_retry(); NULL: none */
 };
 
 static const kdc_retry_policy_t default_poison = {.max_attempts = 1,
@@ -239,6 +240,8 @@ int kdc_retry_failed(kdc_retry_t *r, rd_kafka_t *consumer,
         if (cls == KDC_CLASS_MEMBERSHIP ||
             (assignment &&
              kdc_assignment_check(assignment, topic, msg->partition, epoch))) {
+                if (cls != KDC_CLASS_MEMBERSHIP)
+                        kdc__stats_add(r->stats, KDC__STAT_STALE_DROPS, 1);
                 if (rec) {
                         /* Paused by an earlier wait and not revoked yet:
                          * back to the message, so that it comes again if
@@ -275,10 +278,13 @@ int kdc_retry_failed(kdc_retry_t *r, rd_kafka_t *consumer,
         wait = backoff_ms(r, p, rec->attempts);
         if (rec->attempts < p->max_attempts &&
             (p->deadline_ms < 0 ||
-             now + wait - rec->first_ms <= p->deadline_ms))
+             now + wait - rec->first_ms <= p->deadline_ms)) {
+                kdc__stats_add(r->stats, KDC__STAT_RETRIES, 1);
                 goto keep;
+        }
 
         /* Exhausted. */
+        kdc__stats_add(r->stats, KDC__STAT_RETRIES_EXHAUSTED, 1);
         if (p->on_exhausted == KDC_RETRY_EXHAUSTED_HALT || !r->dlq) {
                 if (fresh)
                         free(rec);
@@ -403,6 +409,10 @@ int kdc_retry_attempts(const kdc_retry_t *r, const rd_kafka_message_t *msg) {
         rec = kdc__partmap_get(&r->records, topic, msg->partition,
                                kdc__partmap_hash(topic, msg->partition));
         return rec && rec->offset == msg->offset ? rec->attempts : 0;
+}
+
+void kdc__retry_set_stats(kdc_retry_t *r, kdc_stats_t *s) {
+        r->stats = s;
 }
 
 void kdc_retry_rebalance_hook(rd_kafka_t *rk, rd_kafka_resp_err_t err,

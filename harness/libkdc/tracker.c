@@ -117,6 +117,8 @@ struct kdc_tracker_s {
         struct count sent;            /* counted by produce/track */
         struct count delivered;       /* confirmed reports */
         _Atomic uint64_t settled;     /* failed reports + withdrawn messages */
+        _Atomic uint64_t withdrawn;   /* never enqueued (kdc__tracker_sub) */
+        kdc_stats_t *stats;           /* failures counted into; under lock */
         _Atomic uint64_t delivered_base; /* delivered at the last reset */
         atomic_int_fast64_t failed;   /* since the last reset; under lock */
         _Atomic(rd_kafka_t *) rk;     /* bound producer, NULL if none */
@@ -326,6 +328,10 @@ static kdc_failure_t *failure_note(kdc_tracker_t *t, rd_kafka_resp_err_t err,
         if (atomic_load_explicit(&t->failed, memory_order_relaxed) == 0)
                 t->first_error = err;
         atomic_fetch_add_explicit(&t->failed, 1, memory_order_relaxed);
+        /* Under the lock a failure takes anyway: no cost on confirmed
+         * reports. A report without error but not persisted counts under
+         * NO_ERROR (kdc/stats.h). */
+        kdc__stats_add_err(t->stats, KDC__STAT_ERR_DELIVERY, err);
         if (f && t->nfailures == t->cfailures) {
                 size_t c = t->cfailures ? t->cfailures * 2 : 8;
                 kdc_failure_t **v = realloc(t->failures, c * sizeof(*v));
@@ -409,7 +415,31 @@ int kdc__tracker_add(kdc_tracker_t *t, void *app_opaque, void **handlep) {
 void kdc__tracker_sub(kdc_tracker_t *t, void *handle) {
         if (handle)
                 handle_give_back(t, handle);
+        atomic_fetch_add_explicit(&t->withdrawn, 1, memory_order_relaxed);
         settle(t);
+}
+
+int kdc__tracker_set_stats(kdc_tracker_t *t, kdc_stats_t *s) {
+        int r = 0;
+
+        pthread_mutex_lock(&t->lock);
+        if (t->stats && t->stats != s)
+                r = KDC_ERR_INVALID;
+        else
+                t->stats = s;
+        pthread_mutex_unlock(&t->lock);
+        return r;
+}
+
+void kdc__tracker_counts(const kdc_tracker_t *t, uint64_t *produced,
+                         uint64_t *delivered) {
+        /* withdrawn before sent: a message is counted as sent before it
+         * can be withdrawn, so produced is never negative */
+        uint64_t withdrawn =
+            atomic_load_explicit(&t->withdrawn, memory_order_acquire);
+
+        *delivered = count_read(&t->delivered);
+        *produced = count_read(&t->sent) - withdrawn;
 }
 
 /* Free the released trackers that have nothing pending any more. */
@@ -485,8 +515,16 @@ int kdc_tracker_new(kdc_tracker_t **trackerp) {
 }
 
 void kdc_tracker_destroy(kdc_tracker_t *t) {
+        kdc_stats_t *stats;
+
         if (!t)
                 return;
+        pthread_mutex_lock(&t->lock);
+        stats = t->stats;
+        t->stats = NULL; /* reports still to come are not counted */
+        pthread_mutex_unlock(&t->lock);
+        if (stats)
+                kdc__stats_tracker_gone(stats, t);
         sweep_released();
         if (pending_of(t) == 0) {
                 kdc__tracker_free(t);

@@ -13,7 +13,21 @@ struct kdc_txn_s {
         rd_kafka_t *producer, *consumer;
         int api_timeout_ms;
         rd_kafka_topic_partition_list_t *offsets; /* next offset per partition */
+        kdc_stats_t *stats; /* kdc_stats_attach_txn(); NULL: none */
 };
+
+void kdc__txn_set_stats(kdc_txn_t *txn, kdc_stats_t *s) {
+        txn->stats = s;
+}
+
+/* Rewind txn's consumer, counting a success. */
+static int rewind_counted(kdc_txn_t *txn) {
+        int r = kdc_txn_rewind(txn->consumer, txn->api_timeout_ms, NULL);
+
+        if (r == 0)
+                kdc__stats_add(txn->stats, KDC__STAT_TXN_REWINDS, 1);
+        return r;
+}
 
 static void result_clear(kdc_txn_result_t *r) {
         if (r)
@@ -195,15 +209,16 @@ static int abort_and_rewind(kdc_txn_t *txn, kdc_txn_result_t *result) {
                         return KDC_ERR_TIMEOUT;
                 /* fatal: the producer is unusable; the inputs must still be
                  * redone by whoever consumes next */
-                if (result && kdc_txn_rewind(txn->consumer, txn->api_timeout_ms, NULL) == 0)
+                if (result && rewind_counted(txn) == 0)
                         result->rewound = 1;
                 return KDC_ERR_COMMIT;
         }
+        kdc__stats_add(txn->stats, KDC__STAT_TXN_ABORTS, 1);
         if (result) {
                 result->aborted = 1;
-                result->rewound = kdc_txn_rewind(txn->consumer, txn->api_timeout_ms, NULL) == 0;
+                result->rewound = rewind_counted(txn) == 0;
         } else {
-                kdc_txn_rewind(txn->consumer, txn->api_timeout_ms, NULL);
+                rewind_counted(txn);
         }
         return 0;
 }
@@ -254,7 +269,7 @@ int kdc_txn_commit(kdc_txn_t *txn, kdc_txn_result_t *result) {
         rd_kafka_resp_err_t err = result->err;
         if (fatal) {
                 forget_offsets(txn);
-                result->rewound = kdc_txn_rewind(txn->consumer, txn->api_timeout_ms, NULL) == 0;
+                result->rewound = rewind_counted(txn) == 0;
                 return KDC_ERR_COMMIT;
         }
         rc = abort_and_rewind(txn, result);

@@ -158,8 +158,11 @@ int kdc_watermark_track(kdc_watermark_t *wm, const char *topic,
         /* (the next offset, offset + 1, must be an offset too) */
         if (!wm || !topic || partition < 0 || offset < 0 || offset == INT64_MAX)
                 return KDC_ERR_INVALID;
-        if (!epoch_current(wm, topic, partition, epoch))
+        if (!epoch_current(wm, topic, partition, epoch)) {
+                kdc__stats_commit(kdc__assignment_stats(wm->assignment),
+                                  KDC_ERR_STALE, RD_KAFKA_RESP_ERR_NO_ERROR);
                 return KDC_ERR_STALE;
+        }
         hash = kdc__partmap_hash(topic, partition);
 
         pthread_mutex_lock(&wm->lock);
@@ -207,8 +210,11 @@ int kdc_watermark_done(kdc_watermark_t *wm, const char *topic,
 
         if (!wm || !topic || partition < 0 || offset < 0)
                 return KDC_ERR_INVALID;
-        if (!epoch_current(wm, topic, partition, epoch))
+        if (!epoch_current(wm, topic, partition, epoch)) {
+                kdc__stats_commit(kdc__assignment_stats(wm->assignment),
+                                  KDC_ERR_STALE, RD_KAFKA_RESP_ERR_NO_ERROR);
                 return KDC_ERR_STALE;
+        }
         pthread_mutex_lock(&wm->lock);
         p = kdc__partmap_get(&wm->parts, topic, partition,
                              kdc__partmap_hash(topic, partition));
@@ -216,6 +222,8 @@ int kdc_watermark_done(kdc_watermark_t *wm, const char *topic,
                 r = KDC_ERR_NOENT;
         } else if (p->epoch != epoch) {
                 r = KDC_ERR_STALE;
+                kdc__stats_commit(kdc__assignment_stats(wm->assignment), r,
+                                  RD_KAFKA_RESP_ERR_NO_ERROR);
         } else if ((i = find(p, offset)) < 0 || p->done[AT(p, i)]) {
                 r = KDC_ERR_NOENT;
         } else {
@@ -349,6 +357,8 @@ int kdc_watermark_commit(kdc_watermark_t *wm, rd_kafka_t *consumer, int force,
                 rd_kafka_topic_partition_t *e = &list->elems[i];
                 struct part *p;
 
+                kdc__stats_commit(kdc__assignment_stats(wm->assignment),
+                                  e->err ? KDC_ERR_COMMIT : 0, e->err);
                 if (e->err) {
                         if (!first)
                                 first = e->err;

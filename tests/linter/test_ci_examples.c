@@ -262,10 +262,21 @@ static void the_ci_setups_install_the_packages_kdc_builds_from(void **state) {
     /* and help2man: without it the build leaves the man pages out (man/CMakeLists.txt);
      * clang-14 and libclang-rt-14-dev: the fuzz targets (scripts/fuzz.sh);
      * python3-confluent-kafka: examples/python/ under kdc-harness (ctest testkit.python.*);
-     * chromium: kdc-harness --report-html rendered headless (ctest testkit.report_html) */
-    static const char *const test_only[] = {
-        "libcmocka-dev", "pre-commit",         "clang-format-14",         "help2man", "man-db",
-        "clang-14",      "libclang-rt-14-dev", "python3-confluent-kafka", "chromium", NULL};
+     * chromium: kdc-harness --report-html rendered headless (ctest testkit.report_html);
+     * python3-prometheus-client: libkdc's OpenMetrics parsed (ctest harness.stats.*);
+     * postgresql: the server of kdc-harness's PostgreSQL sink (ctest testkit.sink_postgresql) */
+    static const char *const test_only[] = {"libcmocka-dev",
+                                            "pre-commit",
+                                            "clang-format-14",
+                                            "help2man",
+                                            "man-db",
+                                            "clang-14",
+                                            "libclang-rt-14-dev",
+                                            "python3-confluent-kafka",
+                                            "chromium",
+                                            "python3-prometheus-client",
+                                            "postgresql",
+                                            NULL};
     static const char *const setups[] = {"examples/ci/github-actions.yml",
                                          "examples/ci/gitlab-ci.yml", "docs/ci.md"};
     char *deps = scratch_read(g.src, "scripts/install-deps.sh");

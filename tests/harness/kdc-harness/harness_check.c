@@ -5,6 +5,12 @@
  *     without identity, no output naming no event; every event processed
  *     or dead-lettered (in a sink run: every event with a row or dead-lettered,
  *     no event with two rows, no row naming no event)
+ *   harness_check valid-stats -- kdc-harness run ... --format json -- SERVICE
+ *     as valid, and the run's "stats" (the service's libkdc statistics,
+ *     KDC_HARNESS_STATS) agree with what the harness read back: delivered
+ *     equal to the output records (every confirmed output is one record),
+ *     dlq_routed to the DLQ records, produced at least delivered, and a
+ *     lag_peak measured
  *   harness_check lost -- kdc-harness run ... --format json -- SERVICE
  *     exit status 1; every run: lost > 0, and the lost events listed
  *   harness_check expect STATUS FIELD=VALUE... -- kdc-harness run ...
@@ -64,6 +70,31 @@ static int expect_one(json_t *run, const char *spec) {
         return (json_is_integer(v) || json_is_array(v)) && have == atoll(value) ? 0 : -1;
 }
 
+/* The service's statistics against the harness's counts: failures. */
+static int check_stats(json_t *run) {
+        json_t *st = json_object_get(run, "stats");
+
+        if (!json_is_object(st)) {
+                fprintf(stderr, "  expected the service's statistics in the report\n");
+                return 1;
+        }
+        printf("  libkdc: files %lld, produced %lld, delivered %lld, dlq_routed %lld, "
+               "commits %lld, rebalances %lld, lag_peak %lld\n",
+               num(st, "files"), num(st, "produced"), num(st, "delivered"), num(st, "dlq_routed"),
+               num(st, "commits"), num(st, "rebalances"), num(st, "lag_peak"));
+        if (num(st, "delivered") <= 0 || num(st, "delivered") != num(run, "output_records") ||
+            num(st, "dlq_routed") != num(run, "dlq_records") ||
+            num(st, "produced") < num(st, "delivered") || num(st, "commits") <= 0 ||
+            num(st, "rebalances") <= 0 || num(st, "lag_peak") < 0) {
+                fprintf(stderr,
+                        "  expected delivered = output records (%lld), dlq_routed = DLQ "
+                        "records (%lld), commits and rebalances, a lag measured\n",
+                        num(run, "output_records"), num(run, "dlq_records"));
+                return 1;
+        }
+        return 0;
+}
+
 int main(int argc, char **argv) {
         int want_status = -1, first = 2;
         char **expect = NULL;
@@ -76,13 +107,17 @@ int main(int argc, char **argv) {
                         nexpect++;
         }
         if (first + 1 >= argc || strcmp(argv[first], "--") != 0 ||
-            (want_status < 0 && strcmp(argv[1], "valid") != 0 && strcmp(argv[1], "lost") != 0)) {
-                fprintf(stderr, "usage: harness_check valid|lost|expect STATUS FIELD=VALUE... -- "
-                                "KDC-HARNESS ARGS...\n");
+            (want_status < 0 && strcmp(argv[1], "valid") != 0 &&
+             strcmp(argv[1], "valid-stats") != 0 && strcmp(argv[1], "lost") != 0)) {
+                fprintf(
+                    stderr,
+                    "usage: harness_check valid|valid-stats|lost|expect STATUS FIELD=VALUE... -- "
+                    "KDC-HARNESS ARGS...\n");
                 return 2;
         }
         argv += first - 2; /* argv[3] is the command, as for valid and lost */
-        int want_valid = strcmp(argv[1], "valid") == 0;
+        int want_stats = strcmp(argv[1], "valid-stats") == 0;
+        int want_valid = want_stats || strcmp(argv[1], "valid") == 0;
         int out[2];
         posix_spawn_file_actions_t fa;
         pid_t pid;
@@ -160,6 +195,8 @@ int main(int argc, char **argv) {
                                 fprintf(stderr, "  expected nothing lost, everything processed\n");
                                 failures++;
                         }
+                        if (want_stats)
+                                failures += check_stats(run);
                 } else if (lost <= 0 ||
                            json_array_size(json_object_get(run, "lost_events")) != (size_t)lost ||
                            !json_is_false(json_object_get(run, "valid"))) {

@@ -25,6 +25,7 @@ struct fixture {
         char in[64], out[64];
         rd_kafka_t *filler, *producer, *consumer;
         kdc_txn_t *txn;
+        kdc_stats_t *stats; /* destroyed after txn */
 };
 
 static int setup(void **state) {
@@ -62,6 +63,7 @@ static int teardown(void **state) {
         rd_kafka_mock_clear_request_errors(f->env->mcluster, APIKEY_END_TXN);
         rd_kafka_mock_clear_request_errors(f->env->mcluster, APIKEY_TXN_OFFSET_COMMIT);
         kdc_txn_destroy(f->txn);
+        kdc_stats_destroy(f->stats);
         mock_env_close(f->consumer);
         rd_kafka_purge(f->producer, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
         rd_kafka_flush(f->producer, MOCK_WAIT_MS);
@@ -121,6 +123,8 @@ static void a_refused_send_offsets_aborts_and_rewinds_to_the_committed_offset(vo
         assert_int_equal(mock_env_committed(f->consumer, f->in, 0), 2);
 
         assert_int_equal(kdc_txn_new(&f->txn, f->producer, f->consumer, API_TIMEOUT_MS, NULL), 0);
+        assert_int_equal(kdc_stats_new(&f->stats, NULL), 0);
+        assert_int_equal(kdc_stats_attach_txn(f->stats, f->txn), 0);
         assert_int_equal(kdc_tracker_new(&outputs), 0);
         assert_int_equal(kdc_txn_begin(f->txn, &res), 0);
         for (int i = 2; i < 5; i++)
@@ -142,6 +146,12 @@ static void a_refused_send_offsets_aborts_and_rewinds_to_the_committed_offset(vo
         assert_int_equal(kdc_txn_begin(f->txn, &res), 0);
         assert_int_equal(kdc_txn_commit(f->txn, &res), 0);
         kdc_tracker_destroy(outputs);
+
+        /* the statistics counted the one abort and its rewind, not the commit */
+        kdc_stats_snapshot_t snap;
+        assert_int_equal(kdc_stats_read(f->stats, &snap), 0);
+        assert_int_equal(snap.txn_aborts, 1);
+        assert_int_equal(snap.txn_rewinds, 1);
 }
 
 static void a_fenced_producer_is_reported_fatal_and_the_consumer_rewound(void **state) {

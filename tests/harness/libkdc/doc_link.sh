@@ -23,7 +23,7 @@ grep -q 'kdc_dr_msg_cb' "$work/link-libkdc.c" || { echo "the example in $doc doe
         -o "$work/link-libkdc"
 # shellcheck disable=SC2086
 "$cc" $cflags -std=gnu11 -Wall -Wextra -Werror -I"$include" "$work/link-libkdc.c" \
-        "$liba" $(pkg-config --libs rdkafka libcrypto) -pthread $ldflags \
+        "$liba" $(pkg-config --libs rdkafka libcrypto jansson) -pthread $ldflags \
         -o "$work/link-libkdc-static"
 test -x "$work/link-libkdc" && test -x "$work/link-libkdc-static"
 echo "docs/libkdc.md's Link libkdc example compiles and links ($(wc -l <"$work/link-libkdc.c") lines)"

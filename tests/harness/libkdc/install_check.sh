@@ -93,11 +93,15 @@ case " $static_flags " in
 *" -lcrypto "*) ;;
 *) echo "no -lcrypto (Requires.private: libcrypto)"; exit 1 ;;
 esac
+case " $static_flags " in
+*" -ljansson "*) ;;
+*) echo "no -ljansson (Requires.private: jansson)"; exit 1 ;;
+esac
 # libkdc.a by name (-lkdc would pick libkdc.so), librdkafka stays shared:
 # --static would also ask for librdkafka's own private libraries.
 # shellcheck disable=SC2086
 "$cc" $cflags "$consumer_src/main.c" $(pkg-config --cflags kdc) \
         "$(pkg-config --variable=libdir kdc)/libkdc.a" \
-        $(pkg-config --libs rdkafka libcrypto) -pthread $ldflags -o "$work/pc-static-consumer"
+        $(pkg-config --libs rdkafka libcrypto jansson) -pthread $ldflags -o "$work/pc-static-consumer"
 "$work/pc-static-consumer"
 echo "install check passed"

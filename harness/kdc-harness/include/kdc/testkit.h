@@ -99,6 +99,10 @@ extern "C" {
 #define KDC_TESTKIT_ENV_SCENARIO "KDC_HARNESS_SCENARIO"
 #define KDC_TESTKIT_ENV_INSTANCE "KDC_HARNESS_INSTANCE"
 #define KDC_TESTKIT_ENV_SINK "KDC_HARNESS_SINK"
+/** A file the service may write its libkdc statistics to (JSON,
+ *  kdc_stats_write_json_file(), kdc/stats.h), at exit and periodically; a
+ *  new path for each start. The report sums what every start wrote. */
+#define KDC_TESTKIT_ENV_STATS "KDC_HARNESS_STATS"
 
 /** Header carrying the event id on every input event. */
 #define KDC_TESTKIT_EVENT_ID_HEADER "event-id"
@@ -229,6 +233,9 @@ typedef struct kdc_testkit_env_s {
          *  row per effect, no unique key: a service that writes a row twice
          *  leaves two). NULL in the other scenarios (the variable is unset). */
         const char *sink;
+        const char *stats_path; /**< KDC_HARNESS_STATS: where this start
+                                     of the instance may write its libkdc
+                                     statistics (JSON); NULL: nowhere */
 } kdc_testkit_env_t;
 
 /**
@@ -316,6 +323,13 @@ typedef struct kdc_testkit_result_s {
                                         write replayed; fails the run with
                                         exactly_once: "effects duplicated") */
         int64_t foreign_effects;   /**< rows naming no event */
+        const char *service_stats; /**< the libkdc statistics the service
+                                        wrote to KDC_HARNESS_STATS, as one
+                                        JSON object: every count summed
+                                        over every start of every instance,
+                                        lag_peak the largest, "files" the
+                                        number of documents read; NULL when
+                                        no start wrote one */
 } kdc_testkit_result_t;
 
 /** Which events kdc_testkit_result_event() lists. */

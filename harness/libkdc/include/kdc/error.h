@@ -100,7 +100,10 @@ typedef enum kdc_err_e {
         /** librdkafka refused to (un)assign partitions during a rebalance
          *  (rd_kafka_assign(), rd_kafka_incremental_assign() or
          *  rd_kafka_incremental_unassign() failed). */
-        KDC_ERR_ASSIGN = -13
+        KDC_ERR_ASSIGN = -13,
+        /** A file could not be written, flushed or renamed (errno says
+         *  why); e.g. kdc_stats_write_json_file(). */
+        KDC_ERR_IO = -14
 } kdc_err_t;
 
 /**

@@ -17,11 +17,14 @@
  *    membership and fatal failures commit nothing. Retries are bounded
  *    (kdc/retry.h): the partition is paused while a message waits, and an
  *    exhausted message is dead-lettered (confirmed) or the service halts.
+ *  - What happened is counted (kdc/stats.h): deliveries, DLQ routings,
+ *    retries, commits, rebalances and consumer lag, read as a struct, JSON
+ *    or OpenMetrics.
  *
  * Conventions (all headers):
  *  - Names are kdc_<object>_<verb>; handles are opaque (kdc_tracker_t,
  *    kdc_assignment_t, kdc_watermark_t, kdc_dlq_t, kdc_classifier_t,
- *    kdc_retry_t).
+ *    kdc_retry_t, kdc_stats_t).
  *  - Functions that can fail return int: 0, or a negative KDC_ERR_* code
  *    (kdc/error.h); kdc_strerror() describes it. librdkafka error codes come
  *    back through rd_kafka_resp_err_t out-parameters.
@@ -50,5 +53,6 @@
 #include <kdc/watermark.h>
 #include <kdc/dlq.h>
 #include <kdc/retry.h>
+#include <kdc/stats.h>
 
 #endif /* KDC_KDC_H */
