@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <sys/stat.h>
@@ -18,6 +19,8 @@
 
 #include <jansson.h>
 #include <kdc/testkit.h>
+#include <librdkafka/rdkafka.h>
+#include <librdkafka/rdkafka_mock.h>
 
 #ifndef KDC_VERSION
 #define KDC_VERSION "0.0.0"
@@ -26,9 +29,14 @@
 static const char usage[] =
     "Usage: kdc-harness list [--format text|json] [--verbose]\n"
     "  or:  kdc-harness run (--scenario NAME[,NAME...] | --all) [options] -- COMMAND [ARGS...]\n"
+    "  or:  kdc-harness mock-cluster [--brokers N]\n"
     "\n"
     "Runs a Kafka service (any language) against a mock cluster while it injects faults,\n"
     "and proves by counting that no event was lost.\n"
+    "\n"
+    "mock-cluster: runs a standalone librdkafka mock cluster of N brokers (default 3, at\n"
+    "most 32) on loopback, prints its bootstrap servers on stdout (one line) and serves\n"
+    "until SIGINT or SIGTERM, then exits 0.\n"
     "\n"
     "run options:\n"
     "  --events N           input events (default 1000)\n"
@@ -511,7 +519,78 @@ static int run(int argc, char **argv) {
         return status;
 }
 
+/* Rather than a dropped-connection line each time a client goes: the
+ * standalone cluster says only what a script reads (its bootstrap servers). */
+static void mock_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf) {
+        (void)rk;
+        (void)fac;
+        if (level <= 3)
+                fprintf(stderr, "kdc-harness: mock cluster: %s\n", buf);
+}
+
+#define MOCK_BROKERS_MAX 32
+
+/* kdc-harness mock-cluster [--brokers N]: a mock cluster for a service's own
+ * tests (or kdc-harness run --bootstrap-servers), until SIGINT or SIGTERM. */
+static int mock_cluster(int argc, char **argv) {
+        int64_t brokers = 3;
+
+        for (int i = 1; i < argc; i++) {
+                const char *value = NULL;
+                if (!strcmp(argv[i], "--brokers")) {
+                        if (i + 1 >= argc)
+                                return usage_error("option '--brokers' needs a value");
+                        value = argv[++i];
+                } else if (!strncmp(argv[i], "--brokers=", 10)) {
+                        value = argv[i] + 10;
+                } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+                        fputs(usage, stdout);
+                        return 0;
+                } else {
+                        return usage_error("mock-cluster: unknown argument '%s'", argv[i]);
+                }
+                if (number("brokers", value, 1, MOCK_BROKERS_MAX, &brokers))
+                        return 2;
+        }
+        /* Blocked before librdkafka starts its threads, which inherit the
+         * mask: the signals wait for sigwait() below. */
+        sigset_t stop;
+        int sig;
+        sigemptyset(&stop);
+        sigaddset(&stop, SIGINT);
+        sigaddset(&stop, SIGTERM);
+        sigaddset(&stop, SIGHUP);
+        pthread_sigmask(SIG_BLOCK, &stop, NULL);
+
+        rd_kafka_conf_t *conf = rd_kafka_conf_new();
+        char err[256];
+        rd_kafka_conf_set_log_cb(conf, mock_log);
+        rd_kafka_t *host = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
+        if (!host) {
+                fprintf(stderr, "kdc-harness: mock-cluster: %s\n", err);
+                return 2;
+        }
+        rd_kafka_mock_cluster_t *mcluster = rd_kafka_mock_cluster_new(host, (int)brokers);
+        if (!mcluster) {
+                fputs("kdc-harness: mock-cluster: librdkafka could not start a mock cluster\n",
+                      stderr);
+                rd_kafka_destroy(host);
+                return 2;
+        }
+        printf("%s\n", rd_kafka_mock_cluster_bootstraps(mcluster));
+        int status = fflush(stdout) == 0 ? 0 : 2;
+        if (status)
+                fprintf(stderr, "kdc-harness: mock-cluster: stdout: %s\n", strerror(errno));
+        while (!status && sigwait(&stop, &sig) != 0)
+                ;
+        rd_kafka_mock_cluster_destroy(mcluster);
+        rd_kafka_destroy(host);
+        return status;
+}
+
 int main(int argc, char **argv) {
+        if (argc >= 2 && !strcmp(argv[1], "mock-cluster"))
+                return mock_cluster(argc - 1, argv + 1);
         if (argc >= 2 && !strcmp(argv[1], "list"))
                 return list(argc - 1, argv + 1);
         if (argc >= 2 && !strcmp(argv[1], "run"))
@@ -528,5 +607,5 @@ int main(int argc, char **argv) {
                 fputs(usage, stderr);
                 return 2;
         }
-        return usage_error("unknown command '%s' (kdc-harness list, kdc-harness run)", argv[1]);
+        return usage_error("unknown command '%s' (kdc-harness list, run, mock-cluster)", argv[1]);
 }
