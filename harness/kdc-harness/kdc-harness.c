@@ -107,10 +107,11 @@ static int list(int argc, char **argv) {
                 for (size_t i = 0; i < kdc_testkit_scenario_count(); i++) {
                         const kdc_testkit_scenario_t *s = kdc_testkit_scenario(i);
                         json_array_append_new(
-                            a, json_pack("{s:s, s:s, s:s, s:s, s:s, s:b}", "name", s->name,
+                            a, json_pack("{s:s, s:s, s:s, s:s, s:s, s:b, s:b}", "name", s->name,
                                          "summary", s->summary, "faults", s->faults, "expect",
                                          s->expect, "mock_limits", s->mock_limits,
-                                         "needs_process", s->needs_process));
+                                         "needs_process", s->needs_process,
+                                         "needs_broker_control", s->needs_broker_control));
                 }
                 json_dumpf(a, stdout, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
                 fputc('\n', stdout);
@@ -124,6 +125,9 @@ static int list(int argc, char **argv) {
                         printf("    faults: %s\n    expect: %s\n", s->faults, s->expect);
                         if (*s->mock_limits)
                                 printf("    mock:   %s\n", s->mock_limits);
+                        if (s->needs_broker_control)
+                                printf("    needs control of the brokers: embedded mock cluster "
+                                       "only, not --bootstrap-servers\n");
                 }
         }
         return 0;

@@ -181,6 +181,10 @@ typedef struct kdc_testkit_scenario_s {
         const char *mock_limits; /**< what the mock cannot do here ("" if
                                       nothing), and the equivalent used */
         int needs_process;       /**< SIGKILL/SIGSTOP: command services only */
+        int needs_broker_control; /**< brokers down, injected request errors,
+                                       moved leaders or coordinator: only on
+                                       the embedded mock cluster, refused
+                                       with options->bootstrap_servers */
 } kdc_testkit_scenario_t;
 
 /** @brief Number of scenarios. */
