@@ -56,6 +56,12 @@ static const char usage[] =
     "  --report-html FILE   also write the runs as one self-contained HTML page: each\n"
     "                       scenario's timeline (events stored, committed, written), its\n"
     "                       fault windows and its lost and duplicated events\n"
+    "  --bootstrap-servers HOST:PORT,...\n"
+    "                       run on this existing cluster instead of an embedded mock:\n"
+    "                       each scenario creates topics and a group of unique names\n"
+    "                       there (the names above, suffixed -PID-TIME-RANDOM) and\n"
+    "                       deletes them at the end; scenarios that need control of the\n"
+    "                       brokers (list --verbose says which) are refused, one line each\n"
     "\n"
     "Exit status: 0 every run valid (no event lost, and the service processed something),\n"
     "1 a run failed (events lost, nothing processed, or duplicated / unprocessed when\n"
@@ -291,7 +297,8 @@ static int run(int argc, char **argv) {
                 O_QUIET,
                 O_SCENARIO,
                 O_ALL,
-                O_HTML
+                O_HTML,
+                O_BOOTSTRAP
         };
         static const struct option opts[] = {{"scenario", required_argument, 0, O_SCENARIO},
                                              {"all", no_argument, 0, O_ALL},
@@ -311,6 +318,8 @@ static int run(int argc, char **argv) {
                                              {"service-log", required_argument, 0, O_LOG},
                                              {"quiet", no_argument, 0, O_QUIET},
                                              {"report-html", required_argument, 0, O_HTML},
+                                             {"bootstrap-servers", required_argument, 0,
+                                              O_BOOTSTRAP},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
         kdc_testkit_options_t o;
@@ -395,6 +404,9 @@ static int run(int argc, char **argv) {
                 case O_HTML:
                         html_path = optarg;
                         break;
+                case O_BOOTSTRAP:
+                        o.bootstrap_servers = optarg;
+                        break;
                 case 'h':
                         fputs(usage, stdout);
                         return 0;
@@ -422,6 +434,26 @@ static int run(int argc, char **argv) {
         if (pick(scenario, all, &names, &n)) {
                 free(names);
                 return 2;
+        }
+        /* An existing cluster: what needs the mock's brokers is refused, one
+         * line each; with nothing left, that is a usage error. */
+        if (o.bootstrap_servers) {
+                size_t kept = 0;
+                for (size_t i = 0; i < n; i++) {
+                        if (kdc_testkit_scenario_find(names[i])->needs_broker_control)
+                                fprintf(stderr,
+                                        "kdc-harness: scenario %s needs control of the brokers "
+                                        "(the embedded mock cluster): not run on "
+                                        "--bootstrap-servers\n",
+                                        names[i]);
+                        else
+                                names[kept++] = names[i];
+                }
+                if (!kept) {
+                        free(names);
+                        return 2;
+                }
+                n = kept;
         }
         /* What a service leaves outside its process group (a daemon started
          * with setsid, a double fork) comes to us when its parent dies, and is

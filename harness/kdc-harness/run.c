@@ -97,6 +97,8 @@ int kdc_testkit_options_validate(const kdc_testkit_options_t *o, char *errstr,
                                o->timeout_ms);
         if (o->idle_ms < 100)
                 return problem(errstr, errstr_size, "idle: %d ms is not >= 100", o->idle_ms);
+        if (o->bootstrap_servers && !*o->bootstrap_servers)
+                return problem(errstr, errstr_size, "the bootstrap servers are empty");
         if (o->stop_grace_ms < 0)
                 return problem(errstr, errstr_size, "stop grace: %d ms is negative",
                                o->stop_grace_ms);
@@ -335,8 +337,9 @@ static int run_scenario(struct tk_run *run) {
         int64_t committed, outputs, changed_at, now, last_step_at, quiet_since;
         int k = 0, rc;
 
-        run_log(run, "scenario %s, seed %" PRIu64 ", %" PRId64 " events, mock cluster %s",
-                run->scenario->pub.name, o->seed, o->events, run->cluster.bootstraps);
+        run_log(run, "scenario %s, seed %" PRIu64 ", %" PRId64 " events, %s %s",
+                run->scenario->pub.name, o->seed, o->events,
+                run->cluster.remote ? "cluster" : "mock cluster", run->cluster.bootstraps);
         if ((rc = tk_instance_start(&run->inst[0])) != 0)
                 return rc;
 
@@ -431,7 +434,8 @@ static int run(const kdc_testkit_options_t *options, const char *scenario, char 
                 kdc_testkit_options_init(&run->o);
         run->scenario = tk_scenario_find(scenario);
         if (!run->scenario || kdc_testkit_options_validate(&run->o, NULL, 0) != 0 ||
-            (loop && run->scenario->pub.needs_process)) {
+            (loop && run->scenario->pub.needs_process) ||
+            (run->o.bootstrap_servers && run->scenario->pub.needs_broker_control)) {
                 free(run);
                 return KDC_ERR_INVALID;
         }
@@ -449,10 +453,11 @@ static int run(const kdc_testkit_options_t *options, const char *scenario, char 
                 goto out_cluster;
         memset(&env, 0, sizeof env);
         env.bootstrap_servers = run->cluster.bootstraps;
-        env.input_topic = run->o.input_topic;
-        env.output_topic = run->o.output_topic;
-        env.dlq_topic = run->o.dlq_topic;
-        env.group = run->o.group;
+        /* the names the cluster has: unique ones on an existing cluster */
+        env.input_topic = run->cluster.topics[TK_INPUT];
+        env.output_topic = run->cluster.topics[TK_OUTPUT];
+        env.dlq_topic = run->cluster.topics[TK_DLQ];
+        env.group = run->cluster.group;
         env.session_timeout_ms = run->plan.session_timeout_ms;
         env.heartbeat_interval_ms = run->plan.heartbeat_interval_ms;
         env.max_poll_interval_ms = run->plan.max_poll_interval_ms;

@@ -154,6 +154,17 @@ typedef struct kdc_testkit_options_s {
         /** Non-zero: an event left unprocessed (not committed at the end)
          *  also makes the run invalid. */
         int require_complete;
+        /** NULL (default): each run starts its own mock cluster. Otherwise
+         *  "HOST:PORT,..." of an existing cluster: each run creates topics and
+         *  a group of its own there (input_topic, output_topic, dlq_topic and
+         *  group suffixed with "-PID-TIME-RANDOM", through the Admin API:
+         *  rd_kafka_CreateTopics(), or auto-creation by a Metadata request
+         *  where the cluster does not support it, as librdkafka 2.0.2's mock)
+         *  and deletes them at the end (rd_kafka_DeleteTopics(),
+         *  rd_kafka_DeleteGroups(); what the cluster refuses is said
+         *  on log and left). Only scenarios without needs_broker_control
+         *  run there. */
+        const char *bootstrap_servers;
 } kdc_testkit_options_t;
 
 /** @brief Set every option to its default. NULL is ignored. */
