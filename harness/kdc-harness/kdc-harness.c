@@ -271,10 +271,22 @@ static int print_report(const kdc_testkit_result_t **results, size_t done, int j
         return rc;
 }
 
-/* Interrupted mid-run (Ctrl-C, a CI timeout): no service may outlive us. */
+/* The signal that interrupted a run on an existing cluster, re-raised once
+ * the run has cleaned up. */
+static volatile sig_atomic_t interrupted_by;
+static int on_existing_cluster;
+
+/* Interrupted mid-run (Ctrl-C, a CI timeout): no service may outlive us. On
+ * an existing cluster, the run also deletes its topics and group first (a
+ * second signal ends kdc-harness at once). */
 static void on_interrupt(int sig) {
         kdc_testkit_services_kill();
         signal(sig, SIG_DFL);
+        if (on_existing_cluster && !interrupted_by) {
+                interrupted_by = sig;
+                kdc_testkit_interrupt();
+                return;
+        }
         raise(sig);
 }
 
@@ -461,6 +473,7 @@ static int run(int argc, char **argv) {
         prctl(PR_SET_CHILD_SUBREAPER, 1);
         /* A signal we inherited ignored (a background job's SIGINT) stays
          * ignored. */
+        on_existing_cluster = o.bootstrap_servers != NULL;
         static const int interrupts[] = {SIGINT, SIGTERM, SIGHUP};
         for (size_t i = 0; i < sizeof interrupts / sizeof interrupts[0]; i++) {
                 struct sigaction sa, old;
@@ -505,6 +518,11 @@ static int run(int argc, char **argv) {
         for (size_t i = 0; results && i < n; i++) {
                 kdc_testkit_result_t *r;
                 int rc = kdc_testkit_run_command(&o, names[i], argv + optind, &r);
+                if (interrupted_by) {
+                        if (rc == 0)
+                                kdc_testkit_result_destroy(r);
+                        break;
+                }
                 if (rc != 0) {
                         snprintf(error, sizeof error, "scenario %s: %s", names[i],
                                  rc == KDC_ERR_NOENT    ? "the service command could not be started"
@@ -526,6 +544,10 @@ static int run(int argc, char **argv) {
                 }
                 if (!r->valid)
                         status = status ? status : 1;
+        }
+        if (interrupted_by) { /* cleaned up: end as the signal would have */
+                kdc_testkit_services_release();
+                raise(interrupted_by);
         }
         if (*error) {
                 fprintf(stderr, "kdc-harness: %s\n", error);

@@ -1,6 +1,7 @@
 /* One run, start to verdict: cluster, service, warm-up, paced events and
  * the fault schedule, the end of the run, read-back and the checker. */
 #include <inttypes.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,8 +207,18 @@ static void apply(struct tk_run *run, const struct tk_step *st) {
                 run_log(run, "fault: %s", what);
 }
 
+/* Set by kdc_testkit_interrupt() (a signal handler): every run ends. */
+static volatile sig_atomic_t interrupted;
+
+void kdc_testkit_interrupt(void) {
+        interrupted = 1;
+}
+
 static void supervise(struct tk_run *run) {
         int64_t now = tk_now_ms();
+
+        if (interrupted)
+                return; /* no restart: the run is ending */
 
         for (int i = 0; i < run->ninst; i++)
                 tk_instance_check(&run->inst[i], now);
@@ -351,7 +362,7 @@ static int run_scenario(struct tk_run *run) {
                 tick(run, 20);
                 tk_probe_read(&run->probe, &committed, &outputs, &changed_at);
         } while (committed == 0 && outputs == 0 && tk_now_ms() < run->t0 + TK_WARMUP_MS &&
-                 tk_now_ms() < deadline && !run->crash_loop);
+                 tk_now_ms() < deadline && !run->crash_loop && !interrupted);
         run_log(run, "warm-up done (%s)",
                 committed || outputs ? "the service works" : "no sign of the service yet");
 
@@ -360,7 +371,7 @@ static int run_scenario(struct tk_run *run) {
         int64_t start = tk_now_ms();
         last_step_at = start;
         while ((run->w.enqueued < run->w.n || k < run->plan.nsteps) && tk_now_ms() < deadline &&
-               !run->crash_loop) {
+               !run->crash_loop && !interrupted) {
                 int64_t target = warm + (tk_now_ms() - start) * o->rate / 1000;
                 tk_workload_produce(&run->w, target);
                 while (k < run->plan.nsteps && step_due(run, &run->plan.steps[k], last_step_at)) {
@@ -375,6 +386,10 @@ static int run_scenario(struct tk_run *run) {
                 tk_instance_pause(&run->inst[i], 0);
         run_log(run, "%" PRId64 " of %" PRId64 " events produced, %d of %d fault steps applied",
                 run->w.enqueued, run->w.n, k, run->plan.nsteps);
+        if (interrupted) {
+                run_log(run, "interrupted: no verdict");
+                return KDC_ERR_TIMEOUT;
+        }
         if (tk_workload_drain(&run->w, TK_DRAIN_MS) != 0 && run->w.confirmed == 0)
                 return KDC_ERR_TIMEOUT;
 
@@ -385,6 +400,10 @@ static int run_scenario(struct tk_run *run) {
         for (;;) {
                 tick(run, 50);
                 now = tk_now_ms();
+                if (interrupted) {
+                        run_log(run, "interrupted: no verdict");
+                        return KDC_ERR_TIMEOUT;
+                }
                 if (run->crash_loop) {
                         run->r->pub.end_reason = "crash loop";
                         break;
@@ -445,6 +464,10 @@ static int run(const kdc_testkit_options_t *options, const char *scenario, char 
         }
         run->t0 = tk_now_ms();
         tk_plan_make(run->scenario, run->o.seed, &run->plan);
+        if (interrupted) {
+                rc = KDC_ERR_TIMEOUT;
+                goto out;
+        }
 
         if ((rc = tk_cluster_start(&run->cluster, &run->o)) != 0)
                 goto out;

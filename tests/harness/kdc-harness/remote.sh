@@ -6,8 +6,8 @@
 # the embedded mock (the counting works remotely), the scenarios that need
 # control of the brokers are refused, the run's topics and group are unique to
 # it and deleted (or, where the cluster cannot delete them, as librdkafka
-# 2.0.2's mock, kdc-harness says so and names them), and the mock cluster exits
-# 0 on SIGTERM.
+# 2.0.2's mock, kdc-harness says so and names them), also by a run interrupted
+# with SIGTERM, and the mock cluster exits 0 on SIGTERM.
 # Usage: remote.sh KDC-HARNESS HARNESS-CHECK CLUSTER-TOPICS REFERENCE-SERVICE HOSTILE-SERVICE
 set -u
 h=$1 check=$2 topics=$3 reference=$4 hostile=$5
@@ -83,6 +83,29 @@ fi
         -- "$h" run --bootstrap-servers "$bootstrap" --scenario baseline --events 100 --rate 1000 \
         --seed 1 --idle 5 --quiet --format json -- "$hostile" forged-dlq ||
         bad "a service that loses events, on the remote cluster"
+
+# Interrupted (SIGTERM) mid-run: the service is ended, and the run still
+# cleans up its topics and group before kdc-harness ends by the signal.
+printf '#!/bin/sh\necho $$ >"%s/pid"\nexec sleep 300\n' "$dir" >"$dir/service"
+chmod +x "$dir/service"
+"$h" run --bootstrap-servers "$bootstrap" --scenario baseline --events 100 -- "$dir/service" \
+        >/dev/null 2>"$dir/err" &
+harness=$!
+i=0
+while ! grep -q 'created for this run$' "$dir/err" && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+while [ ! -s "$dir/pid" ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+kill -TERM $harness
+wait $harness
+st=$?
+[ $st = 143 ] || bad "an interrupted run on the remote cluster: exit $st, expected 143"
+made=$(grep 'created for this run$' "$dir/err" | grep -oE 'kdc\.input-[0-9]+-[0-9]+-[0-9a-f]+')
+[ -n "$made" ] && grep -q "^kdc-harness: cluster: the cluster does not support DeleteTopics .*: topics $made, " "$dir/err" ||
+        { bad "an interrupted run did not delete its topics"; sed 's/^/    /' "$dir/err"; }
+pid=$(cat "$dir/pid" 2>/dev/null)
+i=0
+while [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+[ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null || bad "the service (pid ${pid:-never started}) outlived the interrupted run"
+[ $fail = 0 ] && echo "ok: an interrupted run ends its service and deletes its topics first"
 
 kill -TERM "$mock"
 wait "$mock"

@@ -412,6 +412,20 @@ KDC_TESTKIT_EXPORT int kdc_testkit_run_command(const kdc_testkit_options_t *opti
 KDC_TESTKIT_EXPORT void kdc_testkit_services_kill(void);
 
 /**
+ * @brief End the run in progress in this process, and any run started later
+ *        in it, without a verdict, but through its clean-up.
+ *
+ * For the SIGINT / SIGTERM handler of a program that runs on an existing
+ * cluster (options->bootstrap_servers): the run stops restarting its services
+ * (call kdc_testkit_services_kill() too, to end them at once), stops them,
+ * deletes the topics and group it created on the cluster, and
+ * kdc_testkit_run_command() (or _run_loop()) returns KDC_ERR_TIMEOUT (nothing
+ * to judge). Async-signal-safe (sets a flag); there is no way back: the
+ * program is expected to end (kdc-harness re-raises the signal).
+ */
+KDC_TESTKIT_EXPORT void kdc_testkit_interrupt(void);
+
+/**
  * @brief Keep every process the command services of this process start, however
  *        they detach, in a cgroup that is emptied and removed when this process
  *        ends, by kdc_testkit_services_release() or by any signal, SIGKILL
