@@ -122,7 +122,7 @@ struct tk_cluster {
                 char input[TK_NAME_MAX], output[TK_NAME_MAX], dlq[TK_NAME_MAX];
                 char group[TK_NAME_MAX];
         } names;
-        int created[3]; /* by enum tk_topic_role: to delete at the end */
+        int created[3];        /* by enum tk_topic_role: to delete at the end */
         unsigned char api[64]; /* by ApiKey: the cluster supports the request */
         FILE *log;
 };

@@ -115,9 +115,9 @@ static int list(int argc, char **argv) {
                         json_array_append_new(
                             a, json_pack("{s:s, s:s, s:s, s:s, s:s, s:b, s:b}", "name", s->name,
                                          "summary", s->summary, "faults", s->faults, "expect",
-                                         s->expect, "mock_limits", s->mock_limits,
-                                         "needs_process", s->needs_process,
-                                         "needs_broker_control", s->needs_broker_control));
+                                         s->expect, "mock_limits", s->mock_limits, "needs_process",
+                                         s->needs_process, "needs_broker_control",
+                                         s->needs_broker_control));
                 }
                 json_dumpf(a, stdout, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
                 fputc('\n', stdout);
@@ -310,7 +310,7 @@ static int run(int argc, char **argv) {
                 O_SCENARIO,
                 O_ALL,
                 O_HTML,
-                O_BOOTSTRAP
+                O_BS
         };
         static const struct option opts[] = {{"scenario", required_argument, 0, O_SCENARIO},
                                              {"all", no_argument, 0, O_ALL},
@@ -330,8 +330,7 @@ static int run(int argc, char **argv) {
                                              {"service-log", required_argument, 0, O_LOG},
                                              {"quiet", no_argument, 0, O_QUIET},
                                              {"report-html", required_argument, 0, O_HTML},
-                                             {"bootstrap-servers", required_argument, 0,
-                                              O_BOOTSTRAP},
+                                             {"bootstrap-servers", required_argument, 0, O_BS},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
         kdc_testkit_options_t o;
@@ -416,7 +415,7 @@ static int run(int argc, char **argv) {
                 case O_HTML:
                         html_path = optarg;
                         break;
-                case O_BOOTSTRAP:
+                case O_BS:
                         o.bootstrap_servers = optarg;
                         break;
                 case 'h':

@@ -69,11 +69,19 @@ static int io_all(int fd, void *buf, size_t n, int writing) {
 /* ApiVersions v0 (every broker since Kafka 0.10 answers it) to one
  * "host:port": sets c->api[] from its answer. 0, or -1. */
 static int api_versions_from(struct tk_cluster *c, const char *server, size_t len) {
-        static const unsigned char request[] = {
-            0, 0, 0, 21,                      /* size */
-            0, TK_APIKEY_API_VERSIONS, 0, 0, /* ApiKey, ApiVersion 0 */
-            0, 0, 0, 1,                       /* CorrelationId */
-            0, 11, 'k', 'd', 'c', '-', 'h', 'a', 'r', 'n', 'e', 's', 's'};
+        static const unsigned char request[] = {0,   0,
+                                                0,   21, /* size */
+                                                0,   TK_APIKEY_API_VERSIONS,
+                                                0,   0, /* ApiKey, ApiVersion 0 */
+                                                0,   0,
+                                                0,   1, /* CorrelationId */
+                                                0,   11,
+                                                'k', 'd',
+                                                'c', '-',
+                                                'h', 'a',
+                                                'r', 'n',
+                                                'e', 's',
+                                                's'};
         char host[256], *colon;
         struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *ai = NULL;
         struct timeval tv = {5, 0};
@@ -195,8 +203,8 @@ static int create_topics(struct tk_cluster *c) {
                 }
         } else {
                 size_t n = 0;
-                const rd_kafka_topic_result_t **res = rd_kafka_CreateTopics_result_topics(
-                    rd_kafka_event_CreateTopics_result(ev), &n);
+                const rd_kafka_topic_result_t **res =
+                    rd_kafka_CreateTopics_result_topics(rd_kafka_event_CreateTopics_result(ev), &n);
                 for (size_t i = 0; i < n; i++) {
                         const char *name = rd_kafka_topic_result_name(res[i]);
                         rd_kafka_resp_err_t e = rd_kafka_topic_result_error(res[i]);
@@ -263,8 +271,9 @@ int tk_remote_start(struct tk_cluster *c, const kdc_testkit_options_t *o) {
                 return KDC_ERR_INVALID;
         }
         if (api_versions(c) != 0) {
-                note(c, "%s did not answer an ApiVersions request: the Admin API is used "
-                        "as if the cluster supported it",
+                note(c,
+                     "%s did not answer an ApiVersions request: the Admin API is used "
+                     "as if the cluster supported it",
                      c->bootstraps);
                 c->api[TK_APIKEY_CREATE_TOPICS] = c->api[TK_APIKEY_DELETE_TOPICS] =
                     c->api[TK_APIKEY_DELETE_GROUPS] = 1;
@@ -333,8 +342,9 @@ static void delete_topics(struct tk_cluster *c) {
         if (!n)
                 goto out;
         if (!c->api[TK_APIKEY_DELETE_TOPICS]) {
-                note(c, "the cluster does not support DeleteTopics (as librdkafka 2.0.2's mock "
-                        "cluster): topics %s are left on it",
+                note(c,
+                     "the cluster does not support DeleteTopics (as librdkafka 2.0.2's mock "
+                     "cluster): topics %s are left on it",
                      names);
                 rd_kafka_DeleteTopic_destroy_array(dt, n);
                 goto out;
@@ -352,8 +362,8 @@ static void delete_topics(struct tk_cluster *c) {
                      names);
         } else {
                 size_t k = 0;
-                const rd_kafka_topic_result_t **res = rd_kafka_DeleteTopics_result_topics(
-                    rd_kafka_event_DeleteTopics_result(ev), &k);
+                const rd_kafka_topic_result_t **res =
+                    rd_kafka_DeleteTopics_result_topics(rd_kafka_event_DeleteTopics_result(ev), &k);
                 for (size_t i = 0; i < k; i++)
                         if (rd_kafka_topic_result_error(res[i]))
                                 note(c, "DeleteTopics: %s: %s: it is left on the cluster",
@@ -378,8 +388,9 @@ static void delete_group(struct tk_cluster *c) {
 
         if (!c->api[TK_APIKEY_DELETE_GROUPS]) {
                 /* Not sent: librdkafka 2.0.2 aborts on the answer (above). */
-                note(c, "the cluster does not support DeleteGroups (as librdkafka 2.0.2's mock "
-                        "cluster): group %s is left on it",
+                note(c,
+                     "the cluster does not support DeleteGroups (as librdkafka 2.0.2's mock "
+                     "cluster): group %s is left on it",
                      c->group);
                 goto out;
         }
@@ -395,15 +406,14 @@ static void delete_group(struct tk_cluster *c) {
                      c->group);
         } else {
                 size_t k = 0;
-                const rd_kafka_group_result_t **res = rd_kafka_DeleteGroups_result_groups(
-                    rd_kafka_event_DeleteGroups_result(ev), &k);
+                const rd_kafka_group_result_t **res =
+                    rd_kafka_DeleteGroups_result_groups(rd_kafka_event_DeleteGroups_result(ev), &k);
                 for (size_t i = 0; i < k; i++) {
                         const rd_kafka_error_t *e = rd_kafka_group_result_error(res[i]);
                         /* No commit, no member ever: there is no group to delete. */
                         if (e && rd_kafka_error_code(e) != RD_KAFKA_RESP_ERR_GROUP_ID_NOT_FOUND)
                                 note(c, "DeleteGroups: %s: %s: it is left on the cluster",
-                                     rd_kafka_group_result_name(res[i]),
-                                     rd_kafka_error_string(e));
+                                     rd_kafka_group_result_name(res[i]), rd_kafka_error_string(e));
                 }
         }
         if (ev)
