@@ -142,8 +142,8 @@ rd_kafka_conf_t *tk_cluster_conf(const struct tk_cluster *c);
 /* The run's topics and group on options->bootstrap_servers (c->partitions set
  * before: what is asked; after: what the topics have). 0; KDC_ERR_INVALID
  * (the names are too long, or the cluster refused them: said on c->log);
- * KDC_ERR_TIMEOUT (the topics got no leaders). What was created stays for
- * tk_remote_stop(). */
+ * KDC_ERR_TIMEOUT (no bootstrap server answered, or the topics got no
+ * leaders). What was created stays for tk_remote_stop(). */
 int tk_remote_start(struct tk_cluster *c, const kdc_testkit_options_t *o);
 /* Deletes the topics created and the group; says on c->log what is left. */
 void tk_remote_stop(struct tk_cluster *c);

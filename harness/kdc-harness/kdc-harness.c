@@ -524,11 +524,18 @@ static int run(int argc, char **argv) {
                 }
                 if (rc != 0) {
                         snprintf(error, sizeof error, "scenario %s: %s", names[i],
-                                 rc == KDC_ERR_NOENT    ? "the service command could not be started"
+                                 rc == KDC_ERR_NOENT ? "the service command could not be started"
+                                 : rc == KDC_ERR_TIMEOUT && o.bootstrap_servers
+                                     ? "the cluster did not answer, its topics got no leaders, "
+                                       "it did not confirm the input events, or outputs could not "
+                                       "be read back (the lines above say which)"
                                  : rc == KDC_ERR_TIMEOUT ? "the mock cluster did not confirm the "
                                                            "input events, or outputs could not be "
                                                            "read back"
-                                                         : kdc_strerror(rc));
+                                 : rc == KDC_ERR_INVALID && o.bootstrap_servers
+                                     ? "the cluster refused the run's topics (the lines above say "
+                                       "why)"
+                                     : kdc_strerror(rc));
                         break;
                 }
                 results[done++] = r;

@@ -135,7 +135,8 @@ static int api_versions_from(struct tk_cluster *c, const char *server, size_t le
 }
 
 /* Which requests the cluster supports (c->api[]), asked of the first
- * bootstrap server that answers: 0, or -1 when none did. */
+ * bootstrap server that answers: 0, or -1 when none did (down, not Kafka, or
+ * not plaintext: the run cannot use it either). */
 static int api_versions(struct tk_cluster *c) {
         for (const char *s = c->bootstraps; *s;) {
                 size_t len = strcspn(s, ",");
@@ -271,12 +272,9 @@ int tk_remote_start(struct tk_cluster *c, const kdc_testkit_options_t *o) {
                 return KDC_ERR_INVALID;
         }
         if (api_versions(c) != 0) {
-                note(c,
-                     "%s did not answer an ApiVersions request: the Admin API is used "
-                     "as if the cluster supported it",
+                note(c, "no server of %s answered an ApiVersions request (plaintext, 5 s each)",
                      c->bootstraps);
-                c->api[TK_APIKEY_CREATE_TOPICS] = c->api[TK_APIKEY_DELETE_TOPICS] =
-                    c->api[TK_APIKEY_DELETE_GROUPS] = 1;
+                return KDC_ERR_TIMEOUT;
         }
         rc = c->api[TK_APIKEY_CREATE_TOPICS] ? create_topics(c) : KDC_ERR_NOENT;
         if (rc == KDC_ERR_NOENT) {
@@ -427,8 +425,12 @@ out:
 void tk_remote_stop(struct tk_cluster *c) {
         if (!c->admin)
                 return;
-        delete_topics(c);
-        delete_group(c);
+        /* Every broker lists ApiVersions among its requests: without it, the
+         * cluster never answered, and nothing was made there. */
+        if (c->api[TK_APIKEY_API_VERSIONS]) {
+                delete_topics(c);
+                delete_group(c);
+        }
         rd_kafka_destroy(c->admin);
         c->admin = NULL;
 }

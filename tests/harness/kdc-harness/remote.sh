@@ -32,6 +32,15 @@ case $bootstrap in
 esac
 "$topics" "$bootstrap" >"$dir/before" || bad "cluster-topics could not list the topics"
 
+# No cluster there (nothing listens on port 1): exit 2 at once, and why.
+"$h" run --bootstrap-servers 127.0.0.1:1 --scenario baseline --events 10 --quiet --format json \
+        -- "$reference" >/dev/null 2>"$dir/err"
+st=$?
+[ $st = 2 ] || bad "no cluster at --bootstrap-servers: exit $st, expected 2"
+grep -q '^kdc-harness: scenario baseline: the cluster did not answer' "$dir/err" ||
+        bad "no cluster at --bootstrap-servers: $(cat "$dir/err")"
+[ $fail = 0 ] && echo "ok: no cluster at --bootstrap-servers: exit 2, said"
+
 # Every selected scenario needs the brokers: one line each, exit 2, no report.
 "$h" run --bootstrap-servers "$bootstrap" --scenario broker-down,commit-unknown-member-id \
         --events 100 --format json -- "$reference" >"$dir/out" 2>"$dir/err"
