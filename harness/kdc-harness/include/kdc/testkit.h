@@ -5,7 +5,9 @@
  *        it lost, the way Jepsen counts.
  *
  * This is the C API behind the `kdc-harness` command (docs/kdc-harness.md). One
- * run:
+ * run (on an existing cluster instead, options->bootstrap_servers: step 1
+ * creates topics and a group of unique names there, and only the scenarios
+ * without needs_broker_control run):
  *  1. starts a mock cluster of three brokers on loopback
  *     (rd_kafka_mock_cluster_new()) and creates the input, output and
  *     dead-letter (DLQ) topics; broker 1 leads the input partitions and is
@@ -382,11 +384,16 @@ KDC_TESTKIT_EXPORT void kdc_testkit_result_destroy(kdc_testkit_result_t *result)
  *                 call fails.
  * @returns 0: the run completed; read (*resultp)->valid.
  *          KDC_ERR_INVALID: unknown scenario, bad options
- *          (kdc_testkit_options_validate() says which), empty argv.
+ *          (kdc_testkit_options_validate() says which), empty argv; with
+ *          options->bootstrap_servers, a scenario with needs_broker_control
+ *          (refused before anything starts), or the cluster refused the
+ *          run's topics (options->log says why).
  *          KDC_ERR_NOENT: the command could not be started.
  *          KDC_ERR_TIMEOUT: the mock cluster did not confirm the input
  *          events, or the outputs and committed offsets could not be read
- *          back (nothing to judge).
+ *          back (nothing to judge); with options->bootstrap_servers, also:
+ *          no bootstrap server answered, or the run's topics got no
+ *          leaders; and a run ended by kdc_testkit_interrupt().
  *          KDC_ERR_NOMEM.
  * Blocks for the whole run (seconds to minutes). Relies on:
  * rdkafka_mock.h (cluster, broker up/down, per-broker error stacks,
