@@ -432,6 +432,19 @@ static int run_scenario(struct tk_run *run) {
         return 0;
 }
 
+/* A Kafka broker refuses a session timeout below its
+ * group.min.session.timeout.ms, 6 s by default (INVALID_SESSION_TIMEOUT: the
+ * service could never join); the mock accepts the 4 s the plans ask for. And
+ * librdkafka refuses max.poll.interval.ms below session.timeout.ms. */
+#define TK_BROKER_MIN_SESSION_TIMEOUT_MS 6000
+
+static void plan_for_existing_cluster(struct tk_plan *p) {
+        if (p->session_timeout_ms < TK_BROKER_MIN_SESSION_TIMEOUT_MS)
+                p->session_timeout_ms = TK_BROKER_MIN_SESSION_TIMEOUT_MS;
+        if (p->max_poll_interval_ms && p->max_poll_interval_ms < p->session_timeout_ms)
+                p->max_poll_interval_ms = p->session_timeout_ms;
+}
+
 static int run(const kdc_testkit_options_t *options, const char *scenario, char *const argv[],
                kdc_testkit_loop_t *loop, void *opaque, kdc_testkit_result_t **resultp) {
         struct tk_run *run;
@@ -464,6 +477,8 @@ static int run(const kdc_testkit_options_t *options, const char *scenario, char 
         }
         run->t0 = tk_now_ms();
         tk_plan_make(run->scenario, run->o.seed, &run->plan);
+        if (run->o.bootstrap_servers)
+                plan_for_existing_cluster(&run->plan);
         if (interrupted) {
                 rc = KDC_ERR_TIMEOUT;
                 goto out;
