@@ -152,23 +152,23 @@ static int api_versions(struct tk_cluster *c) {
 static int unique_names(struct tk_cluster *c, const kdc_testkit_options_t *o) {
         const char *base[4] = {o->input_topic, o->output_topic, o->dlq_topic, o->group};
         char *names[4] = {c->names.input, c->names.output, c->names.dlq, c->names.group};
-        uint32_t r = 0;
+        uint32_t rnd = 0;
         struct timespec ts;
         char suffix[64];
 
         clock_gettime(CLOCK_REALTIME, &ts);
-        if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r)
-                r = (uint32_t)ts.tv_nsec ^ ((uint32_t)getpid() << 16);
+        if (getrandom(&rnd, sizeof rnd, GRND_NONBLOCK) != (ssize_t)sizeof rnd)
+                rnd = (uint32_t)ts.tv_nsec ^ ((uint32_t)getpid() << 16);
         snprintf(suffix, sizeof suffix, "-%ld-%" PRId64 "-%08" PRIx32, (long)getpid(),
-                 (int64_t)ts.tv_sec, r);
+                 (int64_t)ts.tv_sec, rnd);
         for (int i = 0; i < 4; i++) {
                 int n = snprintf(names[i], TK_NAME_MAX, "%s%s", base[i], suffix);
                 /* A topic name has at most 249 characters. */
                 if (n < 0 || n >= TK_NAME_MAX || (i < 3 && n > 249))
                         return KDC_ERR_INVALID;
         }
-        for (int r2 = 0; r2 < 3; r2++)
-                c->topics[r2] = names[r2];
+        for (int r = 0; r < 3; r++)
+                c->topics[r] = names[r];
         c->group = c->names.group;
         return 0;
 }
@@ -188,10 +188,19 @@ static int create_topics(struct tk_cluster *c) {
         rd_kafka_AdminOptions_set_operation_timeout(ao, TK_ADMIN_TIMEOUT_MS, err, sizeof err);
         for (int r = 0; r < 3; r++)
                 /* replication factor -1: the cluster's default */
-                nt[r] = rd_kafka_NewTopic_new(c->topics[r], c->partitions[r], -1, err, sizeof err);
-        rd_kafka_CreateTopics(c->admin, nt, 3, ao, q);
-        ev = rd_kafka_queue_poll(q, TK_ADMIN_TIMEOUT_MS + 5000);
-        if (!ev) {
+                if (!(nt[r] = rd_kafka_NewTopic_new(c->topics[r], c->partitions[r], -1, err,
+                                                    sizeof err))) {
+                        note(c, "CreateTopics: %s: %s", c->topics[r], err);
+                        rc = KDC_ERR_INVALID;
+                }
+        ev = NULL;
+        if (rc == 0) {
+                rd_kafka_CreateTopics(c->admin, nt, 3, ao, q);
+                ev = rd_kafka_queue_poll(q, TK_ADMIN_TIMEOUT_MS + 5000);
+        }
+        if (rc != 0) {
+                /* said above */
+        } else if (!ev) {
                 note(c, "CreateTopics: no answer in %d s", TK_ADMIN_TIMEOUT_MS / 1000 + 5);
                 rc = KDC_ERR_INVALID;
         } else if (rd_kafka_event_error(ev)) {
@@ -223,7 +232,9 @@ static int create_topics(struct tk_cluster *c) {
         }
         if (ev)
                 rd_kafka_event_destroy(ev);
-        rd_kafka_NewTopic_destroy_array(nt, 3);
+        for (int r = 0; r < 3; r++)
+                if (nt[r])
+                        rd_kafka_NewTopic_destroy(nt[r]);
         rd_kafka_AdminOptions_destroy(ao);
         rd_kafka_queue_destroy(q);
         return rc;
