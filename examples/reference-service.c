@@ -27,7 +27,17 @@
  *     after RETRY_ATTEMPTS attempts the service halts (exit status 3);
  *   - a fatal one (TOPIC_AUTHORIZATION_FAILED) halts the service with exit
  *     status 3, committing only what was confirmed; its orchestrator (here:
- *     kdc-harness) restarts it.
+ *     kdc-harness) restarts it;
+ *   - with KDC_HARNESS_SINK=sqlite:PATH or postgresql:CONNINFO (kdc-harness's
+ *     sink scenarios) an event's effect is a row of the table effects in that
+ *     database instead of an output record, written idempotently (only when
+ *     no row names the event: a redelivered event is not written twice); the
+ *     row counts as confirmed when the statement committed (SQLite:
+ *     sqlite3_step() returned SQLITE_DONE; PostgreSQL: PGRES_COMMAND_OK in
+ *     autocommit). A busy, full, refused or unreachable database is transient
+ *     (retried as above, reconnecting to PostgreSQL; never committed); a row
+ *     the database rejects by a constraint (SQLITE_CONSTRAINT, SQLSTATE class
+ *     23) is a poison message, routed to the DLQ.
  *
  * Run it under the harness: kdc-harness run --all -- reference-service
  * It honours KAFKA_SESSION_TIMEOUT_MS, KAFKA_HEARTBEAT_INTERVAL_MS,
@@ -41,6 +51,8 @@
 
 #include <librdkafka/rdkafka.h>
 #include <kdc/kdc.h>
+#include <libpq-fe.h>
+#include <sqlite3.h>
 
 #define BATCH 256
 #define WAIT_MS 60000         /* longer than any message.timeout.ms a scenario asks for */
@@ -49,9 +61,13 @@
 #define BACKOFF_MAX_MS 2000
 #define RETRY_ATTEMPTS 60     /* about two minutes of back-off before halting */
 #define EXIT_FATAL 3
+#define SINK_BUSY_MS 100      /* a locked database: wait this long, then retry by policy */
 
 /* The service's own error code, classified poison with kdc_classifier_set_app(). */
 enum { EVENT_OK = 0, EVENT_MALFORMED = 1 };
+
+/* What became of an event's row. */
+enum effect { EFFECT_WRITTEN, EFFECT_TRANSIENT, EFFECT_REJECTED };
 
 /* What became of a batch. */
 enum outcome { DONE, RETRY, HALT };
@@ -59,6 +75,7 @@ enum outcome { DONE, RETRY, HALT };
 struct config {
         const char *brokers, *input, *output, *dlq, *group;
         const char *session_timeout, *heartbeat, *max_poll, *message_timeout;
+        const char *sink; /* "sqlite:PATH", or NULL: effects are output records */
 };
 
 struct service {
@@ -70,6 +87,9 @@ struct service {
         kdc_dlq_t *dlq;
         kdc_classifier_t *classifier;
         kdc_retry_t *retry;
+        sqlite3 *sink;          /* with cfg.sink sqlite:PATH: the effects' database */
+        sqlite3_stmt *insert;   /* its idempotent insert */
+        PGconn *pg;             /* with cfg.sink postgresql:CONNINFO */
 };
 
 static volatile sig_atomic_t running = 1;
@@ -123,6 +143,108 @@ static rd_kafka_headers_t *output_headers(const rd_kafka_message_t *m) {
             rd_kafka_header_get_last(in, "event-id", &id, &len) == RD_KAFKA_RESP_ERR_NO_ERROR)
                 rd_kafka_header_add(out, "event-id", -1, id, (ssize_t)len);
         return out;
+}
+
+/* The event's id: its "event-id" header, else its key. */
+static int event_id(const rd_kafka_message_t *m, const void **id, size_t *len) {
+        rd_kafka_headers_t *h = NULL;
+
+        if (rd_kafka_message_headers(m, &h) == RD_KAFKA_RESP_ERR_NO_ERROR &&
+            rd_kafka_header_get_last(h, "event-id", id, len) == RD_KAFKA_RESP_ERR_NO_ERROR && *id)
+                return 0;
+        *id = m->key;
+        *len = m->key_len;
+        return m->key ? 0 : -1;
+}
+
+/* The sink of KDC_HARNESS_SINK ("sqlite:PATH" or "postgresql:CONNINFO"): its
+ * connection and (SQLite) its insert, which writes a row only when none names
+ * the event (one statement: SQLite serialises writers, so a second instance
+ * cannot slip in between; kdc-harness's PostgreSQL scenarios run one
+ * instance). */
+static int open_sink(struct service *s) {
+        if (strncmp(s->cfg.sink, "postgresql:", 11) == 0) {
+                /* connected now; a broken connection is reset before a write */
+                s->pg = PQconnectdb(s->cfg.sink + 11);
+                if (PQstatus(s->pg) != CONNECTION_OK)
+                        fprintf(stderr, "reference-service: sink: %s", PQerrorMessage(s->pg));
+                return 0;
+        }
+        if (strncmp(s->cfg.sink, "sqlite:", 7) != 0) {
+                fprintf(stderr,
+                        "reference-service: KDC_HARNESS_SINK=%s: not sqlite:PATH or "
+                        "postgresql:CONNINFO\n",
+                        s->cfg.sink);
+                return -1;
+        }
+        if (sqlite3_open_v2(s->cfg.sink + 7, &s->sink, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK ||
+            sqlite3_busy_timeout(s->sink, SINK_BUSY_MS) != SQLITE_OK ||
+            sqlite3_prepare_v2(s->sink,
+                               "INSERT INTO effects(event_id, amount) SELECT ?1, ?2 "
+                               "WHERE NOT EXISTS (SELECT 1 FROM effects WHERE event_id = ?1)",
+                               -1, &s->insert, NULL) != SQLITE_OK) {
+                fprintf(stderr, "reference-service: sink %s: %s\n", s->cfg.sink,
+                        s->sink ? sqlite3_errmsg(s->sink) : "cannot open");
+                return -1;
+        }
+        return 0;
+}
+
+/* The event's row in PostgreSQL, in autocommit. */
+static enum effect write_effect_pg(struct service *s, const char *id, long amount) {
+        char amount_text[24];
+        const char *params[2] = {id, amount_text};
+        enum effect e = EFFECT_TRANSIENT;
+
+        if (PQstatus(s->pg) != CONNECTION_OK) {
+                PQreset(s->pg); /* the server went away, or never answered */
+                if (PQstatus(s->pg) != CONNECTION_OK) {
+                        fprintf(stderr, "reference-service: sink: %s", PQerrorMessage(s->pg));
+                        return EFFECT_TRANSIENT;
+                }
+        }
+        snprintf(amount_text, sizeof amount_text, "%ld", amount);
+        PGresult *r = PQexecParams(s->pg, "INSERT INTO effects(event_id, amount) "
+                                          "SELECT $1::text, $2::bigint WHERE NOT EXISTS "
+                                          "(SELECT 1 FROM effects WHERE event_id = $1::text)",
+                                   2, NULL, params, NULL, NULL, 0);
+        if (r && PQresultStatus(r) == PGRES_COMMAND_OK) {
+                e = EFFECT_WRITTEN;
+        } else {
+                const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+                /* class 23, integrity constraint violation: this row, not the database */
+                if (state && strncmp(state, "23", 2) == 0)
+                        e = EFFECT_REJECTED;
+                fprintf(stderr, "reference-service: sink: %s", PQerrorMessage(s->pg));
+        }
+        PQclear(r);
+        return e;
+}
+
+/* The event's row: written (committed: autocommit), refused for this row (a
+ * constraint), or not written for now (busy, full, down, refused access). */
+static enum effect write_effect(struct service *s, const rd_kafka_message_t *m, long amount) {
+        const void *id;
+        size_t len;
+        char text[64];
+        int rc;
+
+        if (event_id(m, &id, &len) != 0 || len >= sizeof text)
+                return EFFECT_REJECTED;
+        if (s->pg) {
+                memcpy(text, id, len);
+                text[len] = '\0';
+                return write_effect_pg(s, text, amount);
+        }
+        sqlite3_bind_text(s->insert, 1, id, (int)len, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(s->insert, 2, amount);
+        rc = sqlite3_step(s->insert);
+        sqlite3_reset(s->insert);
+        sqlite3_clear_bindings(s->insert);
+        if (rc == SQLITE_DONE)
+                return EFFECT_WRITTEN;
+        fprintf(stderr, "reference-service: sink: %s\n", sqlite3_errstr(rc));
+        return (rc & 0xff) == SQLITE_CONSTRAINT ? EFFECT_REJECTED : EFFECT_TRANSIENT;
 }
 
 /* Before partitions go (not lost): commit what is already confirmed; then
@@ -223,7 +345,27 @@ static enum outcome process_batch(struct service *s, rd_kafka_message_t **batch,
                 const rd_kafka_message_t *m = batch[i];
                 long amount = 0;
 
-                if (parse(m, &amount) == EVENT_OK) {
+                if (parse(m, &amount) == EVENT_OK && s->cfg.sink) {
+                        enum effect e = write_effect(s, m, amount);
+                        if (e == EFFECT_WRITTEN) {
+                                done[i] = 1;
+                                kdc_watermark_done_message(s->watermark, m, epochs[i]);
+                        } else if (e == EFFECT_TRANSIENT) {
+                                /* the row may be written later */
+                                failed = KDC_CLASS_TRANSIENT;
+                        } else if ((rc = kdc_dlq_route(s->dlq, m, KDC_CLASS_POISON,
+                                                       "row rejected by the sink", WAIT_MS,
+                                                       &err)) == 0) {
+                                /* the database refuses this row: a poison message */
+                                done[i] = 1;
+                                kdc_watermark_done_message(s->watermark, m, epochs[i]);
+                        } else {
+                                failed = failure_class(s, err);
+                                fprintf(stderr,
+                                        "reference-service: DLQ routing not confirmed: %s (%s)\n",
+                                        kdc_strerror(rc), rd_kafka_err2name(err));
+                        }
+                } else if (parse(m, &amount) == EVENT_OK) {
                         char out[64];
                         int len = snprintf(out, sizeof out, "amount=%ld total=%ld.%02ld", amount,
                                            amount * 125 / 100, amount * 125 % 100);
@@ -377,6 +519,7 @@ int main(void) {
         s.cfg.heartbeat = env("KAFKA_HEARTBEAT_INTERVAL_MS", NULL);
         s.cfg.max_poll = env("KAFKA_MAX_POLL_INTERVAL_MS", NULL);
         s.cfg.message_timeout = env("KAFKA_MESSAGE_TIMEOUT_MS", NULL);
+        s.cfg.sink = env("KDC_HARNESS_SINK", NULL);
         if (!s.cfg.brokers) {
                 fprintf(stderr, "reference-service: set KAFKA_BOOTSTRAP_SERVERS (or run it "
                                 "under kdc-harness)\n");
@@ -391,7 +534,8 @@ int main(void) {
         s.producer = new_producer(&s.cfg);
         s.consumer = new_consumer(&s.cfg, s.assignment);
         if (!s.producer || !s.consumer || kdc_dlq_new(&s.dlq, s.producer, s.cfg.group) != 0 ||
-            kdc_dlq_set_topic(s.dlq, s.cfg.dlq) != 0 || retry_new(&s) != 0)
+            kdc_dlq_set_topic(s.dlq, s.cfg.dlq) != 0 || retry_new(&s) != 0 ||
+            (s.cfg.sink && open_sink(&s) != 0))
                 return 2;
         signal(SIGINT, stop);
         signal(SIGTERM, stop);
@@ -418,5 +562,8 @@ int main(void) {
         kdc_watermark_destroy(s.watermark);
         kdc_assignment_destroy(s.assignment);
         kdc_classifier_destroy(s.classifier);
+        sqlite3_finalize(s.insert);
+        sqlite3_close(s.sink);
+        PQfinish(s.pg);
         return status;
 }

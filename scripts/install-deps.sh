@@ -11,6 +11,8 @@ packages=(
   libyaml-dev                  # .kdc-lint.yaml configuration files
   libcmocka-dev                # unit tests
   libssl-dev                   # libkdc: SHA-256 DLQ event identity (OpenSSL EVP)
+  libsqlite3-dev               # kdc-harness's sink scenarios and the reference service's writes
+  libpq-dev postgresql         # the PostgreSQL sink: libpq, and initdb/postgres for its tests
   git pre-commit               # --changed-since; the pre-commit hook test (lint.precommit)
   clang-format-14              # changed C lines as .clang-format says (ctest tree.format)
   help2man man-db              # the man pages, from --help (man/), and their test (docs.man)

@@ -4,6 +4,9 @@
  *   lost        below the committed offset, no output and no DLQ record
  *   duplicated  more than one output record
  *   unprocessed at or above the committed offset
+ * and, in a run with a sink, the effects: lost is then committed with no row
+ * and no DLQ record, and an event with more than one row has a duplicate
+ * effect (a non-idempotent write replayed).
  * No Kafka here: tests feed it histories directly. */
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +30,11 @@ static int append(struct tk_verdict *v, int list, int64_t i) {
 
 int tk_check(const struct tk_event *ev, int64_t n, const int64_t *committed, int partitions,
              struct tk_verdict *v) {
+        return tk_check_effects(ev, n, committed, partitions, 0, v);
+}
+
+int tk_check_effects(const struct tk_event *ev, int64_t n, const int64_t *committed, int partitions,
+                     int sink, struct tk_verdict *v) {
         memset(v, 0, sizeof *v);
         for (int64_t i = 0; i < n; i++) {
                 const struct tk_event *e = &ev[i];
@@ -41,7 +49,7 @@ int tk_check(const struct tk_event *ev, int64_t n, const int64_t *committed, int
                 covered = committed[e->partition] >= 0 && e->offset < committed[e->partition];
                 if (covered) {
                         v->committed++;
-                        if (e->outputs == 0 && e->dlq == 0) {
+                        if ((sink ? e->effects : e->outputs) == 0 && e->dlq == 0) {
                                 v->lost++;
                                 if (append(v, KDC_TESTKIT_LOST, i))
                                         return KDC_ERR_NOMEM;
@@ -54,6 +62,12 @@ int tk_check(const struct tk_event *ev, int64_t n, const int64_t *committed, int
                 if (e->outputs > 1) {
                         v->duplicated++;
                         if (append(v, KDC_TESTKIT_DUPLICATED, i))
+                                return KDC_ERR_NOMEM;
+                }
+                v->effected += e->effects > 0;
+                if (e->effects > 1) {
+                        v->duplicate_effects++;
+                        if (append(v, KDC_TESTKIT_DUPLICATE_EFFECTS, i))
                                 return KDC_ERR_NOMEM;
                 }
         }
@@ -74,13 +88,15 @@ const char *tk_judge(const struct tk_verdict *v, int64_t output_records, int64_t
                 return "nothing processed";
         if (exactly_once && v->duplicated > 0)
                 return "events duplicated";
+        if (exactly_once && v->duplicate_effects > 0)
+                return "effects duplicated";
         if (require_complete && v->unprocessed > 0)
                 return "events unprocessed";
         return NULL;
 }
 
 void tk_verdict_free(struct tk_verdict *v) {
-        for (int i = 0; i < 3; i++)
+        for (int i = 0; i < 4; i++)
                 free(v->lists[i]);
         memset(v, 0, sizeof *v);
 }

@@ -7,6 +7,7 @@
  *   service.c    service instances: child processes or loop threads
  *   probe.c      a thread that watches committed offsets and outputs
  *   history.c    reading back outputs, DLQ records and committed offsets
+ *   sink.c       the downstream store of a sink scenario (SQLite) and its faults
  *   checker.c    the verdict, from events and what was read back
  *   report.c     text and JSON reports
  *   run.c        one run, start to verdict (the public run functions)
@@ -21,6 +22,7 @@
 
 #include <librdkafka/rdkafka.h>
 #include <librdkafka/rdkafka_mock.h>
+#include <sqlite3.h>
 #include <kdc/testkit.h>
 
 /* Broker roles in the mock cluster (ids start at 1). */
@@ -52,8 +54,21 @@ enum tk_action {
         TK_RESUME,          /* SIGCONT */
         TK_START,           /* start an instance */
         TK_STOP,            /* stop an instance (SIGTERM / stopping flag) */
-        TK_REDEPLOY         /* stop an instance, then start it again after delay_ms */
+        TK_REDEPLOY,        /* stop an instance, then start it again after delay_ms */
+        TK_SINK_LOCK,       /* the sink's database locked (writes: SQLITE_BUSY) */
+        TK_SINK_UNLOCK,
+        TK_SINK_FULL, /* the sink's table full (inserts: SQLITE_FULL) */
+        TK_SINK_ROOM,
+        TK_SINK_REJECT, /* one event id in ten rejected (SQLITE_CONSTRAINT) */
+        TK_SINK_ACCEPT,
+        TK_SINK_STOP, /* the PostgreSQL server stopped (fast shutdown) */
+        TK_SINK_START,
+        TK_SINK_REVOKE, /* the service's INSERT privilege revoked */
+        TK_SINK_GRANT
 };
+
+/* The downstream store a scenario gives the service (KDC_HARNESS_SINK). */
+enum tk_sink_kind { TK_SINK_NONE = 0, TK_SINK_SQLITE, TK_SINK_POSTGRESQL };
 
 enum tk_topic_role { TK_INPUT, TK_OUTPUT, TK_DLQ };
 
@@ -81,6 +96,7 @@ struct tk_plan {
         /* client settings for the service (0: librdkafka default) */
         int session_timeout_ms, heartbeat_interval_ms;
         int max_poll_interval_ms, message_timeout_ms;
+        enum tk_sink_kind sink;
 };
 
 struct tk_scenario {
@@ -158,6 +174,7 @@ struct tk_event {
         int64_t stored_ms; /* tk_now_ms() of its delivery report, when stored */
         int32_t outputs;  /* output records naming it */
         int32_t dlq;      /* DLQ records naming it */
+        int32_t effects;  /* rows naming it in the sink */
 };
 
 struct tk_workload {
@@ -260,6 +277,63 @@ const char *tk_guard_cgroup(void);
 /* Ends the guard: the cgroup is emptied and removed when this returns. */
 void tk_guard_end(void);
 
+/* ---- sink.c ---------------------------------------------------------- */
+
+/* An SQLite database in a temporary directory of its own, with the table
+ *   effects(seq INTEGER PRIMARY KEY AUTOINCREMENT, event_id TEXT NOT NULL,
+ *           amount INTEGER NOT NULL, written_at TEXT)
+ * in WAL mode. No unique key on event_id: a row written twice stays two rows
+ * (a duplicate effect); an idempotent service inserts only when no row names
+ * the event. */
+struct pg_conn; /* libpq's PGconn */
+
+struct tk_sink {
+        enum tk_sink_kind kind;
+        char dir[256];
+        char path[300];
+        char env[420]; /* "sqlite:PATH" or "postgresql:CONNINFO": KDC_HARNESS_SINK */
+        sqlite3 *db;   /* the harness's connection: schema, faults, read-back */
+        int locked, full, rejecting;
+        /* PostgreSQL (sink-postgresql.c): a server of the run's own, a child of
+         * this process, on a unix socket in dir, as an unprivileged user when
+         * this process is root (PostgreSQL refuses to run as root). */
+        struct pg_conn *pg; /* the harness's connection, as superuser */
+        pid_t server;       /* the postmaster, 0 when stopped */
+        char bin[256];      /* where initdb and postgres are */
+        char error[256];
+        int stopped, revoked;
+};
+
+/* 0, or KDC_ERR_NOENT (the database could not be made; nothing is left). */
+int tk_sink_create(struct tk_sink *s, enum tk_sink_kind kind);
+/* sink-postgresql.c: the same for TK_SINK_POSTGRESQL (tk_sink_create()
+ * calls them). */
+int tk_pg_create(struct tk_sink *s);
+int tk_pg_apply(struct tk_sink *s, const struct tk_step *st);
+int tk_pg_read(struct tk_sink *s, struct tk_workload *w, int64_t *rows, int64_t *foreign);
+void tk_pg_destroy(struct tk_sink *s);
+/* The postmaster of the run in progress (never a service's stray), or 0. */
+pid_t tk_pg_server_pid(void);
+/* As tk_sink_remove_interrupted(), for the PostgreSQL sink: the server shut
+ * down (SIGQUIT), its directory removed by a process of its own. */
+void tk_pg_remove_interrupted(void);
+/* Where initdb and postgres are (KDC_HARNESS_PG_BIN, else the newest
+ * /usr/lib/postgresql/N/bin, else PATH): 0, or KDC_ERR_NOENT. */
+int tk_pg_find(char *bin, size_t size);
+/* Apply a TK_SINK_* step: 0, KDC_ERR_NOENT (tk_sink_error() says why). */
+int tk_sink_apply(struct tk_sink *s, const struct tk_step *st);
+const char *tk_sink_error(const struct tk_sink *s);
+/* Every fault undone. */
+void tk_sink_heal(struct tk_sink *s);
+/* Rows per event into w->ev[].effects; every row (rows) and those naming no
+ * event (foreign). 0, or KDC_ERR_NOENT. */
+int tk_sink_read(struct tk_sink *s, struct tk_workload *w, int64_t *rows, int64_t *foreign);
+/* Close, and remove the database and its directory. */
+void tk_sink_destroy(struct tk_sink *s);
+/* Remove the files and directory of the sink in progress, if any, without
+ * closing it: async-signal-safe (unlink(), rmdir()), for an interrupted run. */
+void tk_sink_remove_interrupted(void);
+
 /* ---- probe.c ---------------------------------------------------------- */
 
 struct tk_probe {
@@ -304,14 +378,20 @@ void tk_history_free(struct tk_history *h);
 struct tk_verdict {
         int64_t events, poison, committed, processed, dead_lettered;
         int64_t lost, duplicated, unprocessed;
-        int64_t *lists[3]; /* event indexes by kdc_testkit_list_t */
-        size_t nlists[3];
+        int64_t effected, duplicate_effects; /* sink runs: >= 1 row, > 1 row */
+        int64_t *lists[4];                   /* event indexes by kdc_testkit_list_t */
+        size_t nlists[4];
 };
 
 /* Count the verdict over n events (stored ones only) against the committed
  * offsets of `partitions` partitions (-1: none). */
 int tk_check(const struct tk_event *ev, int64_t n, const int64_t *committed,
              int partitions, struct tk_verdict *v);
+/* As tk_check(); with sink non-zero, an event's effect is its row in the
+ * sink: lost is committed, no row and no DLQ record (outputs are counted,
+ * not judged), and an event with more than one row is a duplicate effect. */
+int tk_check_effects(const struct tk_event *ev, int64_t n, const int64_t *committed, int partitions,
+                     int sink, struct tk_verdict *v);
 void tk_verdict_free(struct tk_verdict *v);
 /* Valid or not, and why not (kdc_testkit_result_t.failure; NULL: valid),
  * from the verdict and the records read back. */
@@ -368,8 +448,8 @@ void tk_timeline_free(struct tk_timeline *tl);
 struct tk_result {
         kdc_testkit_result_t pub;
         char *scenario;
-        char **ids[3];
-        size_t nids[3];
+        char **ids[4];
+        size_t nids[4];
         char **faults;
         size_t nfaults;
         int64_t *committed;

@@ -113,11 +113,12 @@ static int list(int argc, char **argv) {
                 for (size_t i = 0; i < kdc_testkit_scenario_count(); i++) {
                         const kdc_testkit_scenario_t *s = kdc_testkit_scenario(i);
                         json_array_append_new(
-                            a, json_pack("{s:s, s:s, s:s, s:s, s:s, s:b, s:b}", "name", s->name,
-                                         "summary", s->summary, "faults", s->faults, "expect",
-                                         s->expect, "mock_limits", s->mock_limits, "needs_process",
-                                         s->needs_process, "needs_broker_control",
-                                         s->needs_broker_control));
+                            a, json_pack("{s:s, s:s, s:s, s:s, s:s, s:b, s:o, s:b}", "name",
+                                         s->name, "summary", s->summary, "faults", s->faults,
+                                         "expect", s->expect, "mock_limits", s->mock_limits,
+                                         "needs_process", s->needs_process, "sink",
+                                         s->sink ? json_string(s->sink) : json_null(),
+                                         "needs_broker_control", s->needs_broker_control));
                 }
                 json_dumpf(a, stdout, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
                 fputc('\n', stdout);
@@ -131,6 +132,8 @@ static int list(int argc, char **argv) {
                         printf("    faults: %s\n    expect: %s\n", s->faults, s->expect);
                         if (*s->mock_limits)
                                 printf("    mock:   %s\n", s->mock_limits);
+                        if (s->sink)
+                                printf("    sink:   %s (KDC_HARNESS_SINK)\n", s->sink);
                         if (s->needs_broker_control)
                                 printf("    needs control of the brokers: embedded mock cluster "
                                        "only, not --bootstrap-servers\n");
@@ -520,6 +523,17 @@ static int run(int argc, char **argv) {
                 if (interrupted_by) {
                         if (rc == 0)
                                 kdc_testkit_result_destroy(r);
+                        break;
+                }
+                const kdc_testkit_scenario_t *sc = kdc_testkit_scenario_find(names[i]);
+                if (rc == KDC_ERR_NOENT && sc && sc->sink) {
+                        snprintf(error, sizeof error,
+                                 "scenario %s: the service command could not be started, or its "
+                                 "%s sink could not be made%s",
+                                 names[i], sc->sink,
+                                 strcmp(sc->sink, "postgresql") == 0
+                                     ? " (initdb and postgres: Debian's postgresql)"
+                                     : "");
                         break;
                 }
                 if (rc != 0) {

@@ -43,6 +43,9 @@ static void text_one(FILE *out, const kdc_testkit_result_t *r) {
                 fputs(", nothing processed: no event committed, no output, no DLQ record", out);
         else if (r->failure && !strcmp(r->failure, "events duplicated"))
                 fprintf(out, ", %" PRId64 " events duplicated (exactly-once)", r->duplicated);
+        else if (r->failure && !strcmp(r->failure, "effects duplicated"))
+                fprintf(out, ", %" PRId64 " events with duplicate effects (exactly-once)",
+                        r->duplicate_effects);
         else if (r->failure && !strcmp(r->failure, "events unprocessed"))
                 fprintf(out, ", %" PRId64 " events unprocessed (require-complete)",
                         r->unprocessed);
@@ -59,9 +62,16 @@ static void text_one(FILE *out, const kdc_testkit_result_t *r) {
                 r->dead_lettered, r->dlq_without_identity);
         if (r->foreign_records)
                 fprintf(out, "  %" PRId64 " output records name no event\n", r->foreign_records);
+        if (r->sink)
+                fprintf(out,
+                        "  effects (%s sink): %" PRId64 " rows for %" PRId64 " events, %" PRId64
+                        " events with duplicate effects, %" PRId64 " rows naming no event\n",
+                        r->sink, r->effect_rows, r->effected, r->duplicate_effects,
+                        r->foreign_effects);
         text_ids(out, r, KDC_TESTKIT_LOST, "lost", r->lost);
         text_ids(out, r, KDC_TESTKIT_DUPLICATED, "duplicated", r->duplicated);
         text_ids(out, r, KDC_TESTKIT_UNPROCESSED, "unprocessed", r->unprocessed);
+        text_ids(out, r, KDC_TESTKIT_DUPLICATE_EFFECTS, "duplicate effects", r->duplicate_effects);
         fprintf(out, "  service: %d start%s, %d exit%s, %d kill%s%s; %s after %.1f s\n", r->starts,
                 r->starts == 1 ? "" : "s", r->exits, r->exits == 1 ? "" : "s", r->kills,
                 r->kills == 1 ? "" : "s", r->stuck ? ", did not stop when asked" : "",
@@ -77,6 +87,24 @@ static json_t *ids(const kdc_testkit_result_t *r, kdc_testkit_list_t l) {
         for (size_t i = 0; a && (id = kdc_testkit_result_event(r, l, i)); i++)
                 json_array_append_new(a, json_string(id));
         return a;
+}
+
+/* The sink's counts, added to a run's object (nothing when it had no sink,
+ * "sink": null). */
+static json_t *with_sink(json_t *run, const kdc_testkit_result_t *r) {
+        if (!run)
+                return NULL;
+        if (!r->sink) {
+                json_object_set_new(run, "sink", json_null());
+                return run;
+        }
+        json_object_set_new(run, "sink", json_string(r->sink));
+        json_object_set_new(run, "effect_rows", json_integer(r->effect_rows));
+        json_object_set_new(run, "effected", json_integer(r->effected));
+        json_object_set_new(run, "duplicate_effects", json_integer(r->duplicate_effects));
+        json_object_set_new(run, "foreign_effects", json_integer(r->foreign_effects));
+        json_object_set_new(run, "duplicate_effect_events", ids(r, KDC_TESTKIT_DUPLICATE_EFFECTS));
+        return run;
 }
 
 static json_t *json_one(const kdc_testkit_result_t *r) {
@@ -126,7 +154,7 @@ int kdc_testkit_results_print(const kdc_testkit_result_t *const *results, size_t
         if (format == KDC_TESTKIT_JSON) {
                 json_t *runs = json_array();
                 for (size_t i = 0; runs && i < n; i++) {
-                        json_t *one = json_one(results[i]);
+                        json_t *one = with_sink(json_one(results[i]), results[i]);
                         if (!one || json_array_append_new(runs, one)) {
                                 json_decref(runs);
                                 return KDC_ERR_NOMEM;

@@ -118,6 +118,7 @@ struct tk_run {
         struct tk_cluster cluster;
         struct tk_workload w;
         struct tk_probe probe;
+        struct tk_sink sink; /* plan.sink: the service's downstream store */
         struct tk_instance inst[TK_MAX_INSTANCES];
         int ninst;
         struct tk_result *r;
@@ -185,6 +186,20 @@ static void apply(struct tk_run *run, const struct tk_step *st) {
                 break;
         case TK_REDEPLOY:
                 tk_instance_redeploy(in, run->o.stop_grace_ms, st->delay_ms);
+                break;
+        case TK_SINK_LOCK:
+        case TK_SINK_UNLOCK:
+        case TK_SINK_FULL:
+        case TK_SINK_ROOM:
+        case TK_SINK_REJECT:
+        case TK_SINK_ACCEPT:
+        case TK_SINK_STOP:
+        case TK_SINK_START:
+        case TK_SINK_REVOKE:
+        case TK_SINK_GRANT:
+                if (tk_sink_apply(&run->sink, st) != 0)
+                        run_log(run, "the sink's fault could not be applied: %s",
+                                tk_sink_error(&run->sink));
                 break;
         default:
                 tk_cluster_apply(&run->cluster, st);
@@ -285,6 +300,11 @@ static int fill_result(struct tk_run *run, const struct tk_history *h, const str
                 p->stuck += run->inst[i].stuck;
         }
         p->dropped_records = h->dropped_records;
+        if (run->plan.sink != TK_SINK_NONE) {
+                p->sink = run->plan.sink == TK_SINK_SQLITE ? "sqlite" : "postgresql";
+                p->effected = v->effected;
+                p->duplicate_effects = v->duplicate_effects;
+        }
         p->failure = tk_judge(v, h->output_records, h->dlq_records, h->dropped_records,
                               r->exactly_once, r->require_complete);
         p->valid = p->failure == NULL;
@@ -301,7 +321,7 @@ static int fill_result(struct tk_run *run, const struct tk_history *h, const str
                             v->lists[KDC_TESTKIT_DUPLICATED],
                             v->nlists[KDC_TESTKIT_DUPLICATED]) != 0)
                 return KDC_ERR_NOMEM;
-        for (int l = 0; l < 3; l++) {
+        for (int l = 0; l < 4; l++) {
                 r->ids[l] = calloc(v->nlists[l] + 1, sizeof *r->ids[l]);
                 if (!r->ids[l])
                         return KDC_ERR_NOMEM;
@@ -380,8 +400,10 @@ static int run_scenario(struct tk_run *run) {
                 }
                 tick(run, 10);
         }
-        /* Every fault is over: brokers up (error stacks drain by use). */
+        /* Every fault is over: brokers up (error stacks drain by use), the
+         * sink unlocked, with room, accepting every row. */
         tk_cluster_heal(&run->cluster);
+        tk_sink_heal(&run->sink);
         for (int i = 0; i < run->ninst; i++)
                 tk_instance_pause(&run->inst[i], 0);
         run_log(run, "%" PRId64 " of %" PRId64 " events produced, %d of %d fault steps applied",
@@ -501,6 +523,14 @@ static int run(const kdc_testkit_options_t *options, const char *scenario, char 
         env.max_poll_interval_ms = run->plan.max_poll_interval_ms;
         env.message_timeout_ms = run->plan.message_timeout_ms;
         env.scenario = run->scenario->pub.name;
+        if (run->plan.sink != TK_SINK_NONE) {
+                if ((rc = tk_sink_create(&run->sink, run->plan.sink)) != 0) {
+                        run_log(run, "could not create the sink's database: %s",
+                                tk_sink_error(&run->sink));
+                        goto out_workload;
+                }
+                env.sink = run->sink.env;
+        }
         run->ninst = TK_MAX_INSTANCES;
         for (int i = 0; i < run->ninst; i++)
                 if ((rc = tk_instance_init(&run->inst[i], i, &env, argv, loop, opaque,
@@ -521,13 +551,24 @@ static int run(const kdc_testkit_options_t *options, const char *scenario, char 
                         rc = KDC_ERR_TIMEOUT;
                 }
         }
-        if (rc == 0 && (rc = tk_check(run->w.ev, run->w.n, h.committed, h.partitions, &v)) == 0)
+        if (rc == 0 && run->plan.sink != TK_SINK_NONE) {
+                tk_sink_heal(&run->sink);
+                if (tk_sink_read(&run->sink, &run->w, &run->r->pub.effect_rows,
+                                 &run->r->pub.foreign_effects) != 0) {
+                        run_log(run, "could not read back the sink: %s", tk_sink_error(&run->sink));
+                        rc = KDC_ERR_TIMEOUT;
+                }
+        }
+        if (rc == 0 && (rc = tk_check_effects(run->w.ev, run->w.n, h.committed, h.partitions,
+                                              run->plan.sink != TK_SINK_NONE, &v)) == 0)
                 rc = fill_result(run, &h, &v);
         tk_verdict_free(&v);
         tk_history_free(&h);
 out_instances:
         for (int i = 0; i < run->ninst; i++)
                 tk_instance_destroy(&run->inst[i]);
+        tk_sink_destroy(&run->sink);
+out_workload:
         tk_workload_destroy(&run->w);
 out_cluster:
         tk_cluster_stop(&run->cluster);
@@ -566,7 +607,7 @@ static const struct tk_result *priv(const kdc_testkit_result_t *r) {
 
 const char *kdc_testkit_result_event(const kdc_testkit_result_t *result, kdc_testkit_list_t list,
                                      size_t i) {
-        if (!result || (unsigned)list > 2 || i >= priv(result)->nids[list])
+        if (!result || (unsigned)list > 3 || i >= priv(result)->nids[list])
                 return NULL;
         return priv(result)->ids[list][i];
 }
@@ -589,7 +630,7 @@ void kdc_testkit_result_destroy(kdc_testkit_result_t *result) {
 
         if (!r)
                 return;
-        for (int l = 0; l < 3; l++) {
+        for (int l = 0; l < 4; l++) {
                 for (size_t i = 0; i < r->nids[l]; i++)
                         free(r->ids[l][i]);
                 free(r->ids[l]);

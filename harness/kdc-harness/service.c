@@ -61,10 +61,10 @@ static char *env_entry(const char *name, const char *value) {
 /* environ without our names, then ours. */
 static char **build_envp(const kdc_testkit_env_t *env) {
         static const char *const names[] = {
-            KDC_TESTKIT_ENV_BOOTSTRAP,       KDC_TESTKIT_ENV_INPUT,   KDC_TESTKIT_ENV_OUTPUT,
-            KDC_TESTKIT_ENV_DLQ,             KDC_TESTKIT_ENV_GROUP,   KDC_TESTKIT_ENV_SESSION_TIMEOUT,
-            KDC_TESTKIT_ENV_HEARTBEAT,       KDC_TESTKIT_ENV_MAX_POLL, KDC_TESTKIT_ENV_MESSAGE_TIMEOUT,
-            KDC_TESTKIT_ENV_SCENARIO,        KDC_TESTKIT_ENV_INSTANCE};
+            KDC_TESTKIT_ENV_BOOTSTRAP, KDC_TESTKIT_ENV_INPUT,    KDC_TESTKIT_ENV_OUTPUT,
+            KDC_TESTKIT_ENV_DLQ,       KDC_TESTKIT_ENV_GROUP,    KDC_TESTKIT_ENV_SESSION_TIMEOUT,
+            KDC_TESTKIT_ENV_HEARTBEAT, KDC_TESTKIT_ENV_MAX_POLL, KDC_TESTKIT_ENV_MESSAGE_TIMEOUT,
+            KDC_TESTKIT_ENV_SCENARIO,  KDC_TESTKIT_ENV_INSTANCE, KDC_TESTKIT_ENV_SINK};
         const size_t nnames = sizeof names / sizeof names[0];
         size_t n = 0, k = 0;
         char num[4][16], inst[16];
@@ -100,6 +100,7 @@ static char **build_envp(const kdc_testkit_env_t *env) {
         values[8] = env->message_timeout_ms ? num[3] : NULL;
         values[9] = env->scenario;
         values[10] = inst;
+        values[11] = env->sink;
         for (size_t i = 0; i < nnames; i++)
                 if (values[i] && !(envp[k++] = env_entry(names[i], values[i])))
                         goto fail;
@@ -170,6 +171,7 @@ void kdc_testkit_services_kill(void) {
                 if (pid > 0)
                         kill(-pid, SIGKILL);
         }
+        tk_sink_remove_interrupted();
 }
 
 static int child_known(pid_t pid) {
@@ -218,7 +220,8 @@ int tk_services_collect_strays(void) {
                         long pid = strtol(e->d_name, &endp, 10);
 
                         if (*endp || pid <= 0 || child_known((pid_t)pid) ||
-                            (pid_t)pid == tk_guard_pid() || parent_of(e->d_name) != self)
+                            (pid_t)pid == tk_guard_pid() || (pid_t)pid == tk_pg_server_pid() ||
+                            parent_of(e->d_name) != self)
                                 continue;
                         kill((pid_t)pid, SIGKILL);
                         waitpid((pid_t)pid, NULL, 0);

@@ -30,6 +30,16 @@ static int undoes(const struct tk_step *undo, const struct tk_mark *m) {
                 return st->action == TK_PAUSE && st->instance == undo->instance;
         case TK_START:
                 return st->action == TK_STOP && st->instance == undo->instance;
+        case TK_SINK_UNLOCK:
+                return st->action == TK_SINK_LOCK;
+        case TK_SINK_ROOM:
+                return st->action == TK_SINK_FULL;
+        case TK_SINK_ACCEPT:
+                return st->action == TK_SINK_REJECT;
+        case TK_SINK_START:
+                return st->action == TK_SINK_STOP;
+        case TK_SINK_GRANT:
+                return st->action == TK_SINK_REVOKE;
         default:
                 return 0;
         }
@@ -59,6 +69,11 @@ int tk_timeline_mark(struct tk_timeline *tl, int32_t t_ms, const struct tk_step 
         case TK_BROKER_DOWN:
         case TK_PAUSE:
         case TK_STOP:
+        case TK_SINK_LOCK:
+        case TK_SINK_FULL:
+        case TK_SINK_REJECT:
+        case TK_SINK_STOP:
+        case TK_SINK_REVOKE:
                 m->end_ms = INT32_MAX; /* open until undone, or the end */
                 break;
         case TK_KILL: /* down until its restart */

@@ -101,6 +101,31 @@ if [ -z "$pid" ] || alive "$pid"; then
 else
         echo "ok: the service does not outlive an interrupted kdc-harness"
 fi
+# ... nor the temporary database of a sink scenario.
+sink_dir=$(mktemp -d)
+printf '#!/bin/sh\necho "$KDC_HARNESS_SINK" >"%s/sink"\nexec sleep 300\n' "$sink_dir" >"$sink_dir/service"
+chmod +x "$sink_dir/service"
+TMPDIR=$sink_dir "$h" run --scenario sink-outage --events 10 --quiet -- "$sink_dir/service" >/dev/null 2>&1 &
+harness=$!
+i=0
+while [ ! -s "$sink_dir/sink" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+kill -TERM $harness
+wait $harness
+check "SIGTERM ends kdc-harness in a sink scenario" 143 $?
+sink=$(cat "$sink_dir/sink" 2>/dev/null)
+case $sink in
+sqlite:"$sink_dir"/kdc-harness-sink-*/effects.db)
+        if [ -e "${sink#sqlite:}" ] || [ -e "$(dirname "${sink#sqlite:}")" ]; then
+                echo "FAIL: an interrupted kdc-harness left its sink behind: $sink"
+                fail=1
+        else
+                echo "ok: an interrupted kdc-harness leaves no sink database behind"
+        fi ;;
+*)
+        echo "FAIL: the service was given KDC_HARNESS_SINK='$sink'"
+        fail=1 ;;
+esac
+rm -rf "$sink_dir"
 
 # A service whose worker ignores SIGTERM while the main process exits on it:
 # the worker, in the service's process group, must not outlive the run.

@@ -3,7 +3,8 @@
  *   harness_check valid -- kdc-harness run ... --format json -- SERVICE
  *     exit status 0; every run: lost 0, unprocessed 0, no DLQ record
  *     without identity, no output naming no event; every event processed
- *     or dead-lettered
+ *     or dead-lettered (in a sink run: every event with a row or dead-lettered,
+ *     no event with two rows, no row naming no event)
  *   harness_check lost -- kdc-harness run ... --format json -- SERVICE
  *     exit status 1; every run: lost > 0, and the lost events listed
  *   harness_check expect STATUS FIELD=VALUE... -- kdc-harness run ...
@@ -130,6 +131,13 @@ int main(int argc, char **argv) {
                        (long long)json_integer_value(
                            json_object_get(json_object_get(run, "service"), "kills")),
                        json_string_value(json_object_get(run, "end_reason")));
+                int sink = json_is_string(json_object_get(run, "sink"));
+                if (sink)
+                        printf("  sink %s: %lld rows for %lld events, duplicate effects %lld, "
+                               "rows naming no event %lld\n",
+                               json_string_value(json_object_get(run, "sink")),
+                               num(run, "effect_rows"), num(run, "effected"),
+                               num(run, "duplicate_effects"), num(run, "foreign_effects"));
                 if (events <= 0) {
                         fprintf(stderr, "  no events\n");
                         failures++;
@@ -144,7 +152,10 @@ int main(int argc, char **argv) {
                         if (lost != 0 || num(run, "unprocessed") != 0 ||
                             num(run, "dlq_without_identity") != 0 ||
                             num(run, "foreign_records") != 0 ||
-                            num(run, "processed") + num(run, "dead_lettered") < events ||
+                            num(run, sink ? "effected" : "processed") + num(run, "dead_lettered") <
+                                events ||
+                            (sink && (num(run, "duplicate_effects") != 0 ||
+                                      num(run, "foreign_effects") != 0)) ||
                             !json_is_true(json_object_get(run, "valid"))) {
                                 fprintf(stderr, "  expected nothing lost, everything processed\n");
                                 failures++;

@@ -14,6 +14,10 @@
  *                 more than the 5 MiB the mock cluster keeps per partition,
  *                 so it deletes the oldest outputs before they are read
  *                 back.
+ *   sink-twice    in a sink scenario (KDC_HARNESS_SINK=sqlite:PATH), every
+ *                 event's row written twice by a plain INSERT (waiting out a
+ *                 locked database), then a commit: nothing is lost, every
+ *                 event has a duplicate effect.
  *
  * Outputs and DLQ records are confirmed (delivery reports) before the
  * input is committed, one event at a time. Stops on SIGTERM. */
@@ -23,6 +27,7 @@
 #include <string.h>
 
 #include <librdkafka/rdkafka.h>
+#include <sqlite3.h>
 
 static volatile sig_atomic_t stopping;
 static int failed_deliveries;
@@ -104,15 +109,41 @@ static rd_kafka_headers_t *event_id_of(const rd_kafka_message_t *m) {
         return out;
 }
 
+/* Two rows for the event (its key): 0 when both are written. */
+static int insert_twice(sqlite3 *db, const rd_kafka_message_t *m) {
+        sqlite3_stmt *st;
+        int rc = 0;
+
+        if (sqlite3_prepare_v2(db, "INSERT INTO effects(event_id, amount) VALUES (?1, 1)", -1, &st,
+                               NULL) != SQLITE_OK)
+                return -1;
+        for (int i = 0; i < 2 && !rc; i++) {
+                sqlite3_bind_text(st, 1, m->key, (int)m->key_len, SQLITE_TRANSIENT);
+                rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+                sqlite3_reset(st);
+        }
+        sqlite3_finalize(st);
+        return rc;
+}
+
 int main(int argc, char **argv) {
         const char *mode = argc > 1 ? argv[1] : "";
         const char *input = env("KAFKA_INPUT_TOPIC", NULL);
         int forged = !strcmp(mode, "forged-dlq"), outputs_only = !strcmp(mode, "outputs-only");
-        int large = !strcmp(mode, "big-outputs");
+        int large = !strcmp(mode, "big-outputs"), twice = !strcmp(mode, "sink-twice");
+        const char *sink = getenv("KDC_HARNESS_SINK");
+        sqlite3 *db = NULL;
         char err[256];
 
-        if (!forged && !outputs_only && !large) {
-                fprintf(stderr, "usage: hostile-service forged-dlq|outputs-only|big-outputs\n");
+        if (!forged && !outputs_only && !large && !twice) {
+                fprintf(stderr, "usage: hostile-service "
+                                "forged-dlq|outputs-only|big-outputs|sink-twice\n");
+                return 2;
+        }
+        if (twice && (!sink || strncmp(sink, "sqlite:", 7) != 0 ||
+                      sqlite3_open_v2(sink + 7, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK ||
+                      sqlite3_busy_timeout(db, 30000) != SQLITE_OK)) {
+                fprintf(stderr, "hostile-service: sink-twice needs KDC_HARNESS_SINK=sqlite:PATH\n");
                 return 2;
         }
         signal(SIGTERM, on_sigterm);
@@ -144,7 +175,9 @@ int main(int argc, char **argv) {
                 if (!m)
                         continue;
                 if (!m->err) {
-                        if (outputs_only || large)
+                        if (twice)
+                                status = insert_twice(db, m);
+                        else if (outputs_only || large)
                                 status = produce(producer, env("KAFKA_OUTPUT_TOPIC", NULL), m,
                                                  event_id_of(m), large);
                         else if (m->offset % 2 == 0)
@@ -161,5 +194,6 @@ int main(int argc, char **argv) {
         rd_kafka_destroy(consumer);
         rd_kafka_flush(producer, 10000);
         rd_kafka_destroy(producer);
+        sqlite3_close(db);
         return status ? 1 : 0;
 }

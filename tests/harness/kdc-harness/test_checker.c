@@ -53,6 +53,32 @@ static void a_dlq_record_saves_a_committed_event(void **state) {
         tk_verdict_free(&v);
 }
 
+/* With a sink, the row is the effect: an output does not save a committed event
+ * without a row (or a DLQ record), and a second row is a duplicate effect. */
+static void with_a_sink_a_committed_event_without_a_row_is_lost(void **state) {
+        (void)state;
+        struct tk_event e[] = {ev(0, 0, 0, 0), ev(0, 1, 1, 0), ev(0, 2, 0, 1), ev(0, 3, 0, 0),
+                               ev(0, 4, 0, 0)};
+        int64_t committed[] = {4}; /* offsets 0..3 committed, 4 not */
+        struct tk_verdict v;
+
+        e[0].effects = 1;
+        e[3].effects = 2;
+        assert_int_equal(tk_check_effects(e, 5, committed, 1, 1, &v), 0);
+        assert_int_equal(v.lost, 1); /* offset 1: an output, no row */
+        assert_int_equal(v.lists[KDC_TESTKIT_LOST][0], 1);
+        assert_int_equal(v.effected, 2);
+        assert_int_equal(v.duplicate_effects, 1);
+        assert_int_equal(v.nlists[KDC_TESTKIT_DUPLICATE_EFFECTS], 1);
+        assert_int_equal(v.lists[KDC_TESTKIT_DUPLICATE_EFFECTS][0], 3);
+        assert_int_equal(v.unprocessed, 1);
+        assert_string_equal(tk_judge(&v, 1, 1, 0, 0, 0), "events lost");
+        v.lost = 0;
+        assert_null(tk_judge(&v, 1, 1, 0, 0, 0));
+        assert_string_equal(tk_judge(&v, 1, 1, 0, 1, 0), "effects duplicated");
+        tk_verdict_free(&v);
+}
+
 static void more_than_one_output_is_a_duplicate_not_a_loss(void **state) {
         (void)state;
         struct tk_event e[] = {ev(0, 0, 2, 0), ev(0, 1, 1, 0), ev(0, 2, 3, 0)};
@@ -194,6 +220,7 @@ int main(void) {
             cmocka_unit_test(event_ids_round_trip_and_strangers_are_refused),
             cmocka_unit_test(a_run_in_which_the_service_did_nothing_fails),
             cmocka_unit_test(the_failure_named_is_the_first_that_applies),
+            cmocka_unit_test(with_a_sink_a_committed_event_without_a_row_is_lost),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -127,6 +127,12 @@ static void every_fault_is_healed_by_the_end_of_its_plan(void **state) {
                 assert_int_equal(started, 0);
                 /* a thread cannot be SIGKILLed or SIGSTOPped */
                 assert_int_equal(signals, s->pub.needs_process);
+                /* the sink a scenario documents is the one its plan gives */
+                if (p.sink == TK_SINK_NONE)
+                        assert_null(s->pub.sink);
+                else
+                        assert_string_equal(s->pub.sink,
+                                            p.sink == TK_SINK_SQLITE ? "sqlite" : "postgresql");
         }
 }
 

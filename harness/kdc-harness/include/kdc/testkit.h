@@ -100,6 +100,7 @@ extern "C" {
 #define KDC_TESTKIT_ENV_MESSAGE_TIMEOUT "KAFKA_MESSAGE_TIMEOUT_MS"
 #define KDC_TESTKIT_ENV_SCENARIO "KDC_HARNESS_SCENARIO"
 #define KDC_TESTKIT_ENV_INSTANCE "KDC_HARNESS_INSTANCE"
+#define KDC_TESTKIT_ENV_SINK "KDC_HARNESS_SINK"
 
 /** Header carrying the event id on every input event. */
 #define KDC_TESTKIT_EVENT_ID_HEADER "event-id"
@@ -194,6 +195,10 @@ typedef struct kdc_testkit_scenario_s {
         const char *mock_limits; /**< what the mock cannot do here ("" if
                                       nothing), and the equivalent used */
         int needs_process;       /**< SIGKILL/SIGSTOP: command services only */
+        const char *sink;        /**< the database it gives the service
+                                      (KDC_HARNESS_SINK): "sqlite",
+                                      "postgresql" (needs a PostgreSQL
+                                      server installed), or NULL: none */
         int needs_broker_control; /**< brokers down, injected request errors,
                                        moved leaders or coordinator: only on
                                        the embedded mock cluster, refused
@@ -230,6 +235,17 @@ typedef struct kdc_testkit_env_s {
         const char *scenario; /**< KDC_HARNESS_SCENARIO */
         int instance;         /**< KDC_HARNESS_INSTANCE: 1, or 2 for a
                                    second consumer */
+        /** KDC_HARNESS_SINK: in a sink scenario the store the service
+         *  writes each well-formed event's effect to: "sqlite:PATH"
+         *  (sink-outage, sink-full, sink-rejects) or "postgresql:CONNINFO"
+         *  (sink-postgresql-down, sink-postgresql-revoked: a libpq
+         *  connection string to a server of the run's own), a database
+         *  whose table the harness created (
+         *  effects(seq INTEGER PRIMARY KEY AUTOINCREMENT, event_id TEXT NOT
+         *  NULL, amount INTEGER NOT NULL, written_at TEXT DEFAULT now), one
+         *  row per effect, no unique key: a service that writes a row twice
+         *  leaves two). NULL in the other scenarios (the variable is unset). */
+        const char *sink;
 } kdc_testkit_env_t;
 
 /**
@@ -291,13 +307,14 @@ typedef struct kdc_testkit_result_s {
                              unprocessed), and the service did something
                              (a commit, an output or a DLQ record); 0
                              otherwise, and failure says why */
-        const char *failure; /**< NULL when valid; else the first of
+        const char *failure;     /**< NULL when valid; else the first of
                                   "records dropped by the mock cluster"
                                   (dropped_records: no verdict), "events
                                   lost", "nothing processed" (no event
                                   committed, no output and no DLQ record:
                                   a service that never worked shows
-                                  nothing), "events duplicated", "events
+                                  nothing), "events duplicated", "effects
+                                  duplicated", "events
                                   unprocessed" that applies */
         int64_t dropped_records; /**< records the mock cluster deleted from
                                       the input, output or DLQ topic before
@@ -305,13 +322,25 @@ typedef struct kdc_testkit_result_s {
                                       and 100,000 messages per partition):
                                       when non-zero, the counts above cannot
                                       be trusted (kdc-harness exits 2) */
+        /** The run's sink ("sqlite" or "postgresql"), NULL when it had none. With a sink, an
+         *  event's effect is its row: lost counts committed events with no
+         *  row and no DLQ record, and output records are counted, not
+         *  judged. */
+        const char *sink;
+        int64_t effect_rows;       /**< rows read back from the sink */
+        int64_t effected;          /**< events with at least one row */
+        int64_t duplicate_effects; /**< events with more than one row (a
+                                        write replayed; fails the run with
+                                        exactly_once: "effects duplicated") */
+        int64_t foreign_effects;   /**< rows naming no event */
 } kdc_testkit_result_t;
 
 /** Which events kdc_testkit_result_event() lists. */
 typedef enum kdc_testkit_list_e {
         KDC_TESTKIT_LOST = 0,
         KDC_TESTKIT_DUPLICATED = 1,
-        KDC_TESTKIT_UNPROCESSED = 2
+        KDC_TESTKIT_UNPROCESSED = 2,
+        KDC_TESTKIT_DUPLICATE_EFFECTS = 3 /**< more than one row in the sink */
 } kdc_testkit_list_t;
 
 /** @brief The id of the @p i-th event (0-based, in id order) of @p list;
@@ -388,7 +417,9 @@ KDC_TESTKIT_EXPORT void kdc_testkit_result_destroy(kdc_testkit_result_t *result)
  *          options->bootstrap_servers, a scenario with needs_broker_control
  *          (refused before anything starts), or the cluster refused the
  *          run's topics (options->log says why).
- *          KDC_ERR_NOENT: the command could not be started.
+ *          KDC_ERR_NOENT: the command could not be started, or the
+ *          scenario's sink could not be made (a PostgreSQL scenario where
+ *          no server is installed).
  *          KDC_ERR_TIMEOUT: the mock cluster did not confirm the input
  *          events, or the outputs and committed offsets could not be read
  *          back (nothing to judge); with options->bootstrap_servers, also:
@@ -412,7 +443,9 @@ KDC_TESTKIT_EXPORT int kdc_testkit_run_command(const kdc_testkit_options_t *opti
  * For the SIGINT / SIGTERM handler of a program interrupted mid-run: each
  * service runs in a process group of its own, so the terminal's signals do
  * not reach it, and it would outlive the program (and its mock cluster).
- * Async-signal-safe (kill() only). The run itself is not ended: the
+ * Also removes the temporary database of a sink scenario in progress
+ * (KDC_HARNESS_SINK), so that an interrupted run leaves none behind.
+ * Async-signal-safe (kill(), unlink(), rmdir()). The run itself is not ended: the
  * handler is expected to end the process (kdc-harness re-raises the
  * signal).
  */
