@@ -17,7 +17,7 @@ for name in kdc-lint kdc-harness; do
   for section in NAME SYNOPSIS DESCRIPTION "SEE ALSO"; do
     grep -q "^$section\$" <<<"$text" || { echo "$name(1): no $section section"; status=1; }
   done
-  grep -qE '^ +Exit status: 0 ' <<<"$text" || { echo "$name(1): no exit status"; status=1; }
+  grep -qE '^ +Exit +status: +0 ' <<<"$text" || { echo "$name(1): no exit status"; status=1; }
   grep -A2 '^SYNOPSIS$' <<<"$text" | grep -q "$name" ||
     { echo "$name(1): the SYNOPSIS does not name $name"; status=1; }
   for opt in $("${prog[$name]}" --help | grep -oE -- '--[a-z][a-z-]+' | sort -u); do

@@ -1,6 +1,7 @@
 /* The mock cluster of one run: three brokers on loopback, the input, output
  * and DLQ topics with their leaders pinned to one broker per role, and the
- * faults applied to it (rdkafka_mock.h of librdkafka 2.0.2). */
+ * faults applied to it (rdkafka_mock.h of librdkafka 2.0.2). With
+ * options.bootstrap_servers, an existing cluster instead (remote.c). */
 #include <string.h>
 #include <time.h>
 
@@ -84,6 +85,13 @@ int tk_cluster_start(struct tk_cluster *c, const kdc_testkit_options_t *o) {
         c->partitions[TK_OUTPUT] = o->partitions;
         c->partitions[TK_DLQ] = 1;
         c->group = o->group;
+        c->log = o->log;
+        if (o->bootstrap_servers) {
+                int rc = tk_remote_start(c, o);
+                if (rc != 0)
+                        tk_remote_stop(c);
+                return rc;
+        }
 
         c->host = rd_kafka_new(RD_KAFKA_PRODUCER, tk_cluster_conf(NULL), err, sizeof err);
         if (!c->host)
@@ -112,6 +120,11 @@ int tk_cluster_start(struct tk_cluster *c, const kdc_testkit_options_t *o) {
 }
 
 void tk_cluster_stop(struct tk_cluster *c) {
+        if (c->remote) {
+                tk_remote_stop(c);
+                c->bootstraps = NULL;
+                return;
+        }
         if (c->mcluster)
                 rd_kafka_mock_cluster_destroy(c->mcluster); /* the waker helps here too */
         if (c->waker) {
@@ -128,6 +141,8 @@ void tk_cluster_stop(struct tk_cluster *c) {
 }
 
 void tk_cluster_apply(struct tk_cluster *c, const struct tk_step *st) {
+        if (!c->mcluster)
+                return; /* an existing cluster: such scenarios are refused (run.c) */
         switch (st->action) {
         case TK_BROKER_DOWN:
                 rd_kafka_mock_broker_set_down(c->mcluster, st->broker);
@@ -153,5 +168,7 @@ void tk_cluster_apply(struct tk_cluster *c, const struct tk_step *st) {
 }
 
 void tk_cluster_heal(struct tk_cluster *c) {
+        if (!c->mcluster)
+                return;
         rd_kafka_mock_broker_set_up(c->mcluster, -1);
 }

@@ -2,6 +2,7 @@
  *
  *   scenarios.c  the scenario table and each scenario's fault plan
  *   cluster.c    the mock cluster, its topics, and the faults applied to it
+ *   remote.c     or an existing cluster: the run's own topics and group
  *   workload.c   the input events: ids, poison, paced confirmed production
  *   service.c    service instances: child processes or loop threads
  *   probe.c      a thread that watches committed offsets and outputs
@@ -112,6 +113,8 @@ void tk_step_describe(const struct tk_step *step, const char *const topics[3],
 
 /* ---- cluster.c -------------------------------------------------------- */
 
+#define TK_NAME_MAX 512 /* a unique topic or group name on an existing cluster */
+
 struct tk_cluster {
         rd_kafka_t *host; /* owns the mock cluster */
         rd_kafka_mock_cluster_t *mcluster;
@@ -126,6 +129,18 @@ struct tk_cluster {
         rd_kafka_t *waker;
         pthread_t waker_thread;
         int waker_stop;
+        /* An existing cluster (options.bootstrap_servers, remote.c): no
+         * mcluster; topics and group of unique names, created and deleted
+         * by the admin client. */
+        int remote;
+        rd_kafka_t *admin;
+        struct {
+                char input[TK_NAME_MAX], output[TK_NAME_MAX], dlq[TK_NAME_MAX];
+                char group[TK_NAME_MAX];
+        } names;
+        int created[3];        /* by enum tk_topic_role: to delete at the end */
+        unsigned char api[64]; /* by ApiKey: the cluster supports the request */
+        FILE *log;
 };
 
 int tk_cluster_start(struct tk_cluster *c, const kdc_testkit_options_t *o);
@@ -137,6 +152,17 @@ void tk_cluster_apply(struct tk_cluster *c, const struct tk_step *step);
 void tk_cluster_heal(struct tk_cluster *c);
 /* Client configuration for the testkit's own clients on the cluster. */
 rd_kafka_conf_t *tk_cluster_conf(const struct tk_cluster *c);
+
+/* ---- remote.c --------------------------------------------------------- */
+
+/* The run's topics and group on options->bootstrap_servers (c->partitions set
+ * before: what is asked; after: what the topics have). 0; KDC_ERR_INVALID
+ * (the names are too long, or the cluster refused them: said on c->log);
+ * KDC_ERR_TIMEOUT (no bootstrap server answered, or the topics got no
+ * leaders). What was created stays for tk_remote_stop(). */
+int tk_remote_start(struct tk_cluster *c, const kdc_testkit_options_t *o);
+/* Deletes the topics created and the group; says on c->log what is left. */
+void tk_remote_stop(struct tk_cluster *c);
 
 /* ---- workload.c ------------------------------------------------------- */
 

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <sys/stat.h>
@@ -18,6 +19,8 @@
 
 #include <jansson.h>
 #include <kdc/testkit.h>
+#include <librdkafka/rdkafka.h>
+#include <librdkafka/rdkafka_mock.h>
 
 #ifndef KDC_VERSION
 #define KDC_VERSION "0.0.0"
@@ -26,9 +29,14 @@
 static const char usage[] =
     "Usage: kdc-harness list [--format text|json] [--verbose]\n"
     "  or:  kdc-harness run (--scenario NAME[,NAME...] | --all) [options] -- COMMAND [ARGS...]\n"
+    "  or:  kdc-harness mock-cluster [--brokers N]\n"
     "\n"
     "Runs a Kafka service (any language) against a mock cluster while it injects faults,\n"
     "and proves by counting that no event was lost.\n"
+    "\n"
+    "mock-cluster: runs a standalone librdkafka mock cluster of N brokers (default 3, at\n"
+    "most 32) on loopback, prints its bootstrap servers on stdout (one line) and serves\n"
+    "until SIGINT or SIGTERM, then exits 0.\n"
     "\n"
     "run options:\n"
     "  --events N           input events (default 1000)\n"
@@ -48,6 +56,12 @@ static const char usage[] =
     "  --report-html FILE   also write the runs as one self-contained HTML page: each\n"
     "                       scenario's timeline (events stored, committed, written), its\n"
     "                       fault windows and its lost and duplicated events\n"
+    "  --bootstrap-servers HOST:PORT,...\n"
+    "                       run on this existing cluster instead of an embedded mock:\n"
+    "                       each scenario creates topics and a group of unique names\n"
+    "                       there (the names above, suffixed -PID-TIME-RANDOM) and\n"
+    "                       deletes them at the end; scenarios that need control of the\n"
+    "                       brokers (list --verbose says which) are refused, one line each\n"
     "\n"
     "Exit status: 0 every run valid (no event lost, and the service processed something),\n"
     "1 a run failed (events lost, nothing processed, or duplicated / unprocessed when\n"
@@ -99,11 +113,12 @@ static int list(int argc, char **argv) {
                 for (size_t i = 0; i < kdc_testkit_scenario_count(); i++) {
                         const kdc_testkit_scenario_t *s = kdc_testkit_scenario(i);
                         json_array_append_new(
-                            a, json_pack("{s:s, s:s, s:s, s:s, s:s, s:b, s:o}", "name", s->name,
-                                         "summary", s->summary, "faults", s->faults, "expect",
-                                         s->expect, "mock_limits", s->mock_limits, "needs_process",
-                                         s->needs_process, "sink",
-                                         s->sink ? json_string(s->sink) : json_null()));
+                            a, json_pack("{s:s, s:s, s:s, s:s, s:s, s:b, s:o, s:b}", "name",
+                                         s->name, "summary", s->summary, "faults", s->faults,
+                                         "expect", s->expect, "mock_limits", s->mock_limits,
+                                         "needs_process", s->needs_process, "sink",
+                                         s->sink ? json_string(s->sink) : json_null(),
+                                         "needs_broker_control", s->needs_broker_control));
                 }
                 json_dumpf(a, stdout, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
                 fputc('\n', stdout);
@@ -119,6 +134,9 @@ static int list(int argc, char **argv) {
                                 printf("    mock:   %s\n", s->mock_limits);
                         if (s->sink)
                                 printf("    sink:   %s (KDC_HARNESS_SINK)\n", s->sink);
+                        if (s->needs_broker_control)
+                                printf("    needs control of the brokers: embedded mock cluster "
+                                       "only, not --bootstrap-servers\n");
                 }
         }
         return 0;
@@ -256,10 +274,22 @@ static int print_report(const kdc_testkit_result_t **results, size_t done, int j
         return rc;
 }
 
-/* Interrupted mid-run (Ctrl-C, a CI timeout): no service may outlive us. */
+/* The signal that interrupted a run on an existing cluster, re-raised once
+ * the run has cleaned up. */
+static volatile sig_atomic_t interrupted_by;
+static int on_existing_cluster;
+
+/* Interrupted mid-run (Ctrl-C, a CI timeout): no service may outlive us. On
+ * an existing cluster, the run also deletes its topics and group first (a
+ * second signal ends kdc-harness at once). */
 static void on_interrupt(int sig) {
         kdc_testkit_services_kill();
         signal(sig, SIG_DFL);
+        if (on_existing_cluster && !interrupted_by) {
+                interrupted_by = sig;
+                kdc_testkit_interrupt();
+                return;
+        }
         raise(sig);
 }
 
@@ -282,7 +312,8 @@ static int run(int argc, char **argv) {
                 O_QUIET,
                 O_SCENARIO,
                 O_ALL,
-                O_HTML
+                O_HTML,
+                O_BS
         };
         static const struct option opts[] = {{"scenario", required_argument, 0, O_SCENARIO},
                                              {"all", no_argument, 0, O_ALL},
@@ -302,6 +333,7 @@ static int run(int argc, char **argv) {
                                              {"service-log", required_argument, 0, O_LOG},
                                              {"quiet", no_argument, 0, O_QUIET},
                                              {"report-html", required_argument, 0, O_HTML},
+                                             {"bootstrap-servers", required_argument, 0, O_BS},
                                              {"help", no_argument, 0, 'h'},
                                              {0, 0, 0, 0}};
         kdc_testkit_options_t o;
@@ -386,6 +418,9 @@ static int run(int argc, char **argv) {
                 case O_HTML:
                         html_path = optarg;
                         break;
+                case O_BS:
+                        o.bootstrap_servers = optarg;
+                        break;
                 case 'h':
                         fputs(usage, stdout);
                         return 0;
@@ -414,12 +449,33 @@ static int run(int argc, char **argv) {
                 free(names);
                 return 2;
         }
+        /* An existing cluster: what needs the mock's brokers is refused, one
+         * line each; with nothing left, that is a usage error. */
+        if (o.bootstrap_servers) {
+                size_t kept = 0;
+                for (size_t i = 0; i < n; i++) {
+                        if (kdc_testkit_scenario_find(names[i])->needs_broker_control)
+                                fprintf(stderr,
+                                        "kdc-harness: scenario %s needs control of the brokers "
+                                        "(the embedded mock cluster): not run on "
+                                        "--bootstrap-servers\n",
+                                        names[i]);
+                        else
+                                names[kept++] = names[i];
+                }
+                if (!kept) {
+                        free(names);
+                        return 2;
+                }
+                n = kept;
+        }
         /* What a service leaves outside its process group (a daemon started
          * with setsid, a double fork) comes to us when its parent dies, and is
          * killed at the service's next stop (tk_services_collect_strays()). */
         prctl(PR_SET_CHILD_SUBREAPER, 1);
         /* A signal we inherited ignored (a background job's SIGINT) stays
          * ignored. */
+        on_existing_cluster = o.bootstrap_servers != NULL;
         static const int interrupts[] = {SIGINT, SIGTERM, SIGHUP};
         for (size_t i = 0; i < sizeof interrupts / sizeof interrupts[0]; i++) {
                 struct sigaction sa, old;
@@ -464,6 +520,11 @@ static int run(int argc, char **argv) {
         for (size_t i = 0; results && i < n; i++) {
                 kdc_testkit_result_t *r;
                 int rc = kdc_testkit_run_command(&o, names[i], argv + optind, &r);
+                if (interrupted_by) {
+                        if (rc == 0)
+                                kdc_testkit_result_destroy(r);
+                        break;
+                }
                 const kdc_testkit_scenario_t *sc = kdc_testkit_scenario_find(names[i]);
                 if (rc == KDC_ERR_NOENT && sc && sc->sink) {
                         snprintf(error, sizeof error,
@@ -477,11 +538,18 @@ static int run(int argc, char **argv) {
                 }
                 if (rc != 0) {
                         snprintf(error, sizeof error, "scenario %s: %s", names[i],
-                                 rc == KDC_ERR_NOENT    ? "the service command could not be started"
+                                 rc == KDC_ERR_NOENT ? "the service command could not be started"
+                                 : rc == KDC_ERR_TIMEOUT && o.bootstrap_servers
+                                     ? "the cluster did not answer, its topics got no leaders, "
+                                       "it did not confirm the input events, or outputs could not "
+                                       "be read back (the lines above say which)"
                                  : rc == KDC_ERR_TIMEOUT ? "the mock cluster did not confirm the "
                                                            "input events, or outputs could not be "
                                                            "read back"
-                                                         : kdc_strerror(rc));
+                                 : rc == KDC_ERR_INVALID && o.bootstrap_servers
+                                     ? "the cluster refused the run's topics (the lines above say "
+                                       "why)"
+                                     : kdc_strerror(rc));
                         break;
                 }
                 results[done++] = r;
@@ -496,6 +564,10 @@ static int run(int argc, char **argv) {
                 }
                 if (!r->valid)
                         status = status ? status : 1;
+        }
+        if (interrupted_by) { /* cleaned up: end as the signal would have */
+                kdc_testkit_services_release();
+                raise(interrupted_by);
         }
         if (*error) {
                 fprintf(stderr, "kdc-harness: %s\n", error);
@@ -525,7 +597,78 @@ static int run(int argc, char **argv) {
         return status;
 }
 
+/* Rather than a dropped-connection line each time a client goes: the
+ * standalone cluster says only what a script reads (its bootstrap servers). */
+static void mock_log(const rd_kafka_t *rk, int level, const char *fac, const char *buf) {
+        (void)rk;
+        (void)fac;
+        if (level <= 3)
+                fprintf(stderr, "kdc-harness: mock cluster: %s\n", buf);
+}
+
+#define MOCK_BROKERS_MAX 32
+
+/* kdc-harness mock-cluster [--brokers N]: a mock cluster for a service's own
+ * tests (or kdc-harness run --bootstrap-servers), until SIGINT or SIGTERM. */
+static int mock_cluster(int argc, char **argv) {
+        int64_t brokers = 3;
+
+        for (int i = 1; i < argc; i++) {
+                const char *value = NULL;
+                if (!strcmp(argv[i], "--brokers")) {
+                        if (i + 1 >= argc)
+                                return usage_error("option '--brokers' needs a value");
+                        value = argv[++i];
+                } else if (!strncmp(argv[i], "--brokers=", 10)) {
+                        value = argv[i] + 10;
+                } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+                        fputs(usage, stdout);
+                        return 0;
+                } else {
+                        return usage_error("mock-cluster: unknown argument '%s'", argv[i]);
+                }
+                if (number("brokers", value, 1, MOCK_BROKERS_MAX, &brokers))
+                        return 2;
+        }
+        /* Blocked before librdkafka starts its threads, which inherit the
+         * mask: the signals wait for sigwait() below. */
+        sigset_t stop;
+        int sig;
+        sigemptyset(&stop);
+        sigaddset(&stop, SIGINT);
+        sigaddset(&stop, SIGTERM);
+        sigaddset(&stop, SIGHUP);
+        pthread_sigmask(SIG_BLOCK, &stop, NULL);
+
+        rd_kafka_conf_t *conf = rd_kafka_conf_new();
+        char err[256];
+        rd_kafka_conf_set_log_cb(conf, mock_log);
+        rd_kafka_t *host = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
+        if (!host) {
+                fprintf(stderr, "kdc-harness: mock-cluster: %s\n", err);
+                return 2;
+        }
+        rd_kafka_mock_cluster_t *mcluster = rd_kafka_mock_cluster_new(host, (int)brokers);
+        if (!mcluster) {
+                fputs("kdc-harness: mock-cluster: librdkafka could not start a mock cluster\n",
+                      stderr);
+                rd_kafka_destroy(host);
+                return 2;
+        }
+        printf("%s\n", rd_kafka_mock_cluster_bootstraps(mcluster));
+        int status = fflush(stdout) == 0 ? 0 : 2;
+        if (status)
+                fprintf(stderr, "kdc-harness: mock-cluster: stdout: %s\n", strerror(errno));
+        while (!status && sigwait(&stop, &sig) != 0)
+                ;
+        rd_kafka_mock_cluster_destroy(mcluster);
+        rd_kafka_destroy(host);
+        return status;
+}
+
 int main(int argc, char **argv) {
+        if (argc >= 2 && !strcmp(argv[1], "mock-cluster"))
+                return mock_cluster(argc - 1, argv + 1);
         if (argc >= 2 && !strcmp(argv[1], "list"))
                 return list(argc - 1, argv + 1);
         if (argc >= 2 && !strcmp(argv[1], "run"))
@@ -542,5 +685,5 @@ int main(int argc, char **argv) {
                 fputs(usage, stderr);
                 return 2;
         }
-        return usage_error("unknown command '%s' (kdc-harness list, kdc-harness run)", argv[1]);
+        return usage_error("unknown command '%s' (kdc-harness list, run, mock-cluster)", argv[1]);
 }

@@ -1,6 +1,7 @@
 /* One run, start to verdict: cluster, service, warm-up, paced events and
  * the fault schedule, the end of the run, read-back and the checker. */
 #include <inttypes.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,6 +98,8 @@ int kdc_testkit_options_validate(const kdc_testkit_options_t *o, char *errstr,
                                o->timeout_ms);
         if (o->idle_ms < 100)
                 return problem(errstr, errstr_size, "idle: %d ms is not >= 100", o->idle_ms);
+        if (o->bootstrap_servers && !*o->bootstrap_servers)
+                return problem(errstr, errstr_size, "the bootstrap servers are empty");
         if (o->stop_grace_ms < 0)
                 return problem(errstr, errstr_size, "stop grace: %d ms is negative",
                                o->stop_grace_ms);
@@ -220,8 +223,18 @@ static void apply(struct tk_run *run, const struct tk_step *st) {
                 run_log(run, "fault: %s", what);
 }
 
+/* Set by kdc_testkit_interrupt() (a signal handler): every run ends. */
+static volatile sig_atomic_t interrupted;
+
+void kdc_testkit_interrupt(void) {
+        interrupted = 1;
+}
+
 static void supervise(struct tk_run *run) {
         int64_t now = tk_now_ms();
+
+        if (interrupted)
+                return; /* no restart: the run is ending */
 
         for (int i = 0; i < run->ninst; i++)
                 tk_instance_check(&run->inst[i], now);
@@ -356,8 +369,9 @@ static int run_scenario(struct tk_run *run) {
         int64_t committed, outputs, changed_at, now, last_step_at, quiet_since;
         int k = 0, rc;
 
-        run_log(run, "scenario %s, seed %" PRIu64 ", %" PRId64 " events, mock cluster %s",
-                run->scenario->pub.name, o->seed, o->events, run->cluster.bootstraps);
+        run_log(run, "scenario %s, seed %" PRIu64 ", %" PRId64 " events, %s %s",
+                run->scenario->pub.name, o->seed, o->events,
+                run->cluster.remote ? "cluster" : "mock cluster", run->cluster.bootstraps);
         if ((rc = tk_instance_start(&run->inst[0])) != 0)
                 return rc;
 
@@ -369,7 +383,7 @@ static int run_scenario(struct tk_run *run) {
                 tick(run, 20);
                 tk_probe_read(&run->probe, &committed, &outputs, &changed_at);
         } while (committed == 0 && outputs == 0 && tk_now_ms() < run->t0 + TK_WARMUP_MS &&
-                 tk_now_ms() < deadline && !run->crash_loop);
+                 tk_now_ms() < deadline && !run->crash_loop && !interrupted);
         run_log(run, "warm-up done (%s)",
                 committed || outputs ? "the service works" : "no sign of the service yet");
 
@@ -378,7 +392,7 @@ static int run_scenario(struct tk_run *run) {
         int64_t start = tk_now_ms();
         last_step_at = start;
         while ((run->w.enqueued < run->w.n || k < run->plan.nsteps) && tk_now_ms() < deadline &&
-               !run->crash_loop) {
+               !run->crash_loop && !interrupted) {
                 int64_t target = warm + (tk_now_ms() - start) * o->rate / 1000;
                 tk_workload_produce(&run->w, target);
                 while (k < run->plan.nsteps && step_due(run, &run->plan.steps[k], last_step_at)) {
@@ -395,6 +409,10 @@ static int run_scenario(struct tk_run *run) {
                 tk_instance_pause(&run->inst[i], 0);
         run_log(run, "%" PRId64 " of %" PRId64 " events produced, %d of %d fault steps applied",
                 run->w.enqueued, run->w.n, k, run->plan.nsteps);
+        if (interrupted) {
+                run_log(run, "interrupted: no verdict");
+                return KDC_ERR_TIMEOUT;
+        }
         if (tk_workload_drain(&run->w, TK_DRAIN_MS) != 0 && run->w.confirmed == 0)
                 return KDC_ERR_TIMEOUT;
 
@@ -405,6 +423,10 @@ static int run_scenario(struct tk_run *run) {
         for (;;) {
                 tick(run, 50);
                 now = tk_now_ms();
+                if (interrupted) {
+                        run_log(run, "interrupted: no verdict");
+                        return KDC_ERR_TIMEOUT;
+                }
                 if (run->crash_loop) {
                         run->r->pub.end_reason = "crash loop";
                         break;
@@ -433,6 +455,19 @@ static int run_scenario(struct tk_run *run) {
         return 0;
 }
 
+/* A Kafka broker refuses a session timeout below its
+ * group.min.session.timeout.ms, 6 s by default (INVALID_SESSION_TIMEOUT: the
+ * service could never join); the mock accepts the 4 s the plans ask for. And
+ * librdkafka refuses max.poll.interval.ms below session.timeout.ms. */
+#define TK_BROKER_MIN_SESSION_TIMEOUT_MS 6000
+
+static void plan_for_existing_cluster(struct tk_plan *p) {
+        if (p->session_timeout_ms < TK_BROKER_MIN_SESSION_TIMEOUT_MS)
+                p->session_timeout_ms = TK_BROKER_MIN_SESSION_TIMEOUT_MS;
+        if (p->max_poll_interval_ms && p->max_poll_interval_ms < p->session_timeout_ms)
+                p->max_poll_interval_ms = p->session_timeout_ms;
+}
+
 static int run(const kdc_testkit_options_t *options, const char *scenario, char *const argv[],
                kdc_testkit_loop_t *loop, void *opaque, kdc_testkit_result_t **resultp) {
         struct tk_run *run;
@@ -454,7 +489,8 @@ static int run(const kdc_testkit_options_t *options, const char *scenario, char 
                 kdc_testkit_options_init(&run->o);
         run->scenario = tk_scenario_find(scenario);
         if (!run->scenario || kdc_testkit_options_validate(&run->o, NULL, 0) != 0 ||
-            (loop && run->scenario->pub.needs_process)) {
+            (loop && run->scenario->pub.needs_process) ||
+            (run->o.bootstrap_servers && run->scenario->pub.needs_broker_control)) {
                 free(run);
                 return KDC_ERR_INVALID;
         }
@@ -464,6 +500,12 @@ static int run(const kdc_testkit_options_t *options, const char *scenario, char 
         }
         run->t0 = tk_now_ms();
         tk_plan_make(run->scenario, run->o.seed, &run->plan);
+        if (run->o.bootstrap_servers)
+                plan_for_existing_cluster(&run->plan);
+        if (interrupted) {
+                rc = KDC_ERR_TIMEOUT;
+                goto out;
+        }
 
         if ((rc = tk_cluster_start(&run->cluster, &run->o)) != 0)
                 goto out;
@@ -472,10 +514,11 @@ static int run(const kdc_testkit_options_t *options, const char *scenario, char 
                 goto out_cluster;
         memset(&env, 0, sizeof env);
         env.bootstrap_servers = run->cluster.bootstraps;
-        env.input_topic = run->o.input_topic;
-        env.output_topic = run->o.output_topic;
-        env.dlq_topic = run->o.dlq_topic;
-        env.group = run->o.group;
+        /* the names the cluster has: unique ones on an existing cluster */
+        env.input_topic = run->cluster.topics[TK_INPUT];
+        env.output_topic = run->cluster.topics[TK_OUTPUT];
+        env.dlq_topic = run->cluster.topics[TK_DLQ];
+        env.group = run->cluster.group;
         env.session_timeout_ms = run->plan.session_timeout_ms;
         env.heartbeat_interval_ms = run->plan.heartbeat_interval_ms;
         env.max_poll_interval_ms = run->plan.max_poll_interval_ms;

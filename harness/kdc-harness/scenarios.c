@@ -1,6 +1,8 @@
 /* The scenario table: what each scenario injects, when (drawn from the
  * seed), what a correct service does, and where the mock cluster falls
- * short. `kdc-harness list` prints this table; docs/kdc-harness.md documents it
+ * short, and whether it needs control of the brokers (the embedded mock: such a
+ * scenario cannot run on an existing cluster). `kdc-harness list` prints this
+ * table; docs/kdc-harness.md documents it
  * (testkit.docs checks that both name the same scenarios). */
 #include <stdlib.h>
 #include <string.h>
@@ -181,14 +183,14 @@ static void plan_postgresql_revoked(struct tk_plan *p, unsigned short rng[3]) {
 
 static const struct tk_scenario scenarios[] = {
     {{"baseline", "no fault: every event must come out once", "none",
-      "every event processed once, all committed", "", 0, NULL},
+      "every event processed once, all committed", "", 0, NULL, 0},
      plan_baseline},
     {{"broker-down", "the output partitions' leader goes down, then every broker",
       "at 25-40% of the events broker 2 (output leader) is down for 1.5-3.5 s; at 55-70% "
       "all three brokers are down for 1.5-3 s",
       "produces wait (librdkafka retries within message.timeout.ms); nothing is committed "
       "before its output is confirmed",
-      "", 0, NULL},
+      "", 0, NULL, 1},
      plan_broker_down},
     {{"produce-not-enough-replicas", "output produce requests fail with NOT_ENOUGH_REPLICAS",
       "message.timeout.ms=5000 is asked for; at 30-60% 30-45 Produce requests to broker 2 "
@@ -197,14 +199,14 @@ static const struct tk_scenario scenarios[] = {
       "reported failed (_MSG_TIMED_OUT): their inputs are not committed and are redone",
       "the mock cannot fail one topic's produces: the errors go on the output leader's "
       "request stack (broker 2), which only output produces reach",
-      0, NULL},
+      0, NULL, 1},
      plan_not_enough_replicas},
     {{"produce-msg-timed-out", "output messages time out (_MSG_TIMED_OUT)",
       "message.timeout.ms=2000 is asked for; at 30-60% broker 2 (output leader) is down for "
       "4-6 s",
       "outputs queued while the broker is down fail with _MSG_TIMED_OUT; their inputs are "
       "not committed and are processed again",
-      "", 0, NULL},
+      "", 0, NULL, 1},
      plan_msg_timed_out},
     {{"produce-topic-authorization-failed",
       "output produce requests are refused "
@@ -214,7 +216,7 @@ static const struct tk_scenario scenarios[] = {
       "the failed outputs are reported; their inputs are not committed (the error is "
       "fatal by kdc's classification: a service may halt and be restarted)",
       "the mock has no ACLs: the error is injected on the output leader's Produce requests", 0,
-      NULL},
+      NULL, 1},
      plan_topic_authorization},
     {{"dlq-failing", "3% poison events while DLQ produces are refused",
       "3% of the events are malformed; at 30-50% 2-4 Produce requests to broker 3 (DLQ "
@@ -222,26 +224,26 @@ static const struct tk_scenario scenarios[] = {
       "a poison event is committed only after its DLQ copy is confirmed",
       "the mock cannot fail one topic's produces: the errors go on the DLQ leader's request "
       "stack (broker 3)",
-      0, NULL},
+      0, NULL, 1},
      plan_dlq_failing},
     {{"commit-rebalance-in-progress", "offset commits fail with REBALANCE_IN_PROGRESS",
       "at 30-60% 3-6 OffsetCommit requests to the coordinator fail with "
       "REBALANCE_IN_PROGRESS",
       "a failed commit leaves the offset where it was: the events are redelivered, never "
       "skipped",
-      "", 0, NULL},
+      "", 0, NULL, 1},
      plan_commit_rebalance},
     {{"commit-unknown-member-id", "offset commits fail with UNKNOWN_MEMBER_ID",
       "at 30-60% 3-6 OffsetCommit requests to the coordinator fail with UNKNOWN_MEMBER_ID "
       "(librdkafka then rejoins the group)",
       "membership errors end the assignment epoch; its uncommitted work is redone",
-      "the mock's answer is injected: the member really is still in the group", 0, NULL},
+      "the mock's answer is injected: the member really is still in the group", 0, NULL, 1},
      plan_commit_unknown_member},
     {{"commit-illegal-generation", "offset commits fail with ILLEGAL_GENERATION",
       "at 30-60% 3-6 OffsetCommit requests to the coordinator fail with ILLEGAL_GENERATION "
       "(librdkafka then rejoins the group)",
       "as commit-unknown-member-id",
-      "the mock's answer is injected: the generation really is still current", 0, NULL},
+      "the mock's answer is injected: the generation really is still current", 0, NULL, 1},
      plan_commit_illegal_generation},
     {{"coordinator-moved", "the group coordinator moves to another broker",
       "at 30-60% the group's coordinator moves from broker 1 to broker 3, and broker 1 is "
@@ -251,28 +253,28 @@ static const struct tk_scenario scenarios[] = {
       "the 2.0.2 mock answers NOT_COORDINATOR to JoinGroup, Heartbeat and SyncGroup on the "
       "old coordinator but still accepts OffsetCommit there; taking broker 1 down makes the "
       "move visible to commits too",
-      0, NULL},
+      0, NULL, 1},
      plan_coordinator_moved},
     {{"leader-change", "input and output partition leaders move twice",
       "at 25-45% the input partitions move to broker 2 and the output ones to broker 3; at "
       "55-75% the input ones move to broker 3 and the output ones to broker 1",
       "fetches and produces follow the new leaders (NOT_LEADER_FOR_PARTITION, metadata "
       "refresh); no event is skipped",
-      "the mock moves leadership instantly (no ISR, no data to replicate)", 0, NULL},
+      "the mock moves leadership instantly (no ISR, no data to replicate)", 0, NULL, 1},
      plan_leader_change},
     {{"second-consumer", "a second instance joins the group, later leaves",
       "at 20-35% a second instance of the service starts (rebalance: partitions are "
       "revoked and shared); at 65-80% it is stopped (another rebalance)",
       "work of a revoked partition is not committed by its old owner; the new owner "
       "resumes from the committed offset",
-      "", 0, NULL},
+      "", 0, NULL, 0},
      plan_second_consumer},
     {{"sigkill-restart", "the service is killed mid-batch, three times",
       "at 20-35%, 45-60% and 70-85% the service's process group gets SIGKILL; it is "
       "restarted 0.2-1.5 s later",
       "nothing committed before its effect is confirmed: the killed batch is redone "
       "(duplicates allowed, losses not)",
-      "command services only: a thread cannot be killed", 1, NULL},
+      "command services only: a thread cannot be killed", 1, NULL, 0},
      plan_sigkill},
     {{"sigterm-redeploy", "the service is redeployed: SIGTERM, a grace period, a new start",
       "at 30-50% the service's process group gets SIGTERM (a loop: kdc_testkit_stopping()), "
@@ -285,13 +287,13 @@ static const struct tk_scenario scenarios[] = {
       "its last commit (duplicates, not losses)",
       "the orchestrator stops, then starts (a recreate, not a rolling update: an instance "
       "that starts before the old one stopped is second-consumer)",
-      0, NULL},
+      0, NULL, 0},
      plan_sigterm_redeploy},
     {{"poison-events", "5% malformed events mixed in",
       "5% of the events (drawn from the seed) have a malformed value",
       "each poison event is in the DLQ, with its identity and coordinates, before it is "
       "committed",
-      "", 0, NULL},
+      "", 0, NULL, 0},
      plan_poison},
     {{"slow-processing", "the service stalls longer than max.poll.interval.ms",
       "max.poll.interval.ms=5000 is asked for; at 30-50% the service is stopped (SIGSTOP) "
@@ -301,7 +303,7 @@ static const struct tk_scenario scenarios[] = {
       "a stall is made with SIGSTOP, which also stops librdkafka's heartbeats: the session "
       "times out too, as it would for a process stalled by a GC pause or swapping; command "
       "services only",
-      1, NULL},
+      1, NULL, 0},
      plan_slow_processing},
     {{"sink-outage", "the service's database is locked by another process for a while",
       "the service writes each event's effect to an SQLite database (KDC_HARNESS_SINK); at "
@@ -309,7 +311,7 @@ static const struct tk_scenario scenarios[] = {
       "service's writes fail with SQLITE_BUSY",
       "a busy database is a transient failure: the event is not committed; it is retried "
       "or the service halts, and its row is written once the lock is gone",
-      "", 0, "sqlite"},
+      "", 0, "sqlite", 0},
      plan_sink_outage},
     {{"sink-full", "the service's database is full for a while",
       "the service writes each event's effect to an SQLite database (KDC_HARNESS_SINK); at "
@@ -319,7 +321,7 @@ static const struct tk_scenario scenarios[] = {
       "without root no filesystem can be filled for one process, and PRAGMA max_page_count "
       "limits only the connection that sets it: the harness sets the table's AUTOINCREMENT "
       "sequence to its largest value, so SQLite itself answers SQLITE_FULL to every insert",
-      0, "sqlite"},
+      0, "sqlite", 0},
      plan_sink_full},
     {{"sink-rejects", "the service's database rejects some writes while others succeed",
       "the service writes each event's effect to an SQLite database (KDC_HARNESS_SINK); at "
@@ -328,7 +330,7 @@ static const struct tk_scenario scenarios[] = {
       "a write the database refuses for the event's content is a poison message: the event "
       "goes to the DLQ (confirmed) before it is committed; never committed without a row "
       "or a DLQ record",
-      "", 0, "sqlite"},
+      "", 0, "sqlite", 0},
      plan_sink_rejects},
     {{"sink-postgresql-down", "the service's PostgreSQL server is stopped for a while",
       "the service writes each event's effect to a PostgreSQL server of the run's own "
@@ -337,7 +339,7 @@ static const struct tk_scenario scenarios[] = {
       "started again 2-4 s later",
       "a database that is down is a transient failure: the event is not committed; the "
       "service reconnects and retries, or halts",
-      "", 0, "postgresql"},
+      "", 0, "postgresql", 0},
      plan_postgresql_down},
     {{"sink-postgresql-revoked", "the service's INSERT privilege is revoked for a while",
       "the service writes each event's effect to a PostgreSQL server of the run's own; at "
@@ -345,7 +347,7 @@ static const struct tk_scenario scenarios[] = {
       "with SQLSTATE 42501 (insufficient_privilege)",
       "a refused write that is not the event's fault is not a poison message: the event "
       "is not committed; it is retried, or the service halts",
-      "", 0, "postgresql"},
+      "", 0, "postgresql", 0},
      plan_postgresql_revoked},
 };
 

@@ -67,6 +67,10 @@ usage "--format yaml" "--format: 'yaml' is not text or json" run --scenario base
 usage "list --format yaml" "--format: 'yaml' is not text or json" list --format yaml
 usage "list with an extra argument" "list: unknown argument 'extra'" list extra
 usage "an unknown command" "unknown command 'lsit'" lsit
+usage "mock-cluster --brokers 0" "--brokers: '0' is not an integer in 1..32" mock-cluster --brokers 0
+usage "mock-cluster with an unknown argument" "mock-cluster: unknown argument '--bogus'" mock-cluster --bogus
+usage "mock-cluster --brokers without its value" "option '--brokers' needs a value" mock-cluster --brokers
+usage "empty bootstrap servers" "the bootstrap servers are empty" run --scenario baseline --bootstrap-servers '' -- true
 usage "a bad entry in a scenario list" "unknown scenario 'nope'" run --scenario baseline,nope -- true
 usage "an empty entry in a scenario list" "--scenario: an empty name in 'baseline,'" run --scenario baseline, -- true
 usage "an empty scenario list" "--scenario: an empty name in ''" run --scenario '' -- true

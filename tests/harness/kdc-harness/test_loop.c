@@ -2,7 +2,7 @@
  * against a scenario. A loop that halts on a failed output loses nothing; the
  * same loop committing on failure loses the events whose output was refused,
  * and the verdict names them; a redeployed loop is stopped and started
- * again. */
+ * again; on an existing cluster a loop gets topics and a group of its own. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +14,7 @@
 #include <jansson.h>
 #include <kdc/kdc.h>
 #include <kdc/testkit.h>
+#include <librdkafka/rdkafka_mock.h>
 
 #define WAIT_MS 30000
 
@@ -240,6 +241,58 @@ static void a_redeployed_loop_is_stopped_started_again_and_redoes_nothing(void *
         kdc_testkit_result_destroy(r);
 }
 
+/* The names a loop was given (copied by the loop's thread, read after the run). */
+struct given {
+        char input[512], output[512], dlq[512], group[512], bootstrap[512];
+};
+
+static int recording_loop(const kdc_testkit_env_t *env, void *opaque) {
+        struct given *g = opaque;
+
+        snprintf(g->input, sizeof g->input, "%s", env->input_topic);
+        snprintf(g->output, sizeof g->output, "%s", env->output_topic);
+        snprintf(g->dlq, sizeof g->dlq, "%s", env->dlq_topic);
+        snprintf(g->group, sizeof g->group, "%s", env->group);
+        snprintf(g->bootstrap, sizeof g->bootstrap, "%s", env->bootstrap_servers);
+        return loop(env, 0);
+}
+
+/* options.bootstrap_servers: a mock cluster the test owns stands for an
+ * existing one; the run gives the loop topics and a group of its own there
+ * (the defaults, suffixed), and counts as on its own mock. */
+static void a_loop_on_an_existing_cluster_gets_topics_and_a_group_of_its_own(void **state) {
+        (void)state;
+        kdc_testkit_options_t o;
+        kdc_testkit_result_t *r = NULL;
+        struct given g = {0};
+        char err[256];
+        rd_kafka_conf_t *conf = rd_kafka_conf_new();
+
+        rd_kafka_conf_set_log_cb(conf, quiet);
+        rd_kafka_t *host = rd_kafka_new(RD_KAFKA_PRODUCER, conf, err, sizeof err);
+        assert_non_null(host);
+        rd_kafka_mock_cluster_t *mcluster = rd_kafka_mock_cluster_new(host, 3);
+        assert_non_null(mcluster);
+
+        options(&o);
+        o.bootstrap_servers = rd_kafka_mock_cluster_bootstraps(mcluster);
+        assert_int_equal(kdc_testkit_run_loop(&o, "baseline", recording_loop, &g, &r), 0);
+        assert_non_null(r);
+        assert_string_equal(g.bootstrap, o.bootstrap_servers);
+        assert_true(!strncmp(g.input, "kdc.input-", 10) && strlen(g.input) > 20);
+        assert_true(!strncmp(g.output, "kdc.output-", 11) && !strcmp(g.output + 11, g.input + 10));
+        assert_true(!strncmp(g.dlq, "kdc.dlq-", 8) && !strcmp(g.dlq + 8, g.input + 10));
+        assert_true(!strncmp(g.group, "kdc-service-", 12) && !strcmp(g.group + 12, g.input + 10));
+        assert_int_equal(r->events, 300);
+        assert_int_equal(r->committed, 300);
+        assert_int_equal(r->processed + r->dead_lettered, 300);
+        assert_int_equal(r->lost, 0);
+        assert_true(r->valid);
+        kdc_testkit_result_destroy(r);
+        rd_kafka_mock_cluster_destroy(mcluster);
+        rd_kafka_destroy(host);
+}
+
 static void loops_cannot_run_scenarios_that_signal_processes(void **state) {
         (void)state;
         kdc_testkit_result_t *r = (kdc_testkit_result_t *)1;
@@ -281,6 +334,7 @@ int main(void) {
             cmocka_unit_test(a_loop_that_halts_on_failure_loses_nothing),
             cmocka_unit_test(a_loop_that_commits_on_failure_loses_the_refused_events),
             cmocka_unit_test(a_redeployed_loop_is_stopped_started_again_and_redoes_nothing),
+            cmocka_unit_test(a_loop_on_an_existing_cluster_gets_topics_and_a_group_of_its_own),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }

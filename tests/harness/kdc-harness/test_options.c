@@ -99,6 +99,32 @@ static void refused_calls_leave_no_result(void **state) {
         assert_int_equal(kdc_testkit_run_command(&o, "baseline", argv, NULL), KDC_ERR_INVALID);
 }
 
+/* On an existing cluster a scenario that needs the brokers is refused before
+ * anything starts (127.0.0.1:1: nothing there is ever asked), and an empty
+ * server list is a bad option. */
+static void broker_faults_are_refused_on_an_existing_cluster(void **state) {
+        (void)state;
+        kdc_testkit_options_t o;
+        kdc_testkit_result_t *r = (kdc_testkit_result_t *)&o; /* not NULL */
+        char *argv[] = {"true", NULL};
+        char why[256];
+
+        kdc_testkit_options_init(&o);
+        o.bootstrap_servers = "127.0.0.1:1";
+        assert_int_equal(kdc_testkit_options_validate(&o, why, sizeof why), 0);
+        for (size_t i = 0; i < kdc_testkit_scenario_count(); i++) {
+                const kdc_testkit_scenario_t *s = kdc_testkit_scenario(i);
+                if (!s->needs_broker_control)
+                        continue;
+                r = (kdc_testkit_result_t *)&o;
+                assert_int_equal(kdc_testkit_run_command(&o, s->name, argv, &r), KDC_ERR_INVALID);
+                assert_null(r);
+        }
+        o.bootstrap_servers = "";
+        assert_int_equal(kdc_testkit_options_validate(&o, why, sizeof why), KDC_ERR_INVALID);
+        assert_string_equal(why, "the bootstrap servers are empty");
+}
+
 static void an_unknown_report_format_is_refused(void **state) {
         (void)state;
         const kdc_testkit_result_t *none[1] = {NULL};
@@ -120,6 +146,7 @@ int main(void) {
             cmocka_unit_test(the_defaults_are_valid),
             cmocka_unit_test(each_bad_option_is_named),
             cmocka_unit_test(refused_calls_leave_no_result),
+            cmocka_unit_test(broker_faults_are_refused_on_an_existing_cluster),
             cmocka_unit_test(an_unknown_report_format_is_refused),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

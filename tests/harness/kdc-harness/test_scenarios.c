@@ -136,6 +136,45 @@ static void every_fault_is_healed_by_the_end_of_its_plan(void **state) {
         }
 }
 
+/* needs_broker_control is written in the table; the plans say what it must be:
+ * a scenario needs the embedded mock exactly when one of its steps (for any
+ * seed) takes a broker down or up, pushes request errors or moves a leader or
+ * the coordinator. */
+static void broker_control_is_what_the_plans_do(void **state) {
+        int some = 0, none = 0;
+
+        (void)state;
+        for (size_t i = 0; i < kdc_testkit_scenario_count(); i++) {
+                const struct tk_scenario *s = tk_scenario_find(kdc_testkit_scenario(i)->name);
+                int control = 0;
+
+                for (uint64_t seed = 1; seed <= 5; seed++) {
+                        struct tk_plan p;
+                        tk_plan_make(s, seed, &p);
+                        for (int k = 0; k < p.nsteps; k++)
+                                switch (p.steps[k].action) {
+                                case TK_BROKER_DOWN:
+                                case TK_BROKER_UP:
+                                case TK_PUSH_ERRORS:
+                                case TK_SET_COORDINATOR:
+                                case TK_SET_LEADERS:
+                                        control = 1;
+                                        break;
+                                default:
+                                        break;
+                                }
+                }
+                if (control != s->pub.needs_broker_control)
+                        fail_msg("%s: needs_broker_control is %d, its plan says %d", s->pub.name,
+                                 s->pub.needs_broker_control, control);
+                some += control;
+                none += !control;
+        }
+        /* Both kinds exist: --bootstrap-servers has something to run and to refuse. */
+        assert_true(some >= 5);
+        assert_true(none >= 4);
+}
+
 static char *slurp(const char *path) {
         FILE *f = fopen(path, "r");
         char *buf;
@@ -185,6 +224,7 @@ int main(void) {
             cmocka_unit_test(the_issues_faults_each_have_a_scenario),
             cmocka_unit_test(the_same_seed_gives_the_same_plan_and_another_seed_another),
             cmocka_unit_test(every_fault_is_healed_by_the_end_of_its_plan),
+            cmocka_unit_test(broker_control_is_what_the_plans_do),
             cmocka_unit_test(the_docs_name_exactly_the_scenarios_in_order),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);

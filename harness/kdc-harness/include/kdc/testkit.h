@@ -5,7 +5,9 @@
  *        it lost, the way Jepsen counts.
  *
  * This is the C API behind the `kdc-harness` command (docs/kdc-harness.md). One
- * run:
+ * run (on an existing cluster instead, options->bootstrap_servers: step 1
+ * creates topics and a group of unique names there, and only the scenarios
+ * without needs_broker_control run):
  *  1. starts a mock cluster of three brokers on loopback
  *     (rd_kafka_mock_cluster_new()) and creates the input, output and
  *     dead-letter (DLQ) topics; broker 1 leads the input partitions and is
@@ -159,6 +161,17 @@ typedef struct kdc_testkit_options_s {
         /** Non-zero: an event left unprocessed (not committed at the end)
          *  also makes the run invalid. */
         int require_complete;
+        /** NULL (default): each run starts its own mock cluster. Otherwise
+         *  "HOST:PORT,..." of an existing cluster: each run creates topics and
+         *  a group of its own there (input_topic, output_topic, dlq_topic and
+         *  group suffixed with "-PID-TIME-RANDOM", through the Admin API:
+         *  rd_kafka_CreateTopics(), or auto-creation by a Metadata request
+         *  where the cluster does not support it, as librdkafka 2.0.2's mock)
+         *  and deletes them at the end (rd_kafka_DeleteTopics(),
+         *  rd_kafka_DeleteGroups(); what the cluster refuses is said
+         *  on log and left). Only scenarios without needs_broker_control
+         *  run there. */
+        const char *bootstrap_servers;
 } kdc_testkit_options_t;
 
 /** @brief Set every option to its default. NULL is ignored. */
@@ -190,6 +203,10 @@ typedef struct kdc_testkit_scenario_s {
                                       (KDC_HARNESS_SINK): "sqlite",
                                       "postgresql" (needs a PostgreSQL
                                       server installed), or NULL: none */
+        int needs_broker_control; /**< brokers down, injected request errors,
+                                       moved leaders or coordinator: only on
+                                       the embedded mock cluster, refused
+                                       with options->bootstrap_servers */
 } kdc_testkit_scenario_t;
 
 /** @brief Number of scenarios. */
@@ -410,13 +427,18 @@ KDC_TESTKIT_EXPORT void kdc_testkit_result_destroy(kdc_testkit_result_t *result)
  *                 call fails.
  * @returns 0: the run completed; read (*resultp)->valid.
  *          KDC_ERR_INVALID: unknown scenario, bad options
- *          (kdc_testkit_options_validate() says which), empty argv.
+ *          (kdc_testkit_options_validate() says which), empty argv; with
+ *          options->bootstrap_servers, a scenario with needs_broker_control
+ *          (refused before anything starts), or the cluster refused the
+ *          run's topics (options->log says why).
  *          KDC_ERR_NOENT: the command could not be started, or the
  *          scenario's sink could not be made (a PostgreSQL scenario where
  *          no server is installed).
  *          KDC_ERR_TIMEOUT: the mock cluster did not confirm the input
  *          events, or the outputs and committed offsets could not be read
- *          back (nothing to judge).
+ *          back (nothing to judge); with options->bootstrap_servers, also:
+ *          no bootstrap server answered, or the run's topics got no
+ *          leaders; and a run ended by kdc_testkit_interrupt().
  *          KDC_ERR_NOMEM.
  * Blocks for the whole run (seconds to minutes). Relies on:
  * rdkafka_mock.h (cluster, broker up/down, per-broker error stacks,
@@ -442,6 +464,20 @@ KDC_TESTKIT_EXPORT int kdc_testkit_run_command(const kdc_testkit_options_t *opti
  * signal).
  */
 KDC_TESTKIT_EXPORT void kdc_testkit_services_kill(void);
+
+/**
+ * @brief End the run in progress in this process, and any run started later
+ *        in it, without a verdict, but through its clean-up.
+ *
+ * For the SIGINT / SIGTERM handler of a program that runs on an existing
+ * cluster (options->bootstrap_servers): the run stops restarting its services
+ * (call kdc_testkit_services_kill() too, to end them at once), stops them,
+ * deletes the topics and group it created on the cluster, and
+ * kdc_testkit_run_command() (or _run_loop()) returns KDC_ERR_TIMEOUT (nothing
+ * to judge). Async-signal-safe (sets a flag); there is no way back: the
+ * program is expected to end (kdc-harness re-raises the signal).
+ */
+KDC_TESTKIT_EXPORT void kdc_testkit_interrupt(void);
 
 /**
  * @brief Keep every process the command services of this process start, however
