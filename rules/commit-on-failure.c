@@ -5,6 +5,11 @@
  * then delete data: the offset moves past a message whose effect never
  * happened. Contract rule 2: on a transient failure, do not commit.
  *
+ * A processing call is given the message (or its fields), or a handle a
+ * library call stored the message's data into (sqlite3_step(stmt) after
+ * sqlite3_bind_text(stmt, 1, m->key, ..): kdc_facts_handle_carries_input);
+ * streams and loggers are not such handles.
+ *
  * Confidence: medium. From a processing call whose result a condition tests,
  * only the branches on which it failed are followed, to the first commit of
  * the same message (by message, through a commit helper given it, a list
@@ -313,14 +318,39 @@ static int message_typed(const kdc_expr_t *e, void *arg) {
     return (e->kind == KDC_E_REF || e->kind == KDC_E_MEMBER) && kdc_type_is_message(e->type);
 }
 
+/* Is the call given a handle that holds the message's data (sqlite3_step(stmt)
+ * after sqlite3_bind_text(stmt, 1, m->key, ..): kdc_facts_handle_carries_input)? */
+static int given_carrier(kdc_rule_ctx_t *ctx, const kdc_expr_t *call) {
+    for (unsigned i = 0; i < call->nkids; i++)
+        if (kdc_facts_handle_carries_input(ctx->facts, call->kids[i]))
+            return 1;
+    return 0;
+}
+
+typedef struct msg_vars {
+    kdc_rule_ctx_t *ctx;
+    const kdc_func_t *f;
+    cof_walk_t *w;
+} msg_vars_t;
+
+static int add_msg_var(const kdc_expr_t *e, void *arg) {
+    msg_vars_t *v = arg;
+    cof_walk_t *w = v->w;
+    if (e->kind == KDC_E_REF && (e->ref == KDC_REF_LOCAL || e->ref == KDC_REF_PARAM) && e->usr &&
+        kdc_type_is_message(e->type) && !is_msg(w, e->usr) && w->nmsgs < 8 &&
+        kdc_facts_derived_from_input(v->ctx->facts, v->f, e))
+        w->msgs[w->nmsgs++] = e->usr;
+    return 0;
+}
+
 /* Calls whose failure means "the message's effect did not happen": given a
- * consumed message (or its fields), and a produce, a side effect or code of
- * the analysed program (or outside it). */
+ * consumed message (or its fields) or a handle holding its data, and a
+ * produce, a side effect or code of the analysed program (or outside it). */
 static int is_processing(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *call) {
     int given = 0;
     for (unsigned i = 0; i < call->nkids && !given; i++)
         given = kdc_expr_walk(call->kids[i], message_typed, NULL);
-    if (!given)
+    if (!given && !given_carrier(ctx, call))
         return 0;
     const kdc_api_t *api = kdc_api_lookup(call);
     if (api) /* a produce; or libkdc's confirmed produce or DLQ routing of the message,
@@ -355,6 +385,10 @@ static void check_func(kdc_rule_ctx_t *ctx, const kdc_func_t *f) {
                 w.msgs[w.nmsgs++] = m;
                 w.nindex = kdc_add_index_vars(call->kids[k], w.index_vars, w.nindex, 8);
             }
+        }
+        if (!w.nmsgs) { /* sqlite3_step(stmt): the consumed messages f handles */
+            msg_vars_t v = {ctx, f, &w};
+            kdc_func_walk_exprs(f, add_msg_var, &v);
         }
         kdc_search_t s = {cof_visit, cof_edge, &w, 4};
         kdc_cfg_search(g, g->call_node[c], 0, &s);

@@ -283,9 +283,8 @@ typedef struct call_effects {
     const kdc_summary_t *callee; /* merged callee summary, when not an API call */
 } call_effects_t;
 
-/* Is the stream a standard one (stdout, stderr, fd 1 or 2) or a log (log_fp,
- * logfile, trace_out)? Writing to it is not the message's effect. */
-static int is_console_or_log(const kdc_expr_t *stream) {
+/* facts_int.h */
+int kdc__is_console_or_log(const kdc_expr_t *stream) {
     stream = kdc_expr_strip(stream);
     if (stream && ((stream->kind == KDC_E_REF && stream->name &&
                     (!strcmp(stream->name, "stdout") || !strcmp(stream->name, "stderr"))) ||
@@ -356,7 +355,7 @@ static int side_effect_api(const kdc_func_t *f, const kdc_expr_t *call, int *str
                      !strcmp(names[i], "putc"))
                 stream = kdc_call_arg(call, 1);
             stream = kdc_expr_strip(stream);
-            if (is_console_or_log(stream))
+            if (kdc__is_console_or_log(stream))
                 return 0; /* printing, logging: not an effect that needs confirming */
             *stream_param = stream_param_of(f, stream);
             return 1;
@@ -424,7 +423,7 @@ static call_effects_t effects_of(const kdc_facts_t *fx, const kdc_func_t *f,
             int p = stream_param_of(f, a);
             if (p >= 0)
                 e.stream_params |= 1u << p;
-            else if (!a || !is_console_or_log(a))
+            else if (!a || !kdc__is_console_or_log(a))
                 e.effects = 1;
         }
     }
@@ -1016,7 +1015,7 @@ static int streams_written(const kdc_facts_t *fx, const kdc_func_t *f, uint32_t 
             int p = stream_param_of(callers->v[k].f, a);
             if (p >= 0)
                 up |= 1u << p;
-            else if (!a || !is_console_or_log(a))
+            else if (!a || !kdc__is_console_or_log(a))
                 return 1;
         }
         if (up && streams_written(fx, callers->v[k].f, up, depth + 1))

@@ -298,6 +298,19 @@ int kdc_facts_assign_checkpoints(const kdc_facts_t *fx, const kdc_func_t *f, con
 int kdc_facts_derived_from_input(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *e);
 
 /*
+ * Is e an object handle (a variable or field of type `T *`, T a named
+ * non-const type other than a number, a character buffer, void or FILE) that
+ * a call outside the program was given, as its first argument, together with
+ * a value derived from a consumed message in a later argument
+ * (sqlite3_bind_text(stmt, 1, m->key, ..), curl_easy_setopt(h, opt, body),
+ * json_object_set(o, k, v)), directly or in a helper given the handle? A
+ * call on it then processes the message (sqlite3_step(stmt)). Not for handles
+ * or storing calls named like a log (log, trace, debug). Flow-insensitive
+ * (input_flow.c).
+ */
+int kdc_facts_handle_carries_input(const kdc_facts_t *fx, const kdc_expr_t *e);
+
+/*
  * Is the output of `produce` (a produce call, or a call of a helper that
  * leaves one pending) tied to the input that `commit` (a later call in the
  * same function f) commits? Yes when the output is derived from a consumed

@@ -68,6 +68,8 @@ struct kdc_facts {
     struct kdc_ckpt *ckpt;      /* per function index: what it checkpoints (checkpoint.c) */
     kdc_strmap_t derived;       /* storage keys holding values derived from consumed
                                    messages → (void*)1 (input_flow.c) */
+    kdc_strmap_t carriers;      /* storage keys of object handles a library call stored
+                                   such a value into → (void*)1 (input_flow.c) */
     uint64_t *param_writes;     /* per function index: parameters (the first 64) it assigns,
                                    increments or takes the address of (noreturn.c) */
     kdc_strmap_t call_guards;   /* configuration call → conditions on parameters it is under */
@@ -112,6 +114,10 @@ int kdc__param_fixed(const kdc_facts_t *fx, const kdc_func_t *f, int i);
 /* Is the call one of the C library's or a common client's durable writes
  * (file, database, network; not stdout, stderr or a log)? */
 int kdc__side_effect_api(const kdc_expr_t *call);
+
+/* Is the stream a standard one (stdout, stderr, fd 1 or 2) or a log (log_fp,
+ * logfile, trace_out)? Writing to it is not the message's effect. */
+int kdc__is_console_or_log(const kdc_expr_t *stream);
 
 /* checkpoint.c: per-function checkpoint summaries (after handle tracking). */
 void kdc__summarize_checkpoints(kdc_facts_t *fx);

@@ -19,7 +19,23 @@
  * program fills from a derived argument (memcpy(buf, m->payload, n),
  * out.append(m->payload())), and the parameters of a function such a call is
  * given along with one (pthread_create(&t, NULL, worker, m)).
+ *
+ * Handles given message data (kdc_facts_handle_carries_input): a call outside
+ * the program and librdkafka (a function, not a C++ method) whose FIRST
+ * argument is an object handle and a later argument a derived value stores
+ * that value into the object
+ * (sqlite3_bind_text(stmt, 1, m->key, ..), curl_easy_setopt(h, opt, body),
+ * json_object_set(o, k, v)); a later call on the handle (sqlite3_step(stmt),
+ * curl_easy_perform(h)) processes the message. A handle is a variable or
+ * field (not an expression) of one-level pointer type to a named,
+ * non-const type that is not a number, a character buffer, void or a C
+ * stream (FILE *); neither the handle nor the storing call is named like a
+ * log (log, trace, debug: the streams kdc__is_console_or_log skips). The
+ * value is data: not a FILE *, an out-parameter (&x, T **) or the message
+ * object itself. A program function that stores into a handle parameter so
+ * makes its caller's argument one.
  */
+#define _GNU_SOURCE /* strcasestr */
 #include "facts_int.h"
 #include "api.h"
 
@@ -134,6 +150,80 @@ static const kdc_func_t *function_value(const kdc_facts_t *fx, const kdc_func_t 
     return kdc_program_find_callee(fx->p, a->usr, f->tu);
 }
 
+/* ---------- handles given message data ---------- */
+
+static int carries(const kdc_facts_t *fx, const char *k) {
+    return k && kdc_strmap_get(&fx->carriers, k) != NULL;
+}
+
+static int add_carrier(kdc_facts_t *fx, const char *k) {
+    if (!k || carries(fx, k))
+        return 0;
+    kdc_strmap_put(&fx->carriers, k, (void *)1);
+    return 1;
+}
+
+static int word_at(const char *s, const char *w) {
+    size_t n = strlen(w);
+    return !strncmp(s, w, n) && (!s[n] || s[n] == ' ' || s[n] == '*');
+}
+
+static const char *skip_word(const char *s, const char *w) {
+    return word_at(s, w) ? s + strlen(w) + (s[strlen(w)] == ' ') : s;
+}
+
+/* "sqlite3_stmt *", "CURL *", "struct conn *": one pointer to a named type
+ * an object is behind; not a number, character or void buffer, not a stream
+ * (FILE *), not const (nothing is stored into it), not an array or function. */
+static int handle_type(const char *type) {
+    static const char *const scalars[] = {
+        "void",     "char",      "signed",          "unsigned",  "short",
+        "int",      "long",      "float",           "double",    "_Bool",
+        "bool",     "size_t",    "ssize_t",         "off_t",     "wchar_t",
+        "intptr_t", "uintptr_t", "intmax_t",        "uintmax_t", "ptrdiff_t",
+        "enum",     "FILE",      "struct _IO_FILE", NULL};
+    if (!type)
+        return 0;
+    size_t n = strlen(type);
+    if (n < 3 || type[n - 1] != '*' || strchr(type, '[') || strchr(type, '(') ||
+        strchr(type, '&') || strchr(type, ':') || strchr(type, '<') ||
+        strchr(type, '*') != type + n - 1)
+        return 0;
+    const char *t = skip_word(skip_word(type, "volatile"), "struct");
+    if (word_at(t, "const"))
+        return 0;
+    for (size_t i = 0; scalars[i]; i++)
+        if (word_at(t, scalars[i]) || word_at(type, scalars[i]))
+            return 0;
+    /* int8_t .. uint64_t, u_char, gchar: a number or a byte buffer */
+    const char *b = t + (t[0] == 'u');
+    if (!strncmp(b, "int", 3) && b[3] >= '0' && b[3] <= '9')
+        return 0;
+    return strcmp(t, "u_char *") && strcmp(t, "gchar *") && strcmp(t, "guchar *");
+}
+
+/* The storage key of a handle argument (a variable or field), or NULL. */
+static const char *handle_key(const kdc_facts_t *fx, const kdc_expr_t *arg) {
+    arg = kdc_expr_strip(arg);
+    if (!arg || (arg->kind != KDC_E_REF && arg->kind != KDC_E_MEMBER) ||
+        (arg->kind == KDC_E_REF && arg->ref != KDC_REF_LOCAL && arg->ref != KDC_REF_PARAM &&
+         arg->ref != KDC_REF_GLOBAL) ||
+        !handle_type(arg->type) || kdc__is_console_or_log(arg))
+        return NULL;
+    return kdc__lkey(fx, arg);
+}
+
+/* A value a storing call takes as data: not a stream (FILE *), not an
+ * out-parameter (&x, a pointer to a pointer), not the message object itself
+ * (kdc_assignment_stamp(a, m) records where the message is from). */
+static int data_value(const kdc_expr_t *e) {
+    e = kdc_expr_strip(e);
+    if (!e || (e->kind == KDC_E_UNARY && e->op == KDC_OP_ADDR))
+        return 0;
+    return !e->type || (!strstr(e->type, "FILE") && !strstr(e->type, "**") &&
+                        !strstr(e->type, "* *") && !message_type(e->type));
+}
+
 typedef struct prop {
     kdc_facts_t *fx;
     const kdc_func_t *f;
@@ -167,6 +257,9 @@ static void bind_program_call(prop_t *q, const kdc_expr_t *call, const kdc_func_
             /* filled through a reference, a pointer or an array: render(m, buf, n) */
             q->changed |= add(fx, handed_storage(fx, arg));
         }
+        /* bind_event(stmt, m): the helper stores into the handle it is given */
+        if (carries(fx, param))
+            q->changed |= add_carrier(fx, handle_key(fx, arg));
     }
 }
 
@@ -199,6 +292,16 @@ static int prop_expr(const kdc_expr_t *e, void *arg) {
     int from = (e->recv && derived(fx, q->f, e->recv, 0)) || any_kid_derived(fx, q->f, e, 0);
     if (!from)
         return 0;
+    /* sqlite3_bind_text(stmt, 1, m->key, ..): the handle holds the message's data */
+    const char *h = !e->recv && e->nkids >= 2 && e->name && !strcasestr(e->name, "log") &&
+                            !strcasestr(e->name, "trace") && !strcasestr(e->name, "debug")
+                        ? handle_key(fx, e->kids[0])
+                        : NULL;
+    for (unsigned i = 1; h && i < e->nkids; i++)
+        if (data_value(e->kids[i]) && derived(fx, q->f, e->kids[i], 0)) {
+            q->changed |= add_carrier(fx, h);
+            break;
+        }
     if (e->recv)
         q->changed |= add(fx, handed_storage(fx, e->recv));
     for (unsigned i = 0; i < e->nkids; i++) {
@@ -259,6 +362,7 @@ static void seed(kdc_facts_t *fx) {
 
 void kdc__compute_input_flow(kdc_facts_t *fx) {
     kdc_strmap_init(&fx->derived);
+    kdc_strmap_init(&fx->carriers);
     if (!fx->consumes)
         return;
     seed(fx);
@@ -278,10 +382,17 @@ void kdc__compute_input_flow(kdc_facts_t *fx) {
     }
 }
 
-void kdc__free_input_flow(kdc_facts_t *fx) { kdc_strmap_free(&fx->derived); }
+void kdc__free_input_flow(kdc_facts_t *fx) {
+    kdc_strmap_free(&fx->derived);
+    kdc_strmap_free(&fx->carriers);
+}
 
 int kdc_facts_derived_from_input(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *e) {
     return derived(fx, f, e, 0);
+}
+
+int kdc_facts_handle_carries_input(const kdc_facts_t *fx, const kdc_expr_t *e) {
+    return carries(fx, handle_key(fx, e));
 }
 
 /* ---------- is an output tied to the committed input? ---------- */

@@ -106,6 +106,13 @@ int kdc_result_error_truthy(const kdc_expr_t *call) {
     return 1; /* int, rd_kafka_resp_err_t, ssize_t, ErrorCode: 0 is success */
 }
 
+/* The value a call returns on success when it is not 0: sqlite3_step() of a
+ * statement that returns no rows gives SQLITE_DONE (101; SQLITE_ROW is a row
+ * of a query, not a completed write). */
+static long long success_value(const kdc_expr_t *call) {
+    return call && call->name && !strcmp(call->name, "sqlite3_step") ? 101 : 0;
+}
+
 static int is_the_call(const kdc_outcome_t *o, const kdc_expr_t *e) {
     e = kdc_expr_strip(e);
     if (e && e->kind == KDC_E_BINARY && e->op == KDC_OP_ASSIGN && e->nkids == 2)
@@ -152,14 +159,15 @@ static int polarity(const kdc_outcome_t *o, const kdc_expr_t *e, int depth) {
     int pa = polarity(o, a, depth + 1);
     if (!pa)
         return 0;
+    long long ok = o->error_truthy ? success_value(o->call) : 0;
     switch (e->op) {
     case KDC_OP_EQ:
-        if (k == 0)
+        if (k == ok)
             return -pa;
         /* == a specific error code (or -1) */
         return pa == -1 ? -1 : 0;
     case KDC_OP_NE:
-        return k == 0 ? pa : 0;
+        return k == ok ? pa : 0;
     case KDC_OP_LT: /* r < 0 */
         return k <= 0 && pa == -1 ? -1 : 0;
     case KDC_OP_GE: /* r >= 0 */

@@ -38,7 +38,9 @@ void kdc_outcome_init(kdc_outcome_t *o, kdc_program_t *p, const kdc_func_t *f,
                       const kdc_expr_t *call);
 
 /* What a (condition) expression being true says about the call: +1 it
- * succeeded, -1 it failed, 0 nothing. */
+ * succeeded, -1 it failed, 0 nothing. A result compared with 0, or with the
+ * success value of an API whose success is not 0 (sqlite3_step() ==
+ * SQLITE_DONE), says it. */
 int kdc_outcome_polarity(const kdc_outcome_t *o, const kdc_expr_t *cond);
 
 /* The successor index of a CFG condition node taken when the call failed
