@@ -333,6 +333,13 @@ static _Noreturn void worker_main(run_t *run, shared_t *sh, int slot, int fd) {
  * process). */
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 static KDC_VEC(pid_t) live;
+static const kdc_preamble_plan_t *live_preambles; /* the run's, until it removes them */
+
+static void set_live_preambles(const kdc_preamble_plan_t *pl) {
+    pthread_mutex_lock(&live_lock);
+    live_preambles = pl;
+    pthread_mutex_unlock(&live_lock);
+}
 
 /* Takes pid off the list, then waits for it (it has ended, or was sent a signal). */
 static void reap(pid_t pid, int *status) {
@@ -361,6 +368,7 @@ void kdc_jobs_stop(void) {
             nanosleep(&nap, NULL);
         }
     }
+    kdc_preamble_remove_files(live_preambles); /* no worker reads them any more */
 }
 
 /* The worker's address space may grow by mib MiB (0: no limit) beyond what it has when it
@@ -729,6 +737,7 @@ void kdc_jobs_run(const kdc_jobs_opts_t *o, kdc_inputs_t *inputs, const size_t *
             idx[i] = todo[parse[i]];
         char *note = NULL;
         run.preambles = kdc_preamble_plan(inputs->jobs, idx, nparse, &note);
+        set_live_preambles(run.preambles);
         if (note)
             note_line(note);
         free(note);
@@ -764,6 +773,7 @@ void kdc_jobs_run(const kdc_jobs_opts_t *o, kdc_inputs_t *inputs, const size_t *
         kdc_cache_stop_writes(o->cache);
     XXH3_freeState(run.program);
     stats->preamble_disk_bytes = kdc_preamble_disk_bytes(run.preambles);
+    set_live_preambles(NULL);
     kdc_preamble_plan_free(run.preambles);
     kdc_parser_free(run.parser);
     free(parse);

@@ -352,7 +352,7 @@ kdc_preamble_plan_t *kdc_preamble_plan(const kdc_tu_job_t *jobs, const size_t *i
     return pl;
 }
 
-void kdc_preamble_plan_free(kdc_preamble_plan_t *pl) {
+void kdc_preamble_remove_files(const kdc_preamble_plan_t *pl) {
     if (!pl)
         return;
     DIR *d = opendir(pl->dir);
@@ -364,6 +364,12 @@ void kdc_preamble_plan_free(kdc_preamble_plan_t *pl) {
         closedir(d);
     }
     rmdir(pl->dir);
+}
+
+void kdc_preamble_plan_free(kdc_preamble_plan_t *pl) {
+    if (!pl)
+        return;
+    kdc_preamble_remove_files(pl);
     for (size_t i = 0; i < pl->pre.n; i++) {
         preamble_t *p = &pl->pre.v[i];
         free(p->header);

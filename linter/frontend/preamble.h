@@ -56,6 +56,10 @@ kdc_preamble_plan_t *kdc_preamble_plan(const kdc_tu_job_t *jobs, const size_t *i
 /* Removes the plan's files and directory, and frees it. NULL is fine. */
 void kdc_preamble_plan_free(kdc_preamble_plan_t *pl);
 
+/* Removes the plan's files and directory only: for the thread that ends the process on a
+ * signal (jobs.h), once the workers are gone. */
+void kdc_preamble_remove_files(const kdc_preamble_plan_t *pl);
+
 /* What one parse used (kdc_preamble_parse). */
 typedef struct kdc_preamble_use {
     int with_preamble;  /* 1: parsed against a preamble; 0: parsed as before */
