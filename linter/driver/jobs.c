@@ -98,8 +98,7 @@ static void process_unit(run_t *run, const kdc_tu_job_t *job, result_t *r, int h
     if (kdc_regular_has_nul(job->file) == 1) {
         r->error = kdc_xstrdup("binary file, not C or C++ source: not analysed");
     } else if (kdc_preamble_parse(run->preambles, (size_t)(job - run->inputs->jobs), run->parser,
-                                  unit, job, cache ? collect_file : NULL, &files, &err,
-                                  &r->pre)) {
+                                  unit, job, cache ? collect_file : NULL, &files, &err, &r->pre)) {
         r->error = err ? err : kdc_xstrdup("libclang could not parse this file");
     } else {
         kdc_unit_encode(unit, &r->model);
@@ -311,9 +310,13 @@ static _Noreturn void worker_main(run_t *run, shared_t *sh, int slot, int fd) {
         atomic_store(&sh->slot[slot].current, (long)k);
         result_t r = {0};
         process_unit(run, &run->inputs->jobs[run->todo[k]], &r, UNIT_STORE);
-        msg_hdr_t h = {MSG_UNIT, (uint32_t)r.from_cache, r.pre, k,
+        msg_hdr_t h = {MSG_UNIT,
+                       (uint32_t)r.from_cache,
+                       r.pre,
+                       k,
                        r.error ? (uint32_t)strlen(r.error) : 0,
-                       r.note ? (uint32_t)strlen(r.note) : 0, r.error ? 0 : r.model.n};
+                       r.note ? (uint32_t)strlen(r.note) : 0,
+                       r.error ? 0 : r.model.n};
         send_msg(fd, &h, r.error, r.note, &r.model);
         atomic_store(&sh->slot[slot].current, -1L);
         result_free(&r);
@@ -695,8 +698,8 @@ static void run_workers(run_t *run, unsigned nworkers, result_t *res, size_t *me
 
 void kdc_jobs_run(const kdc_jobs_opts_t *o, kdc_inputs_t *inputs, const size_t *todo,
                   size_t ntodo, kdc_program_t *prog, kdc_jobs_stats_t *stats) {
-    run_t run = {.o = o, .inputs = inputs, .todo = todo, .ntodo = ntodo,
-                 .program = XXH3_createState()};
+    run_t run = {
+        .o = o, .inputs = inputs, .todo = todo, .ntodo = ntodo, .program = XXH3_createState()};
     run.store_failed = &run.own_store_failed;
     atomic_store(&run.own_store_failed, o->cache && !kdc_cache_writable(o->cache));
     progress_t pg = {o->progress, kdc_now_seconds(), 0, 0};

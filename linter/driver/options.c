@@ -218,7 +218,9 @@ int kdc_lint_opts_parse(int argc, char **argv, kdc_lint_opts_t *o) {
         case OPT_NO_CACHE: o->no_cache = 1; break;
         case OPT_CACHE_DIR: o->cache_dir = optarg; break;
         case OPT_NO_PREFILTER: o->no_prefilter = 1; break;
-        case OPT_NO_PREAMBLES: o->no_preambles = 1; break;
+        case OPT_NO_PREAMBLES:
+            o->no_preambles = 1;
+            break;
         case OPT_SHARD: o->shard_spec = optarg; break;
         case OPT_PROGRESS: o->progress_when = optarg; break;
         case OPT_STATS: o->want_stats = 1; break;

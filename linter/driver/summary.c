@@ -111,8 +111,9 @@ static void print_stats(const kdc_lint_run_t *r) {
                         "parsed); ",
                 mib(ru.ru_maxrss), mib(r->rss_parsed_kib));
     if (js->preambles)
-        fprintf(stderr, "%zu shared preamble%s (%zu built in %.2f s, %.1f MiB on disk; %zu unit%s "
-                        "parsed against one, %zu parsed again without it); ",
+        fprintf(stderr,
+                "%zu shared preamble%s (%zu built in %.2f s, %.1f MiB on disk; %zu unit%s "
+                "parsed against one, %zu parsed again without it); ",
                 js->preambles, js->preambles == 1 ? "" : "s", js->preambles_built,
                 js->preamble_build_s, (double)js->preamble_disk_bytes / (1024.0 * 1024.0),
                 js->preamble_units, js->preamble_units == 1 ? "" : "s", js->preamble_fallbacks);

@@ -26,23 +26,23 @@ typedef struct directive {
 typedef KDC_VEC(directive_t) directives_t;
 
 typedef struct preamble {
-    char *header;        /* the prefix, as a header of the plan's directory */
-    char *pch;           /* its precompiled form */
-    const char *lang;    /* "c-header" or "c++-header" */
-    char *quote_dir;     /* the units' directory, searched first for quoted includes */
-    size_t ndirectives;  /* how many leading directives of each unit it holds */
+    char *header;              /* the prefix, as a header of the plan's directory */
+    char *pch;                 /* its precompiled form */
+    const char *lang;          /* "c-header" or "c++-header" */
+    char *quote_dir;           /* the units' directory, searched first for quoted includes */
+    size_t ndirectives;        /* how many leading directives of each unit it holds */
     const kdc_tu_job_t *first; /* a unit of the group: its arguments are every unit's */
     /* in each process, once it has looked */
-    int state;           /* 0 not yet, 1 ready, -1 failed */
+    int state;            /* 0 not yet, 1 ready, -1 failed */
     KDC_VEC(char *) deps; /* the files the precompiled header was made of */
 } preamble_t;
 
 struct kdc_preamble_plan {
     char *dir;
     KDC_VEC(preamble_t) pre;
-    size_t njobs;        /* the size of the two arrays below: the largest job index + 1 */
-    int *pre_of;         /* job index -> preamble index, or -1 */
-    size_t *blank_end;   /* job index -> the end of its shared prefix */
+    size_t njobs;      /* the size of the two arrays below: the largest job index + 1 */
+    int *pre_of;       /* job index -> preamble index, or -1 */
+    size_t *blank_end; /* job index -> the end of its shared prefix */
 };
 
 static void directives_free(directives_t *d) {
@@ -52,7 +52,9 @@ static void directives_free(directives_t *d) {
     memset(d, 0, sizeof *d);
 }
 
-static int is_blank(char ch) { return ch == ' ' || ch == '\t' || ch == '\f' || ch == '\v'; }
+static int is_blank(char ch) {
+    return ch == ' ' || ch == '\t' || ch == '\f' || ch == '\v';
+}
 
 /* Skips blanks and complete block comments from s[i] on, within the line ending at eol;
  * -1 when a block comment is left open on the line (*open set). */
@@ -386,7 +388,9 @@ void kdc_preamble_plan_free(kdc_preamble_plan_t *pl) {
     free(pl);
 }
 
-size_t kdc_preamble_count(const kdc_preamble_plan_t *pl) { return pl ? pl->pre.n : 0; }
+size_t kdc_preamble_count(const kdc_preamble_plan_t *pl) {
+    return pl ? pl->pre.n : 0;
+}
 
 unsigned long long kdc_preamble_disk_bytes(const kdc_preamble_plan_t *pl) {
     unsigned long long total = 0;
@@ -407,7 +411,7 @@ unsigned long long kdc_preamble_disk_bytes(const kdc_preamble_plan_t *pl) {
 typedef struct deps_ctx {
     const char *skip_dir; /* the plan's own files are not the unit's */
     size_t skip_len;
-    kdc_buf_t *out;       /* paths, each ended by a newline */
+    kdc_buf_t *out; /* paths, each ended by a newline */
 } deps_ctx_t;
 
 static void collect_dep(void *arg, const char *path) {
@@ -475,8 +479,8 @@ static void ensure(kdc_preamble_plan_t *pl, preamble_t *p, kdc_parser_t *ps,
         kdc_buf_t list = {0};
         deps_ctx_t dc = {pl->dir, strlen(pl->dir), &list};
         char *err = NULL;
-        int rc = kdc_parse_save_pch(ps, p->header, argv.v, (int)argv.n, tmp, collect_dep, &dc,
-                                    &err);
+        int rc =
+            kdc_parse_save_pch(ps, p->header, argv.v, (int)argv.n, tmp, collect_dep, &dc, &err);
         char *tmpdeps = kdc_xasprintf("%s.tmp.%ld", deps, (long)getpid());
         if (rc == 0 && write_file(tmpdeps, (const char *)list.v, list.n) == 0 &&
             rename(tmpdeps, deps) == 0 && rename(tmp, p->pch) == 0) {
@@ -510,8 +514,8 @@ int kdc_preamble_parse(kdc_preamble_plan_t *pl, size_t job, kdc_parser_t *ps, kd
     memset(use, 0, sizeof *use);
     int ix = pl && job < pl->njobs ? pl->pre_of[job] : -1;
     if (ix < 0)
-        return kdc_parse_tu_files(ps, p, tu->file, (const char *const *)tu->argv, tu->argc,
-                                  file_fn, arg, err);
+        return kdc_parse_tu_files(ps, p, tu->file, (const char *const *)tu->argv, tu->argc, file_fn,
+                                  arg, err);
     preamble_t *pre = &pl->pre.v[ix];
     ensure(pl, pre, ps, use);
     size_t len = 0;

@@ -62,10 +62,10 @@ void kdc_preamble_remove_files(const kdc_preamble_plan_t *pl);
 
 /* What one parse used (kdc_preamble_parse). */
 typedef struct kdc_preamble_use {
-    int with_preamble;  /* 1: parsed against a preamble; 0: parsed as before */
-    int fell_back;      /* a parse against the preamble had errors and was done again */
-    int built;          /* this call built the preamble */
-    double build_s;     /* ... in this many seconds */
+    int with_preamble; /* 1: parsed against a preamble; 0: parsed as before */
+    int fell_back;     /* a parse against the preamble had errors and was done again */
+    int built;         /* this call built the preamble */
+    double build_s;    /* ... in this many seconds */
 } kdc_preamble_use_t;
 
 /*

@@ -38,16 +38,17 @@
 
 #include "scale.h"
 
-static const char common_h[] = "#ifndef COMMON_H\n"
-                               "#define COMMON_H\n"
-                               "#include <librdkafka/rdkafka.h>\n"
-                               "static inline void drain_all(rd_kafka_t *c) {\n"
-                               "    rd_kafka_commit(c, NULL, 0);\n"
-                               "}\n"
-                               "#ifdef WITH_HELPER\n"
-                               "static inline void helper(rd_kafka_t *c) { rd_kafka_commit(c, NULL, 0); }\n"
-                               "#endif\n"
-                               "#endif\n";
+static const char common_h[] =
+    "#ifndef COMMON_H\n"
+    "#define COMMON_H\n"
+    "#include <librdkafka/rdkafka.h>\n"
+    "static inline void drain_all(rd_kafka_t *c) {\n"
+    "    rd_kafka_commit(c, NULL, 0);\n"
+    "}\n"
+    "#ifdef WITH_HELPER\n"
+    "static inline void helper(rd_kafka_t *c) { rd_kafka_commit(c, NULL, 0); }\n"
+    "#endif\n"
+    "#endif\n";
 
 static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
 static char *fmt(const char *f, ...) {
@@ -62,13 +63,12 @@ static char *fmt(const char *f, ...) {
 
 /* a unit: its prefix, then a function with a bare commit on the prefix's line count + 2 */
 static char *unit(const char *prefix, const char *name) {
-    return fmt("%svoid %s(rd_kafka_t *c) {\n    rd_kafka_commit(c, NULL, 0);\n}\n",
-                              prefix, name);
+    return fmt("%svoid %s(rd_kafka_t *c) {\n    rd_kafka_commit(c, NULL, 0);\n}\n", prefix, name);
 }
 
 static struct {
     char *tree;
-    char *tmp; /* TMPDIR of the runs: must be empty after each */
+    char *tmp;    /* TMPDIR of the runs: must be empty after each */
     char *tmpdir; /* the test's own TMPDIR, or NULL */
 } g;
 
@@ -79,7 +79,8 @@ static void write_tree(void) {
     s = unit("#include \"common.h\"\n#include <string.h>\n", "u1");
     scratch_write(g.tree, "a/u1.c", s);
     free(s);
-    s = unit("/* a comment\n   over two lines */\n#include \"common.h\"\n#include <stdio.h>\n", "u2");
+    s = unit("/* a comment\n   over two lines */\n#include \"common.h\"\n#include <stdio.h>\n",
+             "u2");
     scratch_write(g.tree, "a/u2.c", s);
     free(s);
     s = unit("#define WITH_HELPER 1\n#include \"common.h\"\n", "u3");
@@ -126,16 +127,15 @@ static void write_tree(void) {
     free(s);
     /* the compilation database: each unit compiled in its own directory */
     static const char *const units[][3] = {
-        {"a", "u1.c", ""},         {"a", "u2.c", ""},         {"a", "u3.c", ""},
-        {"a", "u4.c", ""},         {"a", "u5.c", ""},         {"a", "u6.c", ""},
-        {"a", "u7.c", ""},         {"b", "b1.c", ""},         {"b", "b2.c", ""},
+        {"a", "u1.c", ""},        {"a", "u2.c", ""},        {"a", "u3.c", ""},
+        {"a", "u4.c", ""},        {"a", "u5.c", ""},        {"a", "u6.c", ""},
+        {"a", "u7.c", ""},        {"b", "b1.c", ""},        {"b", "b2.c", ""},
         {"c", "m.c", "-DMODE=1"}, {"c", "n.c", "-DMODE=2"}, {"c", "o.c", "-DMODE=2"},
-        {"d", "d1.c", ""},         {"d", "d2.c", ""},
+        {"d", "d1.c", ""},        {"d", "d2.c", ""},
     };
     char *db = fmt("[");
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
-        char *flag = *units[i][2] ? fmt("\"%s\", ", units[i][2])
-                                  : fmt("%s", "");
+        char *flag = *units[i][2] ? fmt("\"%s\", ", units[i][2]) : fmt("%s", "");
         char *next = fmt(
             "%s%s{\"directory\": \"%s/%s\", \"file\": \"%s\", \"arguments\": [\"cc\", %s\"-c\", "
             "\"%s\"]}",
@@ -246,8 +246,7 @@ static void the_same_report_with_and_without_preambles_for_j1_and_j2(void **stat
 
     rc = lint(&on1, (const char *const[]){"--no-cache", "-j1", NULL});
     assert_int_equal(rc, 1);
-    expect_in(&on1, on1.err,
-              "5 shared preambles (4 built in ");
+    expect_in(&on1, on1.err, "5 shared preambles (4 built in ");
     expect_in(&on1, on1.err, "; 9 units parsed against one, 1 parsed again without it); ");
     scale_same_report("-j1 with and without preambles", off.out, on1.out);
     expect_tmp_empty();
