@@ -26,6 +26,7 @@ both reported: on a shared machine the CPU time is the steadier of the two.
 import argparse
 import json
 import os
+import re
 import shlex
 import shutil
 import statistics
@@ -185,6 +186,12 @@ class Tree:
         return run(["clang-tidy", "-p", self.dbdir, "--quiet", f"-checks=-*,{TIDY_CHECK}",
                     *[e["file"] for e in self.entries]], self.work)
 
+    def tidy_j2(self):
+        # run-clang-tidy: one clang-tidy process per unit, two at a time
+        return run(["run-clang-tidy", "-j2", "-p", self.dbdir, "-quiet",
+                    f"-checks=-*,{TIDY_CHECK}",
+                    *["^" + re.escape(e["file"]) + "$" for e in self.entries]], self.work)
+
     def findings(self, out):
         with open(os.path.join(self.work, out)) as f:
             doc = json.load(f)
@@ -198,16 +205,20 @@ def rotate(fns, k):
 
 def bench_tree(t, rounds, log):
     res = {"units": len(t.entries)}
-    runs = {"kdc": [], "pre": [], "clang": [], "tidy": []}
-    cmds = [("kdc", lambda: t.kdc("-j1", "--no-prefilter", "--no-cache", out="nopre.json")),
+    runs = {"kdc": [], "pre": [], "clang": [], "tidy": [], "nopreamble": []}
+    cmds = [("kdc", lambda: t.kdc("-j1", "--no-prefilter", "--no-cache", "--stats",
+                                  out="nopre.json")),
+            ("nopreamble", lambda: t.kdc("-j1", "--no-prefilter", "--no-cache", "--no-preambles",
+                                         out="nopreamble.json")),
             ("pre", lambda: t.kdc("-j1", "--no-cache", "--stats", out="pre.json")),
             ("clang", t.clang), ("tidy", t.tidy)]
     for r in range(rounds):
         for name, fn in rotate(cmds, r):
             m = fn()
             runs[name].append(m)
-            log(f"  {t.name} round {r + 1}: {name:5s} {m['wall']:7.2f} s wall {m['cpu']:7.2f} s cpu")
+            log(f"  {t.name} round {r + 1}: {name:10s} {m['wall']:7.2f} s wall {m['cpu']:7.2f} s cpu")
     kdc, pre, clang, tidy = runs["kdc"], runs["pre"], runs["clang"], runs["tidy"]
+    nopreamble = runs["nopreamble"]
     res["kdc_j1"] = kdc
     res["clang"] = clang
     res["tidy"] = tidy
@@ -221,6 +232,29 @@ def bench_tree(t, rounds, log):
     res["vs_tidy_cpu"] = ratio(kdc, tidy, "cpu")
     res["pre_vs_clang_wall"] = ratio(pre, clang, "wall")
     res["pre_vs_tidy_wall"] = ratio(pre, tidy, "wall")
+
+    # shared preambles (issue 18): the same run without them, the same findings
+    res["preambles"] = {
+        "off": nopreamble, "on": kdc,
+        "off_vs_tidy_wall": ratio(nopreamble, tidy, "wall"),
+        "off_vs_tidy_cpu": ratio(nopreamble, tidy, "cpu"),
+        "on_over_off_wall": ratio(kdc, nopreamble, "wall"),
+        "same_findings": t.findings("nopre.json")[0] == t.findings("nopreamble.json")[0],
+        "stats": next((l for l in kdc[-1]["stderr"].splitlines() if "stats:" in l), ""),
+    }
+
+    # -j2 against run-clang-tidy -j2, side by side, rotating
+    j2, tj2 = [], []
+    for r in range(rounds):
+        for name, fn in rotate([("kdc", lambda: t.kdc("-j2", "--no-prefilter", "--no-cache",
+                                                      out="j2.json")),
+                                ("tidy", t.tidy_j2)], r):
+            m = fn()
+            (j2 if name == "kdc" else tj2).append(m)
+            log(f"  {t.name} round {r + 1}: -j2 {name:5s} {m['wall']:7.2f} s wall "
+                f"{m['cpu']:7.2f} s cpu")
+    res["j2_vs_tidy"] = {"kdc": j2, "tidy": tj2, "wall": ratio(j2, tj2, "wall"),
+                         "cpu": ratio(j2, tj2, "cpu")}
 
     # the prefilter: the same findings, and how much faster
     f_on, s_on = t.findings("pre.json")
@@ -286,6 +320,16 @@ def table(results, machine):
           f"{r['vs_clang_cpu']:.2f} | {median([m['wall'] for m in r['tidy']]):.2f} s | "
           f"**{r['vs_tidy_wall']:.2f}** | {r['vs_tidy_cpu']:.2f} | "
           f"{r['pre_vs_clang_wall']:.2f}, {r['pre_vs_tidy_wall']:.2f} |")
+    w("")
+    w("| tree | without preambles | vs clang-tidy (wall) | (CPU) | with them | with / without "
+      "(wall) | same findings | -j2 vs `run-clang-tidy -j2` (wall) | (CPU) |")
+    w("|---|---:|---:|---:|---:|---:|---|---:|---:|")
+    for name, r in results.items():
+        p, j = r["preambles"], r["j2_vs_tidy"]
+        w(f"| {name} | {median([m['wall'] for m in p['off']]):.2f} s | {p['off_vs_tidy_wall']:.2f} | "
+          f"{p['off_vs_tidy_cpu']:.2f} | {median([m['wall'] for m in p['on']]):.2f} s | "
+          f"**{p['on_over_off_wall']:.2f}** | {'yes' if p['same_findings'] else 'NO'} | "
+          f"**{j['wall']:.2f}** | {j['cpu']:.2f} |")
     w("")
     w("| tree | units parsed / skipped | prefilter on | off | faster (wall) | faster (CPU) | "
       "same findings |")

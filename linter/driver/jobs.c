@@ -5,6 +5,7 @@
 #include "libclang_lazy.h"
 #include "paths.h"
 #include "parse.h"
+#include "preamble.h"
 #include "regfile.h"
 #include "termsig.h"
 #include "unitio.h"
@@ -45,6 +46,7 @@ typedef struct result {
     char *error; /* libclang could not parse it (an input error) */
     char *note;  /* for stderr: a damaged cache entry, a cache write that failed */
     kdc_buf_t model;
+    kdc_preamble_use_t pre; /* whether it was parsed against a shared preamble */
 } result_t;
 
 typedef struct run {
@@ -53,6 +55,7 @@ typedef struct run {
     const size_t *todo;
     size_t ntodo;
     kdc_parser_t *parser; /* of this process, created on first use */
+    kdc_preamble_plan_t *preambles; /* the run's shared preambles (preamble.h), or NULL */
     /* A cache write failed (a full disk, the directory deleted): no further writes are
      * tried, in this process or any other of the run, and only the first failure is
      * noted. Points at own_store_failed, or into the workers' shared memory. */
@@ -94,8 +97,8 @@ static void process_unit(run_t *run, const kdc_tu_job_t *job, result_t *r, int h
      * binary too, checked here where it is parsed (a cached model's file was checked then) */
     if (kdc_regular_has_nul(job->file) == 1) {
         r->error = kdc_xstrdup("binary file, not C or C++ source: not analysed");
-    } else if (kdc_parse_tu_files(run->parser, unit, job->file, (const char *const *)job->argv,
-                                  job->argc, cache ? collect_file : NULL, &files, &err)) {
+    } else if (kdc_preamble_parse(run->preambles, (size_t)(job - run->inputs->jobs), run->parser,
+                                  unit, job, cache ? collect_file : NULL, &files, &err, &r->pre)) {
         r->error = err ? err : kdc_xstrdup("libclang could not parse this file");
     } else {
         kdc_unit_encode(unit, &r->model);
@@ -192,6 +195,10 @@ static void merge_one(run_t *run, result_t *r, size_t k, kdc_program_t *prog,
         st->failed++;
         return;
     }
+    st->preamble_units += (size_t)r->pre.with_preamble;
+    st->preamble_fallbacks += (size_t)r->pre.fell_back;
+    st->preambles_built += (size_t)r->pre.built;
+    st->preamble_build_s += r->pre.build_s;
     char *err = NULL;
     int rc = merge_model(run, prog, &r->model, &err);
     if (rc == 0) {
@@ -238,6 +245,7 @@ enum { MSG_UNIT = 1, MSG_DONE = 2 };
 typedef struct msg_hdr {
     uint32_t kind;
     uint32_t from_cache;
+    kdc_preamble_use_t pre;
     uint64_t index;     /* MSG_UNIT: position in todo; MSG_DONE: peak RSS in KiB */
     uint32_t error_len;
     uint32_t note_len;
@@ -302,16 +310,20 @@ static _Noreturn void worker_main(run_t *run, shared_t *sh, int slot, int fd) {
         atomic_store(&sh->slot[slot].current, (long)k);
         result_t r = {0};
         process_unit(run, &run->inputs->jobs[run->todo[k]], &r, UNIT_STORE);
-        msg_hdr_t h = {MSG_UNIT, (uint32_t)r.from_cache, k,
+        msg_hdr_t h = {MSG_UNIT,
+                       (uint32_t)r.from_cache,
+                       r.pre,
+                       k,
                        r.error ? (uint32_t)strlen(r.error) : 0,
-                       r.note ? (uint32_t)strlen(r.note) : 0, r.error ? 0 : r.model.n};
+                       r.note ? (uint32_t)strlen(r.note) : 0,
+                       r.error ? 0 : r.model.n};
         send_msg(fd, &h, r.error, r.note, &r.model);
         atomic_store(&sh->slot[slot].current, -1L);
         result_free(&r);
     }
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    msg_hdr_t h = {MSG_DONE, 0, (uint64_t)ru.ru_maxrss, 0, 0, 0};
+    msg_hdr_t h = {MSG_DONE, 0, {0}, (uint64_t)ru.ru_maxrss, 0, 0, 0};
     send_msg(fd, &h, NULL, NULL, NULL);
     _exit(0);
 }
@@ -324,6 +336,13 @@ static _Noreturn void worker_main(run_t *run, shared_t *sh, int slot, int fd) {
  * process). */
 static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
 static KDC_VEC(pid_t) live;
+static const kdc_preamble_plan_t *live_preambles; /* the run's, until it removes them */
+
+static void set_live_preambles(const kdc_preamble_plan_t *pl) {
+    pthread_mutex_lock(&live_lock);
+    live_preambles = pl;
+    pthread_mutex_unlock(&live_lock);
+}
 
 /* Takes pid off the list, then waits for it (it has ended, or was sent a signal). */
 static void reap(pid_t pid, int *status) {
@@ -352,6 +371,7 @@ void kdc_jobs_stop(void) {
             nanosleep(&nap, NULL);
         }
     }
+    kdc_preamble_remove_files(live_preambles); /* no worker reads them any more */
 }
 
 /* The worker's address space may grow by mib MiB (0: no limit) beyond what it has when it
@@ -449,6 +469,7 @@ static void take_messages(worker_t *w, result_t *res, size_t ntodo, progress_t *
             result_t *r = &res[h.index];
             r->done = 1;
             r->from_cache = (int)h.from_cache;
+            r->pre = h.pre;
             if (h.error_len)
                 r->error = kdc_xasprintf("%.*s", (int)h.error_len, body);
             if (h.note_len) { /* after the driver's own (a damaged entry) */
@@ -677,7 +698,8 @@ static void run_workers(run_t *run, unsigned nworkers, result_t *res, size_t *me
 
 void kdc_jobs_run(const kdc_jobs_opts_t *o, kdc_inputs_t *inputs, const size_t *todo,
                   size_t ntodo, kdc_program_t *prog, kdc_jobs_stats_t *stats) {
-    run_t run = {o, inputs, todo, ntodo, NULL, NULL, 0, XXH3_createState(), NULL, 0};
+    run_t run = {
+        .o = o, .inputs = inputs, .todo = todo, .ntodo = ntodo, .program = XXH3_createState()};
     run.store_failed = &run.own_store_failed;
     atomic_store(&run.own_store_failed, o->cache && !kdc_cache_writable(o->cache));
     progress_t pg = {o->progress, kdc_now_seconds(), 0, 0};
@@ -692,15 +714,13 @@ void kdc_jobs_run(const kdc_jobs_opts_t *o, kdc_inputs_t *inputs, const size_t *
     if (!res || !parse)
         kdc_oom();
     /* The cache first, in this process: only the units it does not have are parsed (with
-     * -j1 here, at once; else by workers), so a run that parses nothing never forks or
-     * loads libclang. */
+     * -j1 and no budget here, else by workers, once the preambles they share are planned),
+     * so a run that parses nothing never forks or loads libclang. */
     for (size_t k = 0; k < ntodo; k++) {
         const kdc_tu_job_t *job = &inputs->jobs[todo[k]];
         result_t *r = &res[k];
         if (o->cache && kdc_cache_lookup(o->cache, job, &r->model, &r->note)) {
             r->from_cache = 1;
-        } else if (o->jobs <= 1 && !budget) {
-            process_unit(&run, job, r, UNIT_STORE);
         } else {
             parse[nparse++] = k;
             continue;
@@ -711,6 +731,22 @@ void kdc_jobs_run(const kdc_jobs_opts_t *o, kdc_inputs_t *inputs, const size_t *
     }
     run.parse = parse;
     run.nparse = nparse;
+    /* the include prefixes the units to parse share, each parsed once (preamble.h) */
+    if (o->preambles && nparse >= 2) {
+        size_t *idx = malloc(nparse * sizeof *idx);
+        if (!idx)
+            kdc_oom();
+        for (size_t i = 0; i < nparse; i++)
+            idx[i] = todo[parse[i]];
+        char *note = NULL;
+        run.preambles = kdc_preamble_plan(inputs->jobs, idx, nparse, &note);
+        set_live_preambles(run.preambles);
+        if (note)
+            note_line(note);
+        free(note);
+        free(idx);
+        stats->preambles = kdc_preamble_count(run.preambles);
+    }
     unsigned nworkers = o->jobs < nparse ? o->jobs : (unsigned)nparse;
     if (nworkers > 1 || (nworkers == 1 && budget)) {
         kdc_libclang_load(); /* before the fork: the workers share it; a failure said once */
@@ -739,6 +775,9 @@ void kdc_jobs_run(const kdc_jobs_opts_t *o, kdc_inputs_t *inputs, const size_t *
     if (stats->cache_write_failed)
         kdc_cache_stop_writes(o->cache);
     XXH3_freeState(run.program);
+    stats->preamble_disk_bytes = kdc_preamble_disk_bytes(run.preambles);
+    set_live_preambles(NULL);
+    kdc_preamble_plan_free(run.preambles);
     kdc_parser_free(run.parser);
     free(parse);
     free(res);

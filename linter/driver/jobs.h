@@ -50,6 +50,8 @@ typedef struct kdc_jobs_opts {
     const char *cwd;    /* paths in progress lines are shown relative to it */
     unsigned long unit_time_s;     /* --unit-time-limit: seconds of one unit's parse; 0 none */
     unsigned long unit_memory_mib; /* --unit-memory-limit: MiB a unit's parse may add; 0 none */
+    int preambles; /* share precompiled preambles among the units parsed (preamble.h);
+                           0: --no-preambles */
 } kdc_jobs_opts_t;
 
 typedef struct kdc_jobs_stats {
@@ -60,6 +62,12 @@ typedef struct kdc_jobs_stats {
     long worker_peak_rss_kib; /* the largest peak resident set of one worker */
     long worker_sum_rss_kib;  /* the sum of the workers' peaks (an upper bound of their total) */
     int cache_write_failed;   /* a cache write failed (noted once): write nothing more */
+    size_t preambles;         /* shared preambles planned (preamble.h) */
+    size_t preambles_built;   /* ... built (by this process or a worker) */
+    size_t preamble_units;    /* units parsed against one */
+    size_t preamble_fallbacks; /* units whose parse against one had errors: parsed again */
+    double preamble_build_s;   /* time spent building them */
+    unsigned long long preamble_disk_bytes; /* the files they took, at the end of the run */
     unsigned char program[16]; /* XXH3-128 of the models merged, in order: the program is a
                                   function of these bytes (the analysis cache's key, cache.h) */
 } kdc_jobs_stats_t;

@@ -51,6 +51,12 @@ static int stdout_written(int rc) {
 
 static int run(int argc, char **argv) {
     stdin_from_dev_null();
+    /* Informational output (--help is over 4 KiB) reaches stdout in one write at the end, so
+     * stdout_written() sees that write's errno: a write failed earlier, when a smaller
+     * buffer filled, leaves only the stream's error flag. A report's own writes are checked
+     * where they are made. */
+    static char out_buf[64 * 1024];
+    setvbuf(stdout, out_buf, _IOFBF, sizeof out_buf);
     if (argc > 1 && !strcmp(argv[1], "merge"))
         return kdc_merge_main(argc - 1, argv + 1);
     kdc_lint_opts_t o;

@@ -24,6 +24,7 @@ enum {
     OPT_NO_CACHE,
     OPT_CACHE_DIR,
     OPT_NO_PREFILTER,
+    OPT_NO_PREAMBLES,
     OPT_SHARD,
     OPT_PROGRESS,
     OPT_STATS,
@@ -38,6 +39,7 @@ static const struct option long_opts[] = {
     {"no-cache", no_argument, NULL, OPT_NO_CACHE},
     {"cache-dir", required_argument, NULL, OPT_CACHE_DIR},
     {"no-prefilter", no_argument, NULL, OPT_NO_PREFILTER},
+    {"no-preambles", no_argument, NULL, OPT_NO_PREAMBLES},
     {"shard", required_argument, NULL, OPT_SHARD},
     {"progress", required_argument, NULL, OPT_PROGRESS},
     {"stats", no_argument, NULL, OPT_STATS},
@@ -100,6 +102,8 @@ static void usage(FILE *o) {
           "Scale (see docs/kdc-lint.md):\n"
           "  -j, --jobs=N         parse N translation units at a time (default: the CPUs)\n"
           "  --no-prefilter       also parse units that cannot involve Kafka\n"
+          "  --no-preambles       parse each unit's headers itself (default: units that begin\n"
+          "                       with the same includes share them, parsed once)\n"
           "  --cache-dir=DIR      keep parsed units and analysis results in DIR\n"
           "                       (default .kdc-cache)\n"
           "  --no-cache           neither read nor write the cache\n"
@@ -214,6 +218,9 @@ int kdc_lint_opts_parse(int argc, char **argv, kdc_lint_opts_t *o) {
         case OPT_NO_CACHE: o->no_cache = 1; break;
         case OPT_CACHE_DIR: o->cache_dir = optarg; break;
         case OPT_NO_PREFILTER: o->no_prefilter = 1; break;
+        case OPT_NO_PREAMBLES:
+            o->no_preambles = 1;
+            break;
         case OPT_SHARD: o->shard_spec = optarg; break;
         case OPT_PROGRESS: o->progress_when = optarg; break;
         case OPT_STATS: o->want_stats = 1; break;

@@ -35,7 +35,7 @@ typedef struct kdc_lint_opts {
     unsigned njobs;             /* -j N; 0: the CPUs this process may run on */
     unsigned long unit_time_s;  /* --unit-time-limit (seconds, 0: none) */
     unsigned long unit_memory_mib; /* --unit-memory-limit (MiB, 0: none) */
-    int no_cache, no_prefilter, want_stats, dump_model, fail_incomplete;
+    int no_cache, no_prefilter, no_preambles, want_stats, dump_model, fail_incomplete;
     int dashdash;               /* `--` given: its arguments, no compilation database searched */
     kdc_shard_t shard;          /* --shard, parsed (count 0: none) */
     kdc_filter_opts_t filter;   /* --config, --profile, rules on and off, suppressions, baseline */

@@ -243,7 +243,8 @@ static void parse_units(kdc_lint_run_t *r) {
                           0,
                           r->cwd,
                           o->unit_time_s,
-                          o->unit_memory_mib};
+                          o->unit_memory_mib,
+                          !o->no_preambles};
     if (!strcmp(o->progress_when, "always"))
         jo.progress = isatty(STDERR_FILENO) ? 3 : 2;
     else if (!strcmp(o->progress_when, "auto") && isatty(STDERR_FILENO))

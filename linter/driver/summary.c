@@ -110,6 +110,15 @@ static void print_stats(const kdc_lint_run_t *r) {
         fprintf(stderr, "parsed in this process (peak RSS %.1f MiB; %.1f MiB resident once "
                         "parsed); ",
                 mib(ru.ru_maxrss), mib(r->rss_parsed_kib));
+    if (js->preambles)
+        fprintf(stderr,
+                "%zu shared preamble%s (%zu built in %.2f s, %.1f MiB on disk; %zu unit%s "
+                "parsed against one, %zu parsed again without it); ",
+                js->preambles, js->preambles == 1 ? "" : "s", js->preambles_built,
+                js->preamble_build_s, (double)js->preamble_disk_bytes / (1024.0 * 1024.0),
+                js->preamble_units, js->preamble_units == 1 ? "" : "s", js->preamble_fallbacks);
+    else
+        fprintf(stderr, "no shared preamble; ");
     if (r->models_skipped)
         fprintf(stderr, "no model loaded (the stored analysis applies); ");
     fprintf(stderr, "libclang %s; ", kdc_libclang_mapped() ? "loaded" : "not loaded");

@@ -105,10 +105,14 @@
     F(unsigned, clang_isAttribute, (enum CXCursorKind a), (a))                                  \
     F(unsigned, clang_isCursorDefinition, (CXCursor a), (a))                                    \
     F(unsigned, clang_isExpression, (enum CXCursorKind a), (a))                                 \
+    F(enum CXErrorCode, clang_createTranslationUnit2,                                               \
+      (CXIndex a, const char *b, CXTranslationUnit *c), (a, b, c))                                  \
     F(enum CXErrorCode, clang_parseTranslationUnit2,                                            \
       (CXIndex a, const char *b, const char *const *c, int d, struct CXUnsavedFile *e,         \
        unsigned f, unsigned g, CXTranslationUnit *h),                                           \
       (a, b, c, d, e, f, g, h))                                                                 \
+    F(int, clang_saveTranslationUnit, (CXTranslationUnit a, const char *b, unsigned c),             \
+      (a, b, c))                                                                                    \
     V(clang_tokenize, (CXTranslationUnit a, CXSourceRange b, CXToken **c, unsigned *d),         \
       (a, b, c, d))                                                                             \
     F(unsigned, clang_visitChildren, (CXCursor a, CXCursorVisitor b, CXClientData c), (a, b, c))

@@ -19,8 +19,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Precompiled preambles a process keeps loaded (kdc_parse_tu_contents): the units of a group
+ * come one after another, in input order. */
+#define KDC_PREAMBLES_LOADED 4
+
 struct kdc_parser {
     CXIndex index;
+    CXIndex index_local; /* visits a unit's own declarations only, not its preamble's */
+    struct {
+        char *pch;
+        CXTranslationUnit tu;
+    } loaded[KDC_PREAMBLES_LOADED];
+    unsigned next_loaded;
     int omit;            /* kdc_parser_omit_seen */
     kdc_strset_t keys;   /* "USR\nfile\nline" of function definitions met */
     kdc_strmap_t seen;   /* key → SEEN_WHOLE or SEEN_PARTIAL once converted */
@@ -69,6 +79,13 @@ kdc_parser_t *kdc_parser_new(void) {
 void kdc_parser_free(kdc_parser_t *ps) {
     if (!ps)
         return;
+    for (unsigned i = 0; i < KDC_PREAMBLES_LOADED; i++)
+        if (ps->loaded[i].tu) {
+            clang_disposeTranslationUnit(ps->loaded[i].tu);
+            free(ps->loaded[i].pch);
+        }
+    if (ps->index_local)
+        clang_disposeIndex(ps->index_local);
     clang_disposeIndex(ps->index);
     kdc_strset_free(&ps->keys);
     kdc_strmap_free(&ps->seen);
@@ -1752,9 +1769,11 @@ int kdc_parse_tu(kdc_parser_t *ps, kdc_program_t *p, const char *file, const cha
     return kdc_parse_tu_files(ps, p, file, argv, argc, NULL, NULL, err);
 }
 
-int kdc_parse_tu_files(kdc_parser_t *ps, kdc_program_t *p, const char *file,
-                       const char *const *argv, int argc, kdc_parse_file_fn file_fn, void *arg,
-                       char **err) {
+/* Parses and converts one unit: 0, -1 (*err set), or 1 when discard_errors and the parse had
+ * a compile error (nothing converted, *err unset). */
+static int parse_tu(kdc_parser_t *ps, kdc_program_t *p, const char *file, const char *const *argv,
+                    int argc, struct CXUnsavedFile *unsaved, unsigned nunsaved,
+                    CXTranslationUnit pre, kdc_parse_file_fn file_fn, void *arg, char **err) {
     pctx_t c = {0};
     c.p = p;
     c.ps = ps;
@@ -1765,7 +1784,7 @@ int kdc_parse_tu_files(kdc_parser_t *ps, kdc_program_t *p, const char *file,
     int cwd_fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     kdc_openguard_begin(); /* no FIFO, device or socket is read (openguard.h) */
     enum CXErrorCode ec = clang_parseTranslationUnit2(
-        ps->index, file, argv, argc, NULL, 0,
+        pre ? ps->index_local : ps->index, file, argv, argc, unsaved, nunsaved,
         CXTranslationUnit_KeepGoing | CXTranslationUnit_IgnoreNonErrorsFromIncludedFiles, &c.tu);
     char *refused = kdc_openguard_end();
     if (cwd_fd >= 0) {
@@ -1774,33 +1793,56 @@ int kdc_parse_tu_files(kdc_parser_t *ps, kdc_program_t *p, const char *file,
         }
         close(cwd_fd);
     }
+    int rc = 0;
+    kdc_tu_info_t info = {0};
     if (refused) {
         *err = kdc_xasprintf("%s: not analysed", refused);
         free(refused);
+        rc = -1;
+    } else if (ec != CXError_Success || !c.tu) {
+        *err = kdc_xasprintf("libclang could not parse this file (error %d)", (int)ec);
+        rc = -1;
+    } else {
+        info.first_error = first_error(&c, &info.nerrors);
+        if (pre && info.nerrors)
+            rc = 1;
+    }
+    if (rc) {
         if (c.tu)
             clang_disposeTranslationUnit(c.tu);
         kdc_strmap_free(&c.file_names);
         kdc_strmap_free(&c.noreturn);
         kdc_strmap_free(&c.contracts);
-        return -1;
+        return rc;
     }
-    if (ec != CXError_Success || !c.tu) {
-        *err = kdc_xasprintf("libclang could not parse this file (error %d)", (int)ec);
-        kdc_strmap_free(&c.file_names);
-        kdc_strmap_free(&c.noreturn);
-        kdc_strmap_free(&c.contracts);
-        return -1;
-    }
-    kdc_tu_info_t info = {0};
     char *real = realpath(file, NULL);
     info.file = kdc_intern(p, real ? real : file);
     free(real);
-    info.first_error = first_error(&c, &info.nerrors);
     /* A unit with compile errors is never cached, so it is parsed on every run, after other
      * units or none: converted whole, its model is the same whatever this process parsed
      * before (the analysis cache keys on the models' bytes). */
     c.omit = ps->omit && info.nerrors == 0;
     c.tu_index = (int)kdc_program_ntus(p); /* the index kdc_program_add_tu gives it below */
+    if (pre) {
+        /* the preamble's declarations first, where the unit has them, from the precompiled
+         * header this process loaded once (kdc_parse_tu_contents) */
+        pctx_t cp = {0};
+        cp.p = p;
+        cp.ps = ps;
+        cp.tu = pre;
+        cp.tu_index = c.tu_index;
+        cp.omit = c.omit;
+        kdc_strmap_init(&cp.file_names);
+        kdc_strmap_init(&cp.noreturn);
+        kdc_strmap_init(&cp.contracts);
+        clang_visitChildren(clang_getTranslationUnitCursor(pre), top_visit, &cp);
+        c.too_deep = cp.too_deep;
+        c.ndeep = cp.ndeep;
+        free(cp.calls.v);
+        kdc_strmap_free(&cp.file_names);
+        kdc_strmap_free(&cp.noreturn);
+        kdc_strmap_free(&cp.contracts);
+    }
     clang_visitChildren(clang_getTranslationUnitCursor(c.tu), top_visit, &c);
     info.too_deep = c.too_deep;
     info.incomplete = info.nerrors > 0 || info.too_deep;
@@ -1815,4 +1857,104 @@ int kdc_parse_tu_files(kdc_parser_t *ps, kdc_program_t *p, const char *file,
     kdc_strmap_free(&c.contracts);
     clang_disposeTranslationUnit(c.tu);
     return 0;
+}
+
+int kdc_parse_tu_files(kdc_parser_t *ps, kdc_program_t *p, const char *file,
+                       const char *const *argv, int argc, kdc_parse_file_fn file_fn, void *arg,
+                       char **err) {
+    return parse_tu(ps, p, file, argv, argc, NULL, 0, NULL, file_fn, arg, err);
+}
+
+/* The precompiled header at pch as a translation unit of this process, loaded on first use;
+ * NULL when it cannot be read. */
+static CXTranslationUnit loaded_preamble(kdc_parser_t *ps, const char *pch) {
+    for (unsigned i = 0; i < KDC_PREAMBLES_LOADED; i++)
+        if (ps->loaded[i].pch && !strcmp(ps->loaded[i].pch, pch))
+            return ps->loaded[i].tu;
+    unsigned i = ps->next_loaded++ % KDC_PREAMBLES_LOADED;
+    if (ps->loaded[i].tu) {
+        clang_disposeTranslationUnit(ps->loaded[i].tu);
+        free(ps->loaded[i].pch);
+        ps->loaded[i].tu = NULL;
+        ps->loaded[i].pch = NULL;
+    }
+    CXTranslationUnit tu = NULL;
+    kdc_openguard_begin();
+    enum CXErrorCode ec = clang_createTranslationUnit2(ps->index, pch, &tu);
+    char *refused = kdc_openguard_end();
+    if (refused || ec != CXError_Success || !tu) {
+        free(refused);
+        if (tu)
+            clang_disposeTranslationUnit(tu);
+        return NULL;
+    }
+    ps->loaded[i].pch = kdc_xstrdup(pch);
+    ps->loaded[i].tu = tu;
+    return tu;
+}
+
+int kdc_parse_tu_contents(kdc_parser_t *ps, kdc_program_t *p, const char *file,
+                          const char *const *argv, int argc, const char *contents, size_t len,
+                          const char *pch, kdc_parse_file_fn file_fn, void *arg, char **err) {
+    CXTranslationUnit pre = loaded_preamble(ps, pch);
+    if (!pre)
+        return 1;
+    if (!ps->index_local)
+        ps->index_local = clang_createIndex(1, 0);
+    struct CXUnsavedFile u = {file, contents, (unsigned long)len};
+    return parse_tu(ps, p, file, argv, argc, &u, 1, pre, file_fn, arg, err);
+}
+
+int kdc_parse_save_pch(kdc_parser_t *ps, const char *header, const char *const *argv, int argc,
+                       const char *pch, kdc_parse_file_fn file_fn, void *arg, char **err) {
+    CXTranslationUnit tu = NULL;
+    int cwd_fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    kdc_openguard_begin();
+    enum CXErrorCode ec = clang_parseTranslationUnit2(
+        ps->index, header, argv, argc, NULL, 0,
+        CXTranslationUnit_KeepGoing | CXTranslationUnit_IgnoreNonErrorsFromIncludedFiles |
+            CXTranslationUnit_ForSerialization,
+        &tu);
+    char *refused = kdc_openguard_end();
+    if (cwd_fd >= 0) {
+        if (fchdir(cwd_fd) != 0) {
+            /* as parse_tu */
+        }
+        close(cwd_fd);
+    }
+    int rc = 0;
+    if (refused) {
+        *err = kdc_xasprintf("%s: not read", refused);
+        free(refused);
+        rc = -1;
+    } else if (ec != CXError_Success || !tu) {
+        *err = kdc_xasprintf("libclang could not parse it (error %d)", (int)ec);
+        rc = -1;
+    } else {
+        pctx_t c = {0};
+        c.tu = tu;
+        c.p = kdc_program_new();
+        if (!c.p)
+            kdc_oom();
+        unsigned nerrors;
+        const char *first = first_error(&c, &nerrors);
+        if (nerrors) {
+            *err = kdc_xasprintf("%u compile error%s, the first: %s", nerrors,
+                                 nerrors == 1 ? "" : "s", first);
+            rc = -1;
+        } else {
+            int s = clang_saveTranslationUnit(tu, pch, CXSaveTranslationUnit_None);
+            if (s != CXSaveError_None) {
+                *err = kdc_xasprintf("libclang could not save it (error %d)", s);
+                rc = -1;
+            } else if (file_fn) {
+                inclusion_ctx_t ic = {file_fn, arg};
+                clang_getInclusions(tu, visit_inclusion, &ic);
+            }
+        }
+        kdc_program_free(c.p);
+    }
+    if (tu)
+        clang_disposeTranslationUnit(tu);
+    return rc;
 }

@@ -48,4 +48,23 @@ int kdc_parse_tu_files(kdc_parser_t *ps, kdc_program_t *p, const char *file,
                        const char *const *argv, int argc, kdc_parse_file_fn file_fn, void *arg,
                        char **err);
 
+/* The same against a precompiled preamble (preamble.h): the main file's contents given (a
+ * buffer of len bytes read in place of the file: its copy with the prefix blanked), argv with
+ * `-include-pch pch`. The preamble's declarations are converted from the precompiled header
+ * itself, which the parser keeps loaded for the next units (a few at a time), and only the
+ * unit's own are visited in its parse: the model is the one kdc_parse_tu_files makes of the
+ * whole file. Returns 1, nothing converted or reported, when the precompiled header cannot
+ * be loaded or the parse has a compile error (the caller parses the unit again as it is),
+ * else as kdc_parse_tu_files. */
+int kdc_parse_tu_contents(kdc_parser_t *ps, kdc_program_t *p, const char *file,
+                          const char *const *argv, int argc, const char *contents, size_t len,
+                          const char *pch, kdc_parse_file_fn file_fn, void *arg, char **err);
+
+/* Parses `header` with argv (which say its language: -x c-header or c++-header) and saves
+ * it as a precompiled header at `pch`; file_fn gets every file it read, the header itself
+ * too. 0, or -1 with *err (malloc'd) when it cannot be parsed, has a compile error, or
+ * cannot be saved. */
+int kdc_parse_save_pch(kdc_parser_t *ps, const char *header, const char *const *argv, int argc,
+                       const char *pch, kdc_parse_file_fn file_fn, void *arg, char **err);
+
 #endif

@@ -68,11 +68,14 @@ struct kdc_expr {              /* fields ordered by size: hundreds of thousands 
     kdc_expr_t *callee_expr;  /* CALL: callee expression when the call is indirect */
     kdc_expr_t **kids;
     const char **fields;      /* INIT of a struct: field USR per kid (NULL entries: unknown) */
+    const void *api_memo;     /* CALL: kdc_api_lookup's answer (analysis/api.c), valid while
+                                 api_memo_gen is its current generation */
     long long ival;
     kdc_loc_t loc;
     int param_index;          /* REF to a parameter: its index */
     int call_id;              /* CALL: index in kdc_func_t.calls */
     unsigned nkids;
+    unsigned api_memo_gen;    /* 0: no answer kept */
     kdc_expr_kind_t kind : 8;
     kdc_op_t op : 8;
     kdc_ref_kind_t ref : 8;

@@ -771,6 +771,11 @@ static int count_tmp(const char *path, const struct stat *st, int type, struct F
  * orphaned by a driver that died first would be handed to it); no temporary file is left in
  * the cache. */
 static void ended_by(int sig) {
+    /* the run's shared preambles (the 40 units begin alike) go to a TMPDIR of its own */
+    char *tmp = scratch_path(root, "sig-tmp"), *was = getenv("TMPDIR");
+    was = was ? strdup(was) : NULL;
+    assert_int_equal(mkdir(tmp, 0700), 0);
+    setenv("TMPDIR", tmp, 1);
     write_else_if_chain("sig/slow.c", 15000);
     for (int i = 0; i < 40; i++) {
         char rel[32];
@@ -782,6 +787,11 @@ static void ended_by(int sig) {
     size_t n = 0;
     pid_t driver =
         start_with_workers(workers, 8, &n, "-j2", "--cache-dir=sig/cache", "sig", (char *)NULL);
+    if (was)
+        setenv("TMPDIR", was, 1);
+    else
+        unsetenv("TMPDIR");
+    free(was);
     nap_ms(700); /* the small units are parsed and stored while the chain is */
     kill(driver, sig);
     int status = 0, waited = 0;
@@ -813,6 +823,13 @@ static void ended_by(int sig) {
     free(cache);
     if (ntmp)
         fail_msg("%zu temporary file(s) left in the cache", ntmp);
+    DIR *d = opendir(tmp);
+    assert_non_null(d);
+    for (struct dirent *de; (de = readdir(d));)
+        if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+            fail_msg("left behind in TMPDIR: %s", de->d_name);
+    closedir(d);
+    free(tmp);
 }
 
 static void sigterm_ends_the_run_cleanly_workers_reaped_no_temporary_file(void **state) {

@@ -1,0 +1,577 @@
+/* Shared precompiled preambles (see preamble.h). */
+#define _GNU_SOURCE
+#include "preamble.h"
+#include "bytes.h"
+#include "regfile.h"
+#include "util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* One directive of a source's leading run: its text (from '#' to the end of its line,
+ * trailing blanks dropped) and where its line ends (the offset of its newline). */
+typedef struct directive {
+    char *text;
+    size_t end;
+} directive_t;
+
+typedef KDC_VEC(directive_t) directives_t;
+
+typedef struct preamble {
+    char *header;              /* the prefix, as a header of the plan's directory */
+    char *pch;                 /* its precompiled form */
+    const char *lang;          /* "c-header" or "c++-header" */
+    char *quote_dir;           /* the units' directory, searched first for quoted includes */
+    size_t ndirectives;        /* how many leading directives of each unit it holds */
+    const kdc_tu_job_t *first; /* a unit of the group: its arguments are every unit's */
+    /* in each process, once it has looked */
+    int state;            /* 0 not yet, 1 ready, -1 failed */
+    KDC_VEC(char *) deps; /* the files the precompiled header was made of */
+} preamble_t;
+
+struct kdc_preamble_plan {
+    char *dir;
+    KDC_VEC(preamble_t) pre;
+    size_t njobs;      /* the size of the two arrays below: the largest job index + 1 */
+    int *pre_of;       /* job index -> preamble index, or -1 */
+    size_t *blank_end; /* job index -> the end of its shared prefix */
+};
+
+static void directives_free(directives_t *d) {
+    for (size_t i = 0; i < d->n; i++)
+        free(d->v[i].text);
+    free(d->v);
+    memset(d, 0, sizeof *d);
+}
+
+static int is_blank(char ch) {
+    return ch == ' ' || ch == '\t' || ch == '\f' || ch == '\v';
+}
+
+/* Skips blanks and complete block comments from s[i] on, within the line ending at eol;
+ * -1 when a block comment is left open on the line (*open set). */
+static long skip_space(const char *s, size_t i, size_t eol, int *open) {
+    for (;;) {
+        while (i < eol && (is_blank(s[i]) || s[i] == '\r'))
+            i++;
+        if (i + 1 < eol && s[i] == '/' && s[i + 1] == '*') {
+            const char *close = memmem(s + i + 2, eol - i - 2, "*/", 2);
+            if (!close) {
+                *open = 1;
+                return -1;
+            }
+            i = (size_t)(close - s) + 2;
+            continue;
+        }
+        return (long)i;
+    }
+}
+
+/* Does the directive at s[i..eol) ('#' at s[i]) qualify? The name after '#': include (of a
+ * "quoted" or <bracketed> name), define or undef. */
+static int shareable_directive(const char *s, size_t i, size_t eol) {
+    size_t j = i + 1;
+    while (j < eol && is_blank(s[j]))
+        j++;
+    size_t k = j;
+    while (k < eol && ((s[k] >= 'a' && s[k] <= 'z') || s[k] == '_'))
+        k++;
+    size_t n = k - j;
+    if ((n == 6 && !memcmp(s + j, "define", 6)) || (n == 5 && !memcmp(s + j, "undef", 5)))
+        return k < eol && is_blank(s[k]);
+    if (n == 7 && !memcmp(s + j, "include", 7)) {
+        while (k < eol && is_blank(s[k]))
+            k++;
+        return k < eol && (s[k] == '"' || s[k] == '<');
+    }
+    return 0;
+}
+
+/* The leading directives of s[0..len) (see preamble.h for what ends them). */
+static void scan(const char *s, size_t len, directives_t *out) {
+    size_t pos = 0;
+    int in_comment = 0;
+    if (len >= 3 && !memcmp(s, "\xEF\xBB\xBF", 3))
+        return; /* a byte-order mark: left as it is */
+    while (pos < len) {
+        const char *nl = memchr(s + pos, '\n', len - pos);
+        if (!nl)
+            return; /* a last line without its end, or the scan's limit: not taken */
+        size_t eol = (size_t)(nl - s), i = pos;
+        if (memchr(s + pos, '\0', eol - pos))
+            return;
+        size_t last = eol;
+        while (last > pos && (is_blank(s[last - 1]) || s[last - 1] == '\r'))
+            last--;
+        if (last > pos && s[last - 1] == '\\')
+            return; /* a continued line */
+        if (in_comment) {
+            const char *close = memmem(s + pos, eol - pos, "*/", 2);
+            if (!close) {
+                pos = eol + 1;
+                continue;
+            }
+            in_comment = 0;
+            i = (size_t)(close - s) + 2;
+        }
+        int open = 0;
+        long at = skip_space(s, i, eol, &open);
+        if (at < 0) {
+            in_comment = 1;
+            pos = eol + 1;
+            continue;
+        }
+        i = (size_t)at;
+        if (i == eol || (i + 1 < eol && s[i] == '/' && s[i + 1] == '/')) {
+            pos = eol + 1;
+            continue;
+        }
+        if (s[i] != '#' || !shareable_directive(s, i, eol))
+            return;
+        /* a block comment opened on the directive's line and left open ends the run */
+        for (size_t k = i; k + 1 < eol; k++) {
+            if (s[k] == '/' && s[k + 1] == '/')
+                break;
+            if (s[k] == '/' && s[k + 1] == '*') {
+                const char *close = memmem(s + k + 2, eol - k - 2, "*/", 2);
+                if (!close)
+                    return;
+                k = (size_t)(close - s) + 1;
+            }
+        }
+        directive_t d = {kdc_xasprintf("%.*s", (int)(last - i), s + i), eol};
+        KDC_VEC_PUSH(*out, d);
+        pos = eol + 1;
+    }
+}
+
+/* The header language of a unit's preamble, or NULL when it gets none: arguments that
+ * include other files before it (-include, -imacros, -include-pch) or a language other
+ * than C or C++. */
+static const char *header_lang(const kdc_tu_job_t *job) {
+    const char *x = NULL;
+    for (int i = 0; i < job->argc; i++) {
+        const char *a = job->argv[i];
+        if (!strncmp(a, "-include", 8) || !strncmp(a, "-imacros", 8) || !strncmp(a, "--include", 9))
+            return NULL;
+        if (!strcmp(a, "-x") && i + 1 < job->argc)
+            x = job->argv[++i];
+        else if (!strncmp(a, "-x", 2) && a[2])
+            x = a + 2;
+    }
+    if (x)
+        return !strcmp(x, "c") ? "c-header" : !strcmp(x, "c++") ? "c++-header" : NULL;
+    const char *dot = strrchr(job->file, '.');
+    if (!dot || strchr(dot, '/'))
+        return NULL;
+    if (!strcmp(dot, ".c"))
+        return "c-header";
+    if (!strcmp(dot, ".cc") || !strcmp(dot, ".cpp") || !strcmp(dot, ".cxx") ||
+        !strcmp(dot, ".c++") || !strcmp(dot, ".C"))
+        return "c++-header";
+    return NULL;
+}
+
+/* A unit as the planning sees it. */
+typedef struct planned {
+    size_t job;
+    const char *lang;
+    char *key; /* language, directory, arguments and first directive, NUL-separated */
+    size_t keylen;
+    directives_t dirs;
+} planned_t;
+
+static int by_key(const void *a, const void *b) {
+    const planned_t *x = a, *y = b;
+    size_t n = x->keylen < y->keylen ? x->keylen : y->keylen;
+    int c = memcmp(x->key, y->key, n);
+    if (c)
+        return c;
+    if (x->keylen != y->keylen)
+        return x->keylen < y->keylen ? -1 : 1;
+    return x->job < y->job ? -1 : x->job > y->job;
+}
+
+static char *dir_of(const char *file) {
+    const char *slash = strrchr(file, '/');
+    if (!slash)
+        return kdc_xstrdup(".");
+    if (slash == file)
+        return kdc_xstrdup("/");
+    return kdc_xasprintf("%.*s", (int)(slash - file), file);
+}
+
+static void make_key(planned_t *u, const kdc_tu_job_t *job) {
+    kdc_buf_t b = {0};
+    char *dir = dir_of(job->file);
+    kdc_buf_put(&b, u->lang, strlen(u->lang) + 1);
+    kdc_buf_put(&b, dir, strlen(dir) + 1);
+    free(dir);
+    for (int i = 0; i < job->argc; i++)
+        kdc_buf_put(&b, job->argv[i], strlen(job->argv[i]) + 1);
+    kdc_buf_put(&b, "\n", 1);
+    kdc_buf_put(&b, u->dirs.v[0].text, strlen(u->dirs.v[0].text));
+    u->key = (char *)b.v;
+    u->keylen = b.n;
+}
+
+static int write_file(const char *path, const char *data, size_t len) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        return -1;
+    size_t off = 0;
+    while (off < len) {
+        ssize_t w = write(fd, data + off, len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            close(fd);
+            return -1;
+        }
+        off += (size_t)w;
+    }
+    return close(fd);
+}
+
+kdc_preamble_plan_t *kdc_preamble_plan(const kdc_tu_job_t *jobs, const size_t *idx, size_t n,
+                                       char **note) {
+    *note = NULL;
+    if (n < 2)
+        return NULL;
+    planned_t *u = calloc(n, sizeof *u);
+    if (!u)
+        kdc_oom();
+    size_t nu = 0, maxjob = 0;
+    for (size_t i = 0; i < n; i++) {
+        const kdc_tu_job_t *job = &jobs[idx[i]];
+        const char *lang = header_lang(job);
+        if (!lang)
+            continue;
+        FILE *f = kdc_fopen_regular(job->file);
+        if (!f)
+            continue;
+        char *buf = malloc(KDC_PREAMBLE_SCAN_MAX);
+        if (!buf)
+            kdc_oom();
+        size_t len = fread(buf, 1, KDC_PREAMBLE_SCAN_MAX, f);
+        fclose(f);
+        planned_t *p = &u[nu];
+        scan(buf, len, &p->dirs);
+        free(buf);
+        if (!p->dirs.n)
+            continue;
+        p->job = idx[i];
+        p->lang = lang;
+        make_key(p, job);
+        if (p->job > maxjob)
+            maxjob = p->job;
+        nu++;
+    }
+    qsort(u, nu, sizeof *u, by_key);
+    kdc_preamble_plan_t *pl = NULL;
+    for (size_t g = 0; g < nu;) {
+        size_t e = g + 1;
+        while (e < nu && u[e].keylen == u[g].keylen && !memcmp(u[e].key, u[g].key, u[g].keylen))
+            e++;
+        if (e - g < 2) {
+            g = e;
+            continue;
+        }
+        /* the longest run of leading directives every unit of the group has */
+        size_t lcp = u[g].dirs.n;
+        for (size_t k = g + 1; k < e; k++) {
+            size_t m = 0;
+            while (m < lcp && m < u[k].dirs.n && !strcmp(u[k].dirs.v[m].text, u[g].dirs.v[m].text))
+                m++;
+            lcp = m;
+        }
+        if (!pl) {
+            pl = calloc(1, sizeof *pl);
+            if (!pl)
+                kdc_oom();
+            const char *tmp = getenv("TMPDIR");
+            pl->dir = kdc_xasprintf("%s/kdc-lint-preambles.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+            if (!mkdtemp(pl->dir)) {
+                *note = kdc_xasprintf("no shared preambles: cannot make a directory %s: %s",
+                                      pl->dir, strerror(errno));
+                free(pl->dir);
+                free(pl);
+                pl = NULL;
+                break;
+            }
+            pl->njobs = maxjob + 1;
+            pl->pre_of = malloc(pl->njobs * sizeof *pl->pre_of);
+            pl->blank_end = calloc(pl->njobs, sizeof *pl->blank_end);
+            if (!pl->pre_of || !pl->blank_end)
+                kdc_oom();
+            for (size_t j = 0; j < pl->njobs; j++)
+                pl->pre_of[j] = -1;
+        }
+        preamble_t pre = {0};
+        size_t ix = pl->pre.n;
+        pre.header = kdc_xasprintf("%s/p%zu.h", pl->dir, ix);
+        pre.pch = kdc_xasprintf("%s/p%zu.pch", pl->dir, ix);
+        pre.lang = u[g].lang;
+        pre.quote_dir = dir_of(jobs[u[g].job].file);
+        pre.ndirectives = lcp;
+        pre.first = &jobs[u[g].job];
+        kdc_buf_t text = {0};
+        for (size_t m = 0; m < lcp; m++) {
+            kdc_buf_put(&text, u[g].dirs.v[m].text, strlen(u[g].dirs.v[m].text));
+            kdc_buf_put(&text, "\n", 1);
+        }
+        int wrote = write_file(pre.header, (const char *)text.v, text.n);
+        kdc_buf_free(&text);
+        if (wrote != 0) {
+            *note = kdc_xasprintf("no shared preamble for %zu units: cannot write %s: %s", e - g,
+                                  pre.header, strerror(errno));
+            free(pre.header);
+            free(pre.pch);
+            free(pre.quote_dir);
+            g = e;
+            continue;
+        }
+        KDC_VEC_PUSH(pl->pre, pre);
+        for (size_t k = g; k < e; k++) {
+            pl->pre_of[u[k].job] = (int)ix;
+            pl->blank_end[u[k].job] = u[k].dirs.v[lcp - 1].end;
+        }
+        g = e;
+    }
+    for (size_t i = 0; i < nu; i++) {
+        directives_free(&u[i].dirs);
+        free(u[i].key);
+    }
+    free(u);
+    return pl;
+}
+
+void kdc_preamble_remove_files(const kdc_preamble_plan_t *pl) {
+    if (!pl)
+        return;
+    DIR *d = opendir(pl->dir);
+    if (d) {
+        struct dirent *de;
+        while ((de = readdir(d)))
+            if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+                unlinkat(dirfd(d), de->d_name, 0);
+        closedir(d);
+    }
+    rmdir(pl->dir);
+}
+
+void kdc_preamble_plan_free(kdc_preamble_plan_t *pl) {
+    if (!pl)
+        return;
+    kdc_preamble_remove_files(pl);
+    for (size_t i = 0; i < pl->pre.n; i++) {
+        preamble_t *p = &pl->pre.v[i];
+        free(p->header);
+        free(p->pch);
+        free(p->quote_dir);
+        for (size_t k = 0; k < p->deps.n; k++)
+            free(p->deps.v[k]);
+        free(p->deps.v);
+    }
+    free(pl->pre.v);
+    free(pl->pre_of);
+    free(pl->blank_end);
+    free(pl->dir);
+    free(pl);
+}
+
+size_t kdc_preamble_count(const kdc_preamble_plan_t *pl) {
+    return pl ? pl->pre.n : 0;
+}
+
+unsigned long long kdc_preamble_disk_bytes(const kdc_preamble_plan_t *pl) {
+    unsigned long long total = 0;
+    DIR *d = pl ? opendir(pl->dir) : NULL;
+    if (!d)
+        return 0;
+    struct dirent *de;
+    struct stat st;
+    while ((de = readdir(d)))
+        if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+            total += (unsigned long long)st.st_size;
+    closedir(d);
+    return total;
+}
+
+/* ---------- building a preamble, once for all processes ---------- */
+
+typedef struct deps_ctx {
+    const char *skip_dir; /* the plan's own files are not the unit's */
+    size_t skip_len;
+    kdc_buf_t *out; /* paths, each ended by a newline */
+} deps_ctx_t;
+
+static void collect_dep(void *arg, const char *path) {
+    deps_ctx_t *c = arg;
+    if (!strncmp(path, c->skip_dir, c->skip_len) && path[c->skip_len] == '/')
+        return;
+    if (strchr(path, '\n'))
+        return; /* cannot be listed; the unit's own parse would name it */
+    kdc_buf_put(c->out, path, strlen(path));
+    kdc_buf_put(c->out, "\n", 1);
+}
+
+static double now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void load_deps(preamble_t *p, const char *path) {
+    size_t len = 0;
+    char *why = NULL;
+    char *all = kdc_read_regular(path, 0, &len, &why);
+    free(why);
+    if (!all) {
+        p->state = -1;
+        return;
+    }
+    for (char *s = all, *nl; (nl = strchr(s, '\n')); s = nl + 1) {
+        char *dep = kdc_xasprintf("%.*s", (int)(nl - s), s);
+        KDC_VEC_PUSH(p->deps, dep);
+    }
+    free(all);
+    p->state = 1;
+}
+
+/* Makes p ready in this process: its precompiled header built by whichever process of the
+ * run came first, under the lock; built here when none has. */
+static void ensure(kdc_preamble_plan_t *pl, preamble_t *p, kdc_parser_t *ps,
+                   kdc_preamble_use_t *use) {
+    if (p->state)
+        return;
+    char *lock = kdc_xasprintf("%s.lock", p->pch);
+    char *failed = kdc_xasprintf("%s.failed", p->pch);
+    char *deps = kdc_xasprintf("%s.deps", p->pch);
+    int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+    while (fd >= 0 && flock(fd, LOCK_EX) != 0 && errno == EINTR)
+        ;
+    struct stat st;
+    if (fd < 0) {
+        p->state = -1;
+    } else if (stat(p->pch, &st) == 0) {
+        load_deps(p, deps);
+    } else if (stat(failed, &st) == 0) {
+        p->state = -1;
+    } else {
+        double t0 = now_s();
+        KDC_VEC(const char *) argv = {0};
+        for (int i = 0; i < p->first->argc; i++)
+            KDC_VEC_PUSH(argv, p->first->argv[i]);
+        KDC_VEC_PUSH(argv, "-x");
+        KDC_VEC_PUSH(argv, p->lang);
+        KDC_VEC_PUSH(argv, "-iquote");
+        KDC_VEC_PUSH(argv, p->quote_dir);
+        char *tmp = kdc_xasprintf("%s.tmp.%ld", p->pch, (long)getpid());
+        kdc_buf_t list = {0};
+        deps_ctx_t dc = {pl->dir, strlen(pl->dir), &list};
+        char *err = NULL;
+        int rc =
+            kdc_parse_save_pch(ps, p->header, argv.v, (int)argv.n, tmp, collect_dep, &dc, &err);
+        char *tmpdeps = kdc_xasprintf("%s.tmp.%ld", deps, (long)getpid());
+        if (rc == 0 && write_file(tmpdeps, (const char *)list.v, list.n) == 0 &&
+            rename(tmpdeps, deps) == 0 && rename(tmp, p->pch) == 0) {
+            load_deps(p, deps);
+            use->built = 1;
+        } else {
+            unlink(tmp);
+            unlink(tmpdeps);
+            if (write_file(failed, err ? err : "", err ? strlen(err) : 0) != 0) {
+                /* the state below holds in this process; another one tries again */
+            }
+            p->state = -1;
+        }
+        use->build_s = now_s() - t0;
+        free(tmpdeps);
+        free(err);
+        kdc_buf_free(&list);
+        free(tmp);
+        free(argv.v);
+    }
+    if (fd >= 0)
+        close(fd); /* and the lock with it */
+    free(lock);
+    free(failed);
+    free(deps);
+}
+
+int kdc_preamble_parse(kdc_preamble_plan_t *pl, size_t job, kdc_parser_t *ps, kdc_program_t *p,
+                       const kdc_tu_job_t *tu, kdc_parse_file_fn file_fn, void *arg, char **err,
+                       kdc_preamble_use_t *use) {
+    memset(use, 0, sizeof *use);
+    int ix = pl && job < pl->njobs ? pl->pre_of[job] : -1;
+    if (ix < 0)
+        return kdc_parse_tu_files(ps, p, tu->file, (const char *const *)tu->argv, tu->argc, file_fn,
+                                  arg, err);
+    preamble_t *pre = &pl->pre.v[ix];
+    ensure(pl, pre, ps, use);
+    size_t len = 0;
+    char *why = NULL;
+    char *src = pre->state == 1 ? kdc_read_regular(tu->file, 0, &len, &why) : NULL;
+    free(why);
+    /* the prefix read now must be the one planned (the file may have changed since) */
+    size_t end = pl->blank_end[job];
+    int same = 0;
+    if (src && end < len) {
+        directives_t d = {0};
+        scan(src, end + 1, &d);
+        same = d.n >= pre->ndirectives && d.v[pre->ndirectives - 1].end == end;
+        if (same) {
+            size_t hlen = 0;
+            char *why2 = NULL;
+            char *h = kdc_read_regular(pre->header, 0, &hlen, &why2);
+            free(why2);
+            kdc_buf_t want = {0};
+            for (size_t m = 0; m < pre->ndirectives; m++) {
+                kdc_buf_put(&want, d.v[m].text, strlen(d.v[m].text));
+                kdc_buf_put(&want, "\n", 1);
+            }
+            same = h && hlen == want.n && !memcmp(h, want.v, hlen);
+            free(h);
+            kdc_buf_free(&want);
+        }
+        directives_free(&d);
+    }
+    if (same) {
+        for (size_t i = 0; i < end; i++)
+            if (src[i] != '\n')
+                src[i] = ' ';
+        KDC_VEC(const char *) argv = {0};
+        for (int i = 0; i < tu->argc; i++)
+            KDC_VEC_PUSH(argv, tu->argv[i]);
+        KDC_VEC_PUSH(argv, "-include-pch");
+        KDC_VEC_PUSH(argv, pre->pch);
+        int rc = kdc_parse_tu_contents(ps, p, tu->file, argv.v, (int)argv.n, src, len, pre->pch,
+                                       file_fn, arg, err);
+        free(argv.v);
+        if (rc == 0) {
+            free(src);
+            use->with_preamble = 1;
+            for (size_t k = 0; file_fn && k < pre->deps.n; k++)
+                file_fn(arg, pre->deps.v[k]);
+            return 0;
+        }
+        /* a compile error, or no parse at all: the unit's own parse says what it says */
+        if (rc < 0) {
+            free(*err);
+            *err = NULL;
+        }
+        use->fell_back = 1;
+    }
+    free(src);
+    return kdc_parse_tu_files(ps, p, tu->file, (const char *const *)tu->argv, tu->argc, file_fn,
+                              arg, err);
+}

@@ -1,0 +1,85 @@
+/*
+ * Shared precompiled preambles: each distinct include prefix of a run's units parsed once.
+ *
+ * Most of a unit's parse is its headers, and most units of a tree begin with the same ones
+ * (librdkafka's tests all start with `#include "test.h"`). A unit's preamble here is the run
+ * of directives it starts with, as clang's preamble bounds it but narrower: `#include` of a
+ * quoted or bracketed name, `#define` and `#undef`, with blank lines and comments between
+ * them; anything else ends it (a conditional, `#pragma`, a line continued with a backslash,
+ * a comment left open on a directive's line, any code).
+ *
+ * Units are grouped by what decides how that prefix is parsed: the same compiler arguments
+ * (every one, so the same macros, include paths, language and working directory), the same
+ * directory (a quoted include is looked up next to the including file first) and the same
+ * first directive. A group's shared prefix is the longest run of leading directives all its
+ * units have, word for word. A group of two or more units to parse gets a preamble: the
+ * prefix written to a header of its own, parsed once with the units' arguments (as a C or C++
+ * header, the units' directory searched first for quoted includes) and saved as a precompiled
+ * header (clang_saveTranslationUnit). Each unit of the group is then parsed with
+ * `-include-pch` and its own prefix blanked out (spaces, newlines kept: every line and column
+ * of the file stays where it was), so its headers are read from the precompiled form instead
+ * of being parsed again. A unit whose prefix is shared with no other is parsed as before.
+ *
+ * The model is the same either way: libclang visits the declarations read from a precompiled
+ * header as it visits parsed ones, in the same order, at the same locations; a shared
+ * header's functions are converted once per process as before (kdc_parser_omit_seen). A
+ * parse against a preamble that reports any compile error (a header edited since the
+ * preamble was built, a flag that changes its meaning) is discarded and the unit parsed
+ * again without it, so a unit with errors is parsed exactly as before.
+ *
+ * Files: a private directory made for the run (mkdtemp in $TMPDIR, mode 0700), removed when
+ * the run ends (kdc_preamble_plan_free). The planning reads the first KDC_PREAMBLE_SCAN_MAX
+ * bytes of each unit's source and writes the prefix headers; the precompiled headers are
+ * built by the first process that needs one (a worker, within that unit's budget), under an
+ * exclusive lock on a file of the directory so concurrent workers build it once; a process
+ * killed while building leaves no precompiled file, and the next one builds it. A preamble
+ * whose build fails (a compile error in its headers, a file openguard.h refuses) is marked
+ * failed, and its units are parsed as before, each reporting what it reports.
+ */
+#ifndef KDC_PREAMBLE_H
+#define KDC_PREAMBLE_H
+
+#include "parse.h"
+
+#include <stddef.h>
+
+/* How much of a source the planning reads to find its prefix. */
+#define KDC_PREAMBLE_SCAN_MAX (64 * 1024)
+
+typedef struct kdc_preamble_plan kdc_preamble_plan_t;
+
+/* The preambles of jobs[idx[0..n)] (the units a run will parse). NULL when no two of them
+ * share a prefix, or when the directory cannot be made (a note in *note, malloc'd, then). */
+kdc_preamble_plan_t *kdc_preamble_plan(const kdc_tu_job_t *jobs, const size_t *idx, size_t n,
+                                       char **note);
+
+/* Removes the plan's files and directory, and frees it. NULL is fine. */
+void kdc_preamble_plan_free(kdc_preamble_plan_t *pl);
+
+/* Removes the plan's files and directory only: for the thread that ends the process on a
+ * signal (jobs.h), once the workers are gone. */
+void kdc_preamble_remove_files(const kdc_preamble_plan_t *pl);
+
+/* What one parse used (kdc_preamble_parse). */
+typedef struct kdc_preamble_use {
+    int with_preamble; /* 1: parsed against a preamble; 0: parsed as before */
+    int fell_back;     /* a parse against the preamble had errors and was done again */
+    int built;         /* this call built the preamble */
+    double build_s;    /* ... in this many seconds */
+} kdc_preamble_use_t;
+
+/*
+ * Parses jobs[job] (an index given to kdc_preamble_plan) as kdc_parse_tu_files does, against
+ * its group's preamble when it has one (building it first when no process has), and reports
+ * the files the unit read, the preamble's headers included. pl NULL: kdc_parse_tu_files.
+ */
+int kdc_preamble_parse(kdc_preamble_plan_t *pl, size_t job, kdc_parser_t *ps, kdc_program_t *p,
+                       const kdc_tu_job_t *tu, kdc_parse_file_fn file_fn, void *arg, char **err,
+                       kdc_preamble_use_t *use);
+
+/* The run's totals, read in the driver once the units are parsed: preambles planned, bytes
+ * the plan's directory holds (prefix headers and precompiled headers). */
+size_t kdc_preamble_count(const kdc_preamble_plan_t *pl);
+unsigned long long kdc_preamble_disk_bytes(const kdc_preamble_plan_t *pl);
+
+#endif

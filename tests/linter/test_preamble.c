@@ -1,0 +1,318 @@
+/*
+ * Shared precompiled preambles (linter/frontend/preamble.h): units that begin with the same
+ * includes, with the same flags in the same directory, share one precompiled header; the
+ * report is the same, byte for byte, as without them (--no-preambles), with -j1 and -j2, with
+ * and without the cache; --stats says what was built and used; nothing is left behind.
+ *
+ *   test_preamble      (KDC_LINT from the environment)
+ *
+ * The tree (made at test time), its compilation database in build/:
+ *   a/common.h  an inline function with a bare commit (line 5); with WITH_HELPER defined,
+ *               another (line 8)
+ *   a/u1.c a/u2.c a/u5.c a/u7.c  begin with #include "common.h", then differ (partly shared
+ *               prefixes); u2 has a comment over two lines first; u5 has an #include inside
+ *               #ifdef; u7 has a compile error (its parse against the preamble is done again
+ *               without it)
+ *   a/u3.c a/u4.c  #define WITH_HELPER before the first include
+ *   a/u6.c      #include "solo.h": a prefix no other unit has
+ *   b/common.h  another header of the same name (a bare commit on line 3), included by
+ *               b/b1.c b/b2.c: quoted includes are looked up next to the unit
+ *   c/m.c (-DMODE=1), c/n.c c/o.c (-DMODE=2)  the same include, other flags
+ *   d/d1.c d/d2.c  include d/bad.h, which does not compile: their preamble fails, and they are
+ *               parsed as without one
+ * So 5 preambles are planned (a: 2, b, c, d), 4 are built, 9 units are parsed against one
+ * (u1 u2 u5 u3 u4 b1 b2 n o), and 1 (u7) again without it.
+ */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "scale.h"
+
+static const char common_h[] =
+    "#ifndef COMMON_H\n"
+    "#define COMMON_H\n"
+    "#include <librdkafka/rdkafka.h>\n"
+    "static inline void drain_all(rd_kafka_t *c) {\n"
+    "    rd_kafka_commit(c, NULL, 0);\n"
+    "}\n"
+    "#ifdef WITH_HELPER\n"
+    "static inline void helper(rd_kafka_t *c) { rd_kafka_commit(c, NULL, 0); }\n"
+    "#endif\n"
+    "#endif\n";
+
+static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+static char *fmt(const char *f, ...) {
+    va_list ap;
+    va_start(ap, f);
+    char *s = NULL;
+    if (vasprintf(&s, f, ap) < 0)
+        abort();
+    va_end(ap);
+    return s;
+}
+
+/* a unit: its prefix, then a function with a bare commit on the prefix's line count + 2 */
+static char *unit(const char *prefix, const char *name) {
+    return fmt("%svoid %s(rd_kafka_t *c) {\n    rd_kafka_commit(c, NULL, 0);\n}\n", prefix, name);
+}
+
+static struct {
+    char *tree;
+    char *tmp;    /* TMPDIR of the runs: must be empty after each */
+    char *tmpdir; /* the test's own TMPDIR, or NULL */
+} g;
+
+static void write_tree(void) {
+    scratch_write(g.tree, "a/common.h", common_h);
+    scratch_write(g.tree, "a/solo.h", "#include <librdkafka/rdkafka.h>\n");
+    char *s;
+    s = unit("#include \"common.h\"\n#include <string.h>\n", "u1");
+    scratch_write(g.tree, "a/u1.c", s);
+    free(s);
+    s = unit("/* a comment\n   over two lines */\n#include \"common.h\"\n#include <stdio.h>\n",
+             "u2");
+    scratch_write(g.tree, "a/u2.c", s);
+    free(s);
+    s = unit("#define WITH_HELPER 1\n#include \"common.h\"\n", "u3");
+    scratch_write(g.tree, "a/u3.c", s);
+    free(s);
+    s = unit("#define WITH_HELPER 1\n#include \"common.h\"\n#include <stdlib.h>\n", "u4");
+    scratch_write(g.tree, "a/u4.c", s);
+    free(s);
+    s = unit("#include \"common.h\"\n#ifdef NOT_DEFINED\n#include \"missing.h\"\n#endif\n", "u5");
+    scratch_write(g.tree, "a/u5.c", s);
+    free(s);
+    s = unit("#include \"solo.h\"\n", "u6");
+    scratch_write(g.tree, "a/u6.c", s);
+    free(s);
+    scratch_write(g.tree, "a/u7.c", "#include \"common.h\"\nint broken( {\n");
+    scratch_write(g.tree, "b/common.h",
+                  "#include <librdkafka/rdkafka.h>\n"
+                  "/* another common.h */\n"
+                  "static inline void b_drain(rd_kafka_t *c) { rd_kafka_commit(c, NULL, 0); }\n");
+    s = unit("#include \"common.h\"\n", "b1");
+    scratch_write(g.tree, "b/b1.c", s);
+    free(s);
+    s = unit("#include \"common.h\"\n", "b2");
+    scratch_write(g.tree, "b/b2.c", s);
+    free(s);
+    scratch_write(g.tree, "c/mode.h",
+                  "#include <librdkafka/rdkafka.h>\n"
+                  "#if MODE == 2\n"
+                  "static inline void two(rd_kafka_t *c) { rd_kafka_commit(c, NULL, 0); }\n"
+                  "#endif\n");
+    for (const char *const *n = (const char *const[]){"m", "n", "o", NULL}; *n; n++) {
+        char *rel = fmt("c/%s.c", *n);
+        s = unit("#include \"mode.h\"\n", *n);
+        scratch_write(g.tree, rel, s);
+        free(s);
+        free(rel);
+    }
+    scratch_write(g.tree, "d/bad.h", "#include <librdkafka/rdkafka.h>\nint bad = ;\n");
+    s = unit("#include \"bad.h\"\n", "d1");
+    scratch_write(g.tree, "d/d1.c", s);
+    free(s);
+    s = unit("#include \"bad.h\"\n", "d2");
+    scratch_write(g.tree, "d/d2.c", s);
+    free(s);
+    /* the compilation database: each unit compiled in its own directory */
+    static const char *const units[][3] = {
+        {"a", "u1.c", ""},        {"a", "u2.c", ""},        {"a", "u3.c", ""},
+        {"a", "u4.c", ""},        {"a", "u5.c", ""},        {"a", "u6.c", ""},
+        {"a", "u7.c", ""},        {"b", "b1.c", ""},        {"b", "b2.c", ""},
+        {"c", "m.c", "-DMODE=1"}, {"c", "n.c", "-DMODE=2"}, {"c", "o.c", "-DMODE=2"},
+        {"d", "d1.c", ""},        {"d", "d2.c", ""},
+    };
+    char *db = fmt("[");
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        char *flag = *units[i][2] ? fmt("\"%s\", ", units[i][2]) : fmt("%s", "");
+        char *next = fmt(
+            "%s%s{\"directory\": \"%s/%s\", \"file\": \"%s\", \"arguments\": [\"cc\", %s\"-c\", "
+            "\"%s\"]}",
+            db, i ? ",\n" : "\n", g.tree, units[i][0], units[i][1], flag, units[i][1]);
+        free(db);
+        free(flag);
+        db = next;
+    }
+    char *all = fmt("%s\n]\n", db);
+    scratch_write(g.tree, "build/compile_commands.json", all);
+    free(all);
+    free(db);
+}
+
+static int each_setup(void **state) {
+    (void)state;
+    g.tree = scratch_dir("preamble");
+    g.tmp = scratch_dir("preamble-tmp");
+    write_tree();
+    setenv("TMPDIR", g.tmp, 1);
+    return 0;
+}
+
+static int each_teardown(void **state) {
+    (void)state;
+    if (g.tmpdir)
+        setenv("TMPDIR", g.tmpdir, 1);
+    else
+        unsetenv("TMPDIR");
+    scratch_remove(g.tree);
+    scratch_remove(g.tmp);
+    free(g.tree);
+    free(g.tmp);
+    return 0;
+}
+
+/* Nothing is left in the runs' TMPDIR. */
+static void expect_tmp_empty(void) {
+    DIR *d = opendir(g.tmp);
+    assert_non_null(d);
+    struct dirent *de;
+    while ((de = readdir(d)))
+        if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+            fail_msg("%s/%s is left behind", g.tmp, de->d_name);
+    closedir(d);
+}
+
+static void expect_in(const kdc_run_t *r, const char *where, const char *want) {
+    if (!strstr(where, want)) {
+        scale_show(r);
+        fail_msg("the output lacks \"%s\"", want);
+    }
+}
+
+static const char *const all_units[] = {"a/u1.c", "a/u2.c", "a/u3.c", "a/u4.c", "a/u5.c",
+                                        "a/u6.c", "a/u7.c", "b/b1.c", "b/b2.c", "c/m.c",
+                                        "c/n.c",  "c/o.c",  "d/d1.c", "d/d2.c"};
+
+/* kdc-lint -p build --format=json [extra...] on every unit (a NULL-terminated list) */
+static int lint(kdc_run_t *r, const char *const *extra) {
+    const char *args[40];
+    size_t n = 0;
+    args[n++] = "-p";
+    args[n++] = "build";
+    args[n++] = "--format=json";
+    args[n++] = "--stats";
+    for (; *extra; extra++)
+        args[n++] = *extra;
+    for (size_t i = 0; i < sizeof all_units / sizeof all_units[0]; i++)
+        args[n++] = all_units[i];
+    args[n] = NULL;
+    return scale_lintv(r, g.tree, args);
+}
+
+static int has_finding(const kdc_run_t *r, const char *file, unsigned line, const char *rule) {
+    kdc_report_t rep;
+    char err[256];
+    if (kdc_report_parse(r->out, g.tree, &rep, err, sizeof err)) {
+        scale_show(r);
+        fail_msg("not a report: %s", err);
+    }
+    char *path = scratch_path(g.tree, file);
+    int found = 0;
+    for (size_t i = 0; i < rep.nfindings; i++)
+        if (!strcmp(rep.findings[i].file, path) && rep.findings[i].line == line &&
+            !strcmp(rep.findings[i].rule, rule))
+            found = 1;
+    free(path);
+    kdc_report_free(&rep);
+    return found;
+}
+
+static void the_same_report_with_and_without_preambles_for_j1_and_j2(void **state) {
+    (void)state;
+    kdc_run_t off, on1, on2;
+    int rc = lint(&off, (const char *const[]){"--no-cache", "--no-preambles", "-j1", NULL});
+    assert_int_equal(rc, 1);
+    expect_in(&off, off.err, "no shared preamble;");
+    /* what the tree must show: findings in headers and units, the #define's effect, the
+     * flags' effect, the compile errors */
+    assert_true(has_finding(&off, "a/common.h", 5, "bare-commit"));
+    assert_true(has_finding(&off, "a/common.h", 8, "bare-commit"));
+    assert_true(has_finding(&off, "a/u2.c", 6, "bare-commit"));
+    assert_true(has_finding(&off, "b/common.h", 3, "bare-commit"));
+    assert_true(has_finding(&off, "c/mode.h", 3, "bare-commit"));
+    assert_true(has_finding(&off, "d/d1.c", 3, "bare-commit"));
+    expect_in(&off, off.out, "\"incomplete\": 3");
+
+    rc = lint(&on1, (const char *const[]){"--no-cache", "-j1", NULL});
+    assert_int_equal(rc, 1);
+    expect_in(&on1, on1.err, "5 shared preambles (4 built in ");
+    expect_in(&on1, on1.err, "; 9 units parsed against one, 1 parsed again without it); ");
+    scale_same_report("-j1 with and without preambles", off.out, on1.out);
+    expect_tmp_empty();
+
+    rc = lint(&on2, (const char *const[]){"--no-cache", "-j2", NULL});
+    assert_int_equal(rc, 1);
+    /* built once each, whichever worker came first */
+    expect_in(&on2, on2.err, "5 shared preambles (4 built in ");
+    expect_in(&on2, on2.err, "; 9 units parsed against one, 1 parsed again without it); ");
+    scale_same_report("-j2 with preambles and -j1 without", off.out, on2.out);
+    expect_tmp_empty();
+    kdc_run_free(&off);
+    kdc_run_free(&on1);
+    kdc_run_free(&on2);
+}
+
+static void a_header_edited_between_runs_rebuilds_only_the_preambles_that_hold_it(void **state) {
+    (void)state;
+    char *cache = scratch_path(g.tree, "cache");
+    char *cache_opt = fmt("--cache-dir=%s", cache);
+    kdc_run_t first, second, fresh, warm;
+    assert_int_equal(lint(&first, (const char *const[]){cache_opt, "-j2", NULL}), 1);
+    expect_in(&first, first.err, ": 14 parsed, 0 from the cache,");
+    assert_true(has_finding(&first, "a/common.h", 5, "bare-commit"));
+
+    /* a/common.h loses its commit on line 5: the five units of a/ that include it are parsed
+     * again, with their two preambles, and the three with compile errors as on every run (a
+     * unit with errors is never stored): u7 with them, d1 and d2 (whose preamble fails) */
+    char *edited = fmt("%s", common_h);
+    char *at = strstr(edited, "    rd_kafka_commit(c, NULL, 0);\n}");
+    assert_non_null(at);
+    memset(at, ' ', strlen("    rd_kafka_commit(c, NULL, 0);"));
+    memcpy(at, "    (void)c;", strlen("    (void)c;"));
+    scratch_write(g.tree, "a/common.h", edited);
+    assert_int_equal(lint(&second, (const char *const[]){cache_opt, "-j2", NULL}), 1);
+    expect_in(&second, second.err, ": 8 parsed, 6 from the cache,");
+    expect_in(&second, second.err, "3 shared preambles (2 built in ");
+    expect_in(&second, second.err, "; 5 units parsed against one, 1 parsed again without it); ");
+    assert_false(has_finding(&second, "a/common.h", 5, "bare-commit"));
+    assert_int_equal(lint(&fresh, (const char *const[]){"--no-cache", "--no-preambles", NULL}), 1);
+    scale_same_report("after the edit, cached and fresh", fresh.out, second.out);
+
+    /* a warm run parses only the units with errors: d1 and d2's preamble fails again */
+    assert_int_equal(lint(&warm, (const char *const[]){cache_opt, "-j2", NULL}), 1);
+    expect_in(&warm, warm.err, ": 3 parsed, 11 from the cache,");
+    expect_in(&warm, warm.err, "1 shared preamble (0 built in ");
+    expect_in(&warm, warm.err, "; 0 units parsed against one, 0 parsed again without it); ");
+    scale_same_report("warm and fresh", fresh.out, warm.out);
+    expect_tmp_empty();
+    kdc_run_free(&first);
+    kdc_run_free(&second);
+    kdc_run_free(&fresh);
+    kdc_run_free(&warm);
+    free(edited);
+    free(cache_opt);
+    free(cache);
+}
+
+int main(void) {
+    g.tmpdir = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(the_same_report_with_and_without_preambles_for_j1_and_j2,
+                                        each_setup, each_teardown),
+        cmocka_unit_test_setup_teardown(
+            a_header_edited_between_runs_rebuilds_only_the_preambles_that_hold_it, each_setup,
+            each_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
