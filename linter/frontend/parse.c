@@ -13,6 +13,7 @@
 
 #include <clang-c/Index.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <limits.h>
 #include <stdio.h>
@@ -1905,6 +1906,71 @@ int kdc_parse_tu_contents(kdc_parser_t *ps, kdc_program_t *p, const char *file,
     return parse_tu(ps, p, file, argv, argc, &u, 1, pre, file_fn, arg, err);
 }
 
+/* path with "." and "dir/.." taken out textually, as clang's writer of precompiled headers
+ * records the files it read (malloc'd). */
+static char *lexically_clean(const char *path) {
+    size_t n = strlen(path);
+    char *out = malloc(n + 2);
+    if (!out)
+        kdc_oom();
+    size_t o = 0;
+    const char *p = path;
+    while (*p) {
+        while (*p == '/')
+            p++;
+        const char *e = strchr(p, '/');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == 0)
+            break;
+        if (len == 1 && p[0] == '.') {
+            /* nothing */
+        } else if (len == 2 && p[0] == '.' && p[1] == '.') {
+            while (o > 0 && out[o - 1] != '/')
+                o--;
+            if (o > 0)
+                o--;
+        } else {
+            out[o++] = '/';
+            memcpy(out + o, p, len);
+            o += len;
+        }
+        p += len;
+    }
+    if (o == 0)
+        out[o++] = '/';
+    out[o] = '\0';
+    return out;
+}
+
+/* The first file a precompiled header would record under another file's name, or none: a
+ * header found through a directory whose ".." a textual clean-up resolves elsewhere than the
+ * file system does (a symbolic link before the ".."; libclang's own GCC directories,
+ * "/../lib/gcc/x86_64-linux-gnu/12/../../../../include/c++/12", recorded as
+ * "/include/c++/12"). A unit parsed against such a header would name its later headers by
+ * paths that name nothing. */
+typedef struct relocated {
+    char *name; /* malloc'd, or NULL */
+} relocated_t;
+
+static void find_relocated(CXFile f, CXSourceLocation *stack, unsigned depth, CXClientData d) {
+    (void)stack;
+    (void)depth;
+    relocated_t *rl = d;
+    if (rl->name)
+        return;
+    CXString name = clang_getFileName(f);
+    const char *n = clang_getCString(name);
+    if (n && n[0] == '/') {
+        char *clean = lexically_clean(n);
+        struct stat a, b;
+        if (strcmp(clean, n) && (stat(n, &a) != 0 || stat(clean, &b) != 0 || a.st_dev != b.st_dev ||
+                                 a.st_ino != b.st_ino))
+            rl->name = kdc_xstrdup(n);
+        free(clean);
+    }
+    clang_disposeString(name);
+}
+
 int kdc_parse_save_pch(kdc_parser_t *ps, const char *header, const char *const *argv, int argc,
                        const char *pch, kdc_parse_file_fn file_fn, void *arg, char **err) {
     CXTranslationUnit tu = NULL;
@@ -1938,9 +2004,18 @@ int kdc_parse_save_pch(kdc_parser_t *ps, const char *header, const char *const *
             kdc_oom();
         unsigned nerrors;
         const char *first = first_error(&c, &nerrors);
+        relocated_t rl = {NULL};
+        if (!nerrors)
+            clang_getInclusions(tu, find_relocated, &rl);
         if (nerrors) {
             *err = kdc_xasprintf("%u compile error%s, the first: %s", nerrors,
                                  nerrors == 1 ? "" : "s", first);
+            rc = -1;
+        } else if (rl.name) {
+            *err = kdc_xasprintf("%s: found through a path whose \"..\" a precompiled header "
+                                 "would record as another",
+                                 rl.name);
+            free(rl.name);
             rc = -1;
         } else {
             int s = clang_saveTranslationUnit(tu, pch, CXSaveTranslationUnit_None);

@@ -62,8 +62,11 @@ int kdc_parse_tu_contents(kdc_parser_t *ps, kdc_program_t *p, const char *file,
 
 /* Parses `header` with argv (which say its language: -x c-header or c++-header) and saves
  * it as a precompiled header at `pch`; file_fn gets every file it read, the header itself
- * too. 0, or -1 with *err (malloc'd) when it cannot be parsed, has a compile error, or
- * cannot be saved. */
+ * too. 0, or -1 with *err (malloc'd) when it cannot be parsed, has a compile error, reads a
+ * header through a directory whose ".." a textual clean-up would resolve elsewhere (clang
+ * records the files of a precompiled header so: libclang's own GCC directories for C++,
+ * "/../lib/gcc/.../../../../include/c++/12"; a symbolic link before a ".."), or cannot be
+ * saved. */
 int kdc_parse_save_pch(kdc_parser_t *ps, const char *header, const char *const *argv, int argc,
                        const char *pch, kdc_parse_file_fn file_fn, void *arg, char **err);
 

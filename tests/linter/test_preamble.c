@@ -20,7 +20,17 @@
  *   c/m.c (-DMODE=1), c/n.c c/o.c (-DMODE=2)  the same include, other flags
  *   d/d1.c d/d2.c  include d/bad.h, which does not compile: their preamble fails, and they are
  *               parsed as without one
- * So 5 preambles are planned (a: 2, b, c, d), 4 are built, 9 units are parsed against one
+ *   e/e1.c e/e2.c  include <h.h> then <h2.h> through -Ilnk/../inc, lnk a symbolic link to
+ *               real/sub: the file system finds real/inc, a textual clean-up of the path
+ *               e/inc, which is what a precompiled header would record (their later headers
+ *               would be named by paths that name nothing, and the cache could not keep
+ *               them): their preamble is refused, and they are parsed as without one
+ *   f/f1.cpp f/f2.cpp  C++: #include <iostream>, then <cstdlib> or <cstring>: libclang finds libstdc++
+ *               through "/../lib/gcc/x86_64-linux-gnu/12/../../../../include/c++/12", which a
+ *               precompiled header records as "/include/c++/12"; against one, <cstdlib> would
+ *               be named by a path that names nothing and the cache could never keep the
+ *               units: their preamble is refused too
+ * So 7 preambles are planned (a: 2, b, c, d, e, f), 4 are built, 9 units are parsed against one
  * (u1 u2 u5 u3 u4 b1 b2 n o), and 1 (u7) again without it.
  */
 #define _GNU_SOURCE
@@ -32,6 +42,7 @@
 
 #include <dirent.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -125,13 +136,45 @@ static void write_tree(void) {
     s = unit("#include \"bad.h\"\n", "d2");
     scratch_write(g.tree, "d/d2.c", s);
     free(s);
+    scratch_write(g.tree, "e/real/inc/h.h", "#include <librdkafka/rdkafka.h>\n");
+    scratch_write(g.tree, "e/real/inc/h2.h",
+                  "static inline void e_drain(rd_kafka_t *c) { rd_kafka_commit(c, NULL, 0); }\n");
+    scratch_write(g.tree, "e/real/sub/.keep", "");
+    char *lnk = scratch_path(g.tree, "e/lnk");
+    assert_int_equal(symlink("real/sub", lnk), 0);
+    free(lnk);
+    s = unit("#include <h.h>\n#include <h2.h>\n", "e1");
+    scratch_write(g.tree, "e/e1.c", s);
+    free(s);
+    s = unit("#include <h.h>\n#include <stdio.h>\n#include <h2.h>\n", "e2");
+    scratch_write(g.tree, "e/e2.c", s);
+    free(s);
+    scratch_write(g.tree, "f/f1.cpp",
+                  "#include <iostream>\n#include <cstdlib>\n#include <librdkafka/rdkafka.h>\n"
+                  "void f1(rd_kafka_t *c) { rd_kafka_commit(c, NULL, 0); std::abort(); }\n");
+    scratch_write(g.tree, "f/f2.cpp",
+                  "#include <iostream>\n#include <cstring>\n#include <librdkafka/rdkafka.h>\n"
+                  "void f2(rd_kafka_t *c) { rd_kafka_commit(c, NULL, std::strlen(\"\")); }\n");
     /* the compilation database: each unit compiled in its own directory */
     static const char *const units[][3] = {
-        {"a", "u1.c", ""},        {"a", "u2.c", ""},        {"a", "u3.c", ""},
-        {"a", "u4.c", ""},        {"a", "u5.c", ""},        {"a", "u6.c", ""},
-        {"a", "u7.c", ""},        {"b", "b1.c", ""},        {"b", "b2.c", ""},
-        {"c", "m.c", "-DMODE=1"}, {"c", "n.c", "-DMODE=2"}, {"c", "o.c", "-DMODE=2"},
-        {"d", "d1.c", ""},        {"d", "d2.c", ""},
+        {"a", "u1.c", ""},
+        {"a", "u2.c", ""},
+        {"a", "u3.c", ""},
+        {"a", "u4.c", ""},
+        {"a", "u5.c", ""},
+        {"a", "u6.c", ""},
+        {"a", "u7.c", ""},
+        {"b", "b1.c", ""},
+        {"b", "b2.c", ""},
+        {"c", "m.c", "-DMODE=1"},
+        {"c", "n.c", "-DMODE=2"},
+        {"c", "o.c", "-DMODE=2"},
+        {"d", "d1.c", ""},
+        {"d", "d2.c", ""},
+        {"e", "e1.c", "-Ilnk/../inc"},
+        {"e", "e2.c", "-Ilnk/../inc"},
+        {"f", "f1.cpp", ""},
+        {"f", "f2.cpp", ""},
     };
     char *db = fmt("[");
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
@@ -190,9 +233,9 @@ static void expect_in(const kdc_run_t *r, const char *where, const char *want) {
     }
 }
 
-static const char *const all_units[] = {"a/u1.c", "a/u2.c", "a/u3.c", "a/u4.c", "a/u5.c",
-                                        "a/u6.c", "a/u7.c", "b/b1.c", "b/b2.c", "c/m.c",
-                                        "c/n.c",  "c/o.c",  "d/d1.c", "d/d2.c"};
+static const char *const all_units[] = {
+    "a/u1.c", "a/u2.c", "a/u3.c", "a/u4.c", "a/u5.c", "a/u6.c", "a/u7.c", "b/b1.c",   "b/b2.c",
+    "c/m.c",  "c/n.c",  "c/o.c",  "d/d1.c", "d/d2.c", "e/e1.c", "e/e2.c", "f/f1.cpp", "f/f2.cpp"};
 
 /* kdc-lint -p build --format=json [extra...] on every unit (a NULL-terminated list) */
 static int lint(kdc_run_t *r, const char *const *extra) {
@@ -242,11 +285,12 @@ static void the_same_report_with_and_without_preambles_for_j1_and_j2(void **stat
     assert_true(has_finding(&off, "b/common.h", 3, "bare-commit"));
     assert_true(has_finding(&off, "c/mode.h", 3, "bare-commit"));
     assert_true(has_finding(&off, "d/d1.c", 3, "bare-commit"));
+    assert_true(has_finding(&off, "e/real/inc/h2.h", 1, "bare-commit"));
     expect_in(&off, off.out, "\"incomplete\": 3");
 
     rc = lint(&on1, (const char *const[]){"--no-cache", "-j1", NULL});
     assert_int_equal(rc, 1);
-    expect_in(&on1, on1.err, "5 shared preambles (4 built in ");
+    expect_in(&on1, on1.err, "7 shared preambles (4 built in ");
     expect_in(&on1, on1.err, "; 9 units parsed against one, 1 parsed again without it); ");
     scale_same_report("-j1 with and without preambles", off.out, on1.out);
     expect_tmp_empty();
@@ -254,7 +298,7 @@ static void the_same_report_with_and_without_preambles_for_j1_and_j2(void **stat
     rc = lint(&on2, (const char *const[]){"--no-cache", "-j2", NULL});
     assert_int_equal(rc, 1);
     /* built once each, whichever worker came first */
-    expect_in(&on2, on2.err, "5 shared preambles (4 built in ");
+    expect_in(&on2, on2.err, "7 shared preambles (4 built in ");
     expect_in(&on2, on2.err, "; 9 units parsed against one, 1 parsed again without it); ");
     scale_same_report("-j2 with preambles and -j1 without", off.out, on2.out);
     expect_tmp_empty();
@@ -269,7 +313,7 @@ static void a_header_edited_between_runs_rebuilds_only_the_preambles_that_hold_i
     char *cache_opt = fmt("--cache-dir=%s", cache);
     kdc_run_t first, second, fresh, warm;
     assert_int_equal(lint(&first, (const char *const[]){cache_opt, "-j2", NULL}), 1);
-    expect_in(&first, first.err, ": 14 parsed, 0 from the cache,");
+    expect_in(&first, first.err, ": 18 parsed, 0 from the cache,");
     assert_true(has_finding(&first, "a/common.h", 5, "bare-commit"));
 
     /* a/common.h loses its commit on line 5: the five units of a/ that include it are parsed
@@ -282,7 +326,7 @@ static void a_header_edited_between_runs_rebuilds_only_the_preambles_that_hold_i
     memcpy(at, "    (void)c;", strlen("    (void)c;"));
     scratch_write(g.tree, "a/common.h", edited);
     assert_int_equal(lint(&second, (const char *const[]){cache_opt, "-j2", NULL}), 1);
-    expect_in(&second, second.err, ": 8 parsed, 6 from the cache,");
+    expect_in(&second, second.err, ": 8 parsed, 10 from the cache,");
     expect_in(&second, second.err, "3 shared preambles (2 built in ");
     expect_in(&second, second.err, "; 5 units parsed against one, 1 parsed again without it); ");
     assert_false(has_finding(&second, "a/common.h", 5, "bare-commit"));
@@ -291,7 +335,7 @@ static void a_header_edited_between_runs_rebuilds_only_the_preambles_that_hold_i
 
     /* a warm run parses only the units with errors: d1 and d2's preamble fails again */
     assert_int_equal(lint(&warm, (const char *const[]){cache_opt, "-j2", NULL}), 1);
-    expect_in(&warm, warm.err, ": 3 parsed, 11 from the cache,");
+    expect_in(&warm, warm.err, ": 3 parsed, 15 from the cache,");
     expect_in(&warm, warm.err, "1 shared preamble (0 built in ");
     expect_in(&warm, warm.err, "; 0 units parsed against one, 0 parsed again without it); ");
     scale_same_report("warm and fresh", fresh.out, warm.out);
