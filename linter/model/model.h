@@ -75,7 +75,7 @@ struct kdc_expr {              /* fields ordered by size: hundreds of thousands 
     int param_index;          /* REF to a parameter: its index */
     int call_id;              /* CALL: index in kdc_func_t.calls */
     unsigned nkids;
-    unsigned api_memo_gen;    /* 0: no answer kept */
+    unsigned api_memo_gen; /* 0: no answer kept */
     kdc_expr_kind_t kind : 8;
     kdc_op_t op : 8;
     kdc_ref_kind_t ref : 8;

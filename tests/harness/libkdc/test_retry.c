@@ -87,6 +87,50 @@ static const char *header(const rd_kafka_message_t *m, const char *name) {
         return v;
 }
 
+/* deadline_ms: the second failure comes 300 ms after the first, and the next
+ * wait (600 ms) would start the third attempt 900 ms after it, past the 700 ms
+ * deadline: exhausted with 2 of the 10 attempts, nothing committed. */
+static void no_attempt_starts_after_the_deadline(void **state) {
+        struct mock_env *env = *state;
+        rd_kafka_message_t *m, *again;
+        rd_kafka_t *producer, *c;
+        kdc_retry_policy_t p;
+        int64_t waited;
+        kdc_retry_t *r;
+        char topic[64];
+
+        producer = mock_env_producer(env, 1, NULL);
+        mock_env_topic(env, "retry-deadline", 1, topic);
+        mock_env_fill(producer, topic, 1, 1);
+        c = mock_env_consumer(env, "retry-deadline", NULL);
+        mock_env_assign(c, topic, 1);
+        assert_int_equal(kdc_retry_new(&r, NULL), 0);
+        set_transient(r, 10, 300, 1000, KDC_RETRY_EXHAUSTED_HALT);
+        assert_int_equal(kdc_retry_get_policy(r, KDC_CLASS_TRANSIENT, &p), 0);
+        p.deadline_ms = 700;
+        assert_int_equal(kdc_retry_set_policy(r, KDC_CLASS_TRANSIENT, &p), 0);
+
+        m = mock_env_next(c, 0);
+        assert_int_equal(kdc_retry_failed(r, c, m, NULL, 0, KDC_CLASS_TRANSIENT,
+                                          "downstream 503", NULL),
+                         KDC_RETRY_WAIT);
+        again = wait_due(r, c, 0, NULL, NULL, &waited);
+        assert_ptr_equal(again, m);
+        assert_true(waited >= 250);
+        assert_int_equal(kdc_retry_failed(r, c, again, NULL, 0,
+                                          KDC_CLASS_TRANSIENT, "downstream 503",
+                                          NULL),
+                         KDC_RETRY_HALT);
+        assert_int_equal(kdc_retry_pending(r), 0);
+        assert_int_equal(mock_env_committed(c, topic, 0),
+                         RD_KAFKA_OFFSET_INVALID);
+
+        rd_kafka_message_destroy(again);
+        kdc_retry_destroy(r);
+        mock_env_close(c);
+        rd_kafka_destroy(producer);
+}
+
 static void a_retried_message_commits_only_after_its_retry_succeeds(
     void **state) {
         struct mock_env *env = *state;
@@ -720,6 +764,8 @@ int main(void) {
                      a_rebalance_during_a_retry_drops_it),
             SENTENCE("policies are checked; the defaults are Spring-like",
                      the_backoff_grows_to_its_cap_with_jitter_below_it),
+            SENTENCE("no attempt starts after the policy's deadline",
+                     no_attempt_starts_after_the_deadline),
         };
 
         return cmocka_run_group_tests_name("bounded retries", tests,
