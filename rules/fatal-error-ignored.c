@@ -107,7 +107,7 @@ static void add_event_cb(const kdc_setting_t *st, void *arg) {
         if (*t != '*' && *t != '&' && *t != ' ')
             cls[n++] = *t;
     cls[n] = 0;
-    if (!strncmp(cls, "const", 5))
+    if (n >= 5 && !memcmp(cls, "const", 5))
         memmove(cls, cls + 5, strlen(cls + 5) + 1);
     int found = 0;
     size_t nf = kdc_program_nfuncs(ctx->program);
