@@ -2,8 +2,10 @@
  * section per scenario with its timeline drawn as inline SVG. No external
  * file, font or script: the page opens from a CI artifact as it is. A small
  * inline script measures what the browser drew and writes it on each plot
- * (data-drawn, data-marks-drawn, data-windows-drawn), so that a test in a real
- * browser can tell a drawn plot from an empty one. */
+ * (data-drawn, data-marks-drawn, data-windows-drawn, and where each line ends,
+ * read back from its drawn points: data-stored-end, ...), so that a test in a
+ * real browser can tell a drawn plot from an empty one. In a sink scenario a
+ * fourth line is the sink's rows (effects written). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -53,6 +55,7 @@ static int64_t top_of(const struct tk_timeline *tl) {
                 const struct tk_sample *s = &tl->samples[i];
                 int64_t most = s->stored > s->committed ? s->stored : s->committed;
                 most = most > s->written ? most : s->written;
+                most = most > s->effects ? most : s->effects;
                 top = most > top ? most : top;
         }
         return top;
@@ -62,13 +65,27 @@ static double y_of(double top, double n) {
         return PY + PH - PH * (n < 0 ? 0 : n > top ? top : n) / top;
 }
 
+enum series { STORED, COMMITTED, WRITTEN, EFFECTS };
+
+/* A line through the samples; those without a value (effects: -1, none
+ * counted yet) are left out. */
 static void polyline(FILE *out, const struct tk_timeline *tl, double top, const char *cls,
-                     size_t field) {
+                     enum series field) {
+        const char *sep = "";
+
         fprintf(out, "<polyline class=\"%s\" points=\"", cls);
         for (size_t i = 0; i < tl->nsamples; i++) {
                 const struct tk_sample *s = &tl->samples[i];
-                int64_t v = field == 0 ? s->stored : field == 1 ? s->committed : s->written;
-                fprintf(out, "%s%.1f,%.1f", i ? " " : "", x_of(tl, s->t_ms), y_of(top, (double)v));
+                int64_t v = field == STORED      ? s->stored
+                            : field == COMMITTED ? s->committed
+                            : field == WRITTEN   ? s->written
+                                                 : s->effects;
+                if (v < 0)
+                        continue;
+                /* two decimals: the line ends at its count in plots up to
+                 * 24,000 events high, read back from the drawn points */
+                fprintf(out, "%s%.2f,%.2f", sep, x_of(tl, s->t_ms), y_of(top, (double)v));
+                sep = " ";
         }
         fputs("\"/>\n", out);
 }
@@ -82,8 +99,10 @@ static void plot(FILE *out, const struct tk_result *r) {
                 windows += tl->marks[i].end_ms >= 0;
         fprintf(out,
                 "<svg class=\"timeline\" viewBox=\"0 0 960 330\" width=\"960\" height=\"330\" "
-                "role=\"img\" data-lost=\"%zu\" data-duplicated=\"%zu\" data-windows=\"%zu\">\n",
-                tl->nat[0], tl->nat[1], windows);
+                "role=\"img\" data-lost=\"%zu\" data-duplicated=\"%zu\" data-windows=\"%zu\" "
+                "data-top=\"%" PRId64 "\" data-bottom=\"%.1f\" data-height=\"%.1f\" "
+                "data-lines=\"%d\">\n",
+                tl->nat[0], tl->nat[1], windows, top, PY + PH, PH, r->pub.sink ? 4 : 3);
         /* fault windows first, under the lines */
         for (size_t i = 0; i < tl->nmarks; i++) {
                 const struct tk_mark *m = &tl->marks[i];
@@ -112,9 +131,11 @@ static void plot(FILE *out, const struct tk_result *r) {
                 "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.1f s</text>\n",
                 PX, PY, PY + PH, PX + PW, PX - 6, PY + 4, top, PX - 6, PY + PH, PX, PY + PH + 34,
                 PX + PW, PY + PH + 34, tl->end_ms / 1000.0);
-        polyline(out, tl, (double)top, "stored", 0);
-        polyline(out, tl, (double)top, "committed", 1);
-        polyline(out, tl, (double)top, "written", 2);
+        polyline(out, tl, (double)top, "stored", STORED);
+        polyline(out, tl, (double)top, "committed", COMMITTED);
+        polyline(out, tl, (double)top, "written", WRITTEN);
+        if (r->pub.sink)
+                polyline(out, tl, (double)top, "effects", EFFECTS);
         /* the lost (triangles) and duplicated (circles) events, when they were stored */
         for (int l = 0; l < 2; l++)
                 for (size_t i = 0; i < tl->nat[l] && i < MAX_MARKS; i++) {
@@ -170,8 +191,14 @@ static void section(FILE *out, const kdc_testkit_result_t *p) {
         plot(out, r);
         fputs("<p class=\"legend\"><span class=\"k stored\"></span>input events stored "
               "<span class=\"k committed\"></span>committed "
-              "<span class=\"k written\"></span>output and DLQ records written "
-              "<span class=\"k window\"></span>fault window "
+              "<span class=\"k written\"></span>output and DLQ records written ",
+              out);
+        if (p->sink) {
+                fputs("<span class=\"k effects\"></span>effects written (rows in the ", out);
+                esc(out, p->sink);
+                fputs(" sink) ", out);
+        }
+        fputs("<span class=\"k window\"></span>fault window "
               "<span class=\"k lost\"></span>lost event (when stored) "
               "<span class=\"k duplicated\"></span>duplicated event</p>\n",
               out);
@@ -200,6 +227,7 @@ static const char style[] =
     ".stored{stroke:#0969da;background:#0969da}"
     ".committed{stroke:#1a7f37;background:#1a7f37}"
     ".written{stroke:#8250df;background:#8250df}"
+    ".effects{stroke:#d4a72c;background:#d4a72c;stroke-dasharray:6 3}"
     "rect.window,.k.window{fill:#cf222e;fill-opacity:.12;background:#f6d5d8}"
     "line.point{stroke:#cf222e;stroke-dasharray:3 3}"
     "path.lost,.k.lost{fill:#cf222e;background:#cf222e}"
@@ -208,12 +236,16 @@ static const char style[] =
     ".ids{font-family:monospace;word-break:break-all}";
 
 /* Measures what the browser drew: a line is drawn when it has a length and a
- * box of non-zero width; a mark or window when its box is not empty. */
+ * box of non-zero width; a mark or window when its box is not empty. Where a
+ * line ends is its last drawn point turned back into a count with the plot's
+ * scale (data-top over data-height, up from data-bottom). */
 static const char script[] =
     "for(const svg of document.querySelectorAll('svg.timeline')){"
     "let lines=0,marks=0,windows=0;"
     "for(const p of svg.querySelectorAll('polyline')){const b=p.getBBox();"
-    "if(p.getTotalLength()>0&&b.width>0)lines++;}"
+    "if(p.getTotalLength()>0&&b.width>0)lines++;"
+    "const n=p.points.numberOfItems;if(n>0){const y=p.points.getItem(n-1).y;"
+    "const d=svg.dataset;d[p.classList[0]+'End']=Math.round((d.bottom-y)/d.height*d.top);}}"
     "for(const m of svg.querySelectorAll('.lost,.duplicated')){const b=m.getBBox();"
     "if(b.width>0&&b.height>0)marks++;}"
     "for(const w of svg.querySelectorAll('rect.window')){const b=w.getBBox();"

@@ -346,6 +346,27 @@ void tk_sink_destroy(struct tk_sink *s);
  * closing it: async-signal-safe (unlink(), rmdir()), for an interrupted run. */
 void tk_sink_remove_interrupted(void);
 
+/* The sink's rows counted from a connection of their own (the progress probe's
+ * thread): SQLite read-only, PostgreSQL as the harness's role. A count never
+ * waits on a fault: while the harness holds a lock or the server is stopped
+ * it fails at once, and the sample is skipped. */
+struct tk_sink_counter {
+        enum tk_sink_kind kind;
+        sqlite3 *db;
+        sqlite3_stmt *count;
+        struct pg_conn *pg; /* reconnected after a restart */
+        char conninfo[sizeof((struct tk_sink *)0)->dir + 160];
+};
+
+/* 0, KDC_ERR_INVALID (no sink), KDC_ERR_NOENT (SQLite could not open it). */
+int tk_sink_counter_open(struct tk_sink_counter *c, const struct tk_sink *s);
+/* The rows in effects now: 0, or KDC_ERR_NOENT (busy, stopped: skip it). */
+int tk_sink_count(struct tk_sink_counter *c, int64_t *rows);
+void tk_sink_counter_close(struct tk_sink_counter *c);
+int tk_pg_counter_open(struct tk_sink_counter *c, const struct tk_sink *s);
+int tk_pg_count(struct tk_sink_counter *c, int64_t *rows);
+void tk_pg_counter_close(struct tk_sink_counter *c);
+
 /* ---- probe.c ---------------------------------------------------------- */
 
 struct tk_probe {
@@ -358,9 +379,18 @@ struct tk_probe {
         int64_t outputs;      /* sum of output + DLQ high watermarks */
         int64_t changed_at;   /* ms of the last change of either */
         int samples;
+        /* a sink scenario's rows (tk_sink_count()), -1 until one was counted */
+        int counting;
+        struct tk_sink_counter counter;
+        int64_t effects;
+        int effects_samples, effects_skipped; /* counts tried, failed */
+        int64_t effects_us;                   /* time spent counting */
 };
 
-int tk_probe_start(struct tk_probe *p, const struct tk_cluster *c);
+/* sink: NULL, or the run's sink, whose rows the probe counts too. */
+int tk_probe_start(struct tk_probe *p, const struct tk_cluster *c, const struct tk_sink *sink);
+/* The sink's rows at the last count that succeeded, or -1. */
+int64_t tk_probe_effects(struct tk_probe *p);
 void tk_probe_read(struct tk_probe *p, int64_t *committed, int64_t *outputs,
                    int64_t *changed_at);
 void tk_probe_stop(struct tk_probe *p);
@@ -416,7 +446,8 @@ const char *tk_judge(const struct tk_verdict *v, int64_t output_records, int64_t
  * values every TK_TIMELINE_PERIOD_MS, the faults (a window from a step to the
  * step that undoes it: a broker down until up, an instance stopped until started,
  * paused until resumed, killed until its restart; a point for the others), and
- * when the lost and duplicated events were stored. Times in ms since the run
+ * when the lost and duplicated events were stored. In a sink scenario, the
+ * sink's rows too (the probe's count). Times in ms since the run
  * began. */
 #define TK_TIMELINE_PERIOD_MS 200
 
@@ -425,6 +456,7 @@ struct tk_sample {
         int64_t stored;    /* input events stored (broker-confirmed) */
         int64_t committed; /* events below the group's committed offsets */
         int64_t written;   /* output and DLQ records */
+        int64_t effects;   /* rows in the sink; -1: no sink, or none counted yet */
 };
 
 struct tk_mark {

@@ -3,7 +3,13 @@
  * never joins the group) and the high watermarks of the output and DLQ
  * partitions. The run uses it to see that the service started working,
  * that every event is committed, and when nothing moves any more. While
- * brokers are down its queries fail and the last values stand. */
+ * brokers are down its queries fail and the last values stand.
+ *
+ * In a sink scenario it also counts the sink's rows, from a connection of its
+ * own (tk_sink_count()): for the timeline only, never for the run's progress
+ * (changed_at), so that the end of a run is what it was without it. A count
+ * that fails (the server stopped, the database busy) is skipped, and the last
+ * value stands. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -49,6 +55,13 @@ static int64_t stored_sum(struct tk_probe *p, int *ok) {
         return sum;
 }
 
+static int64_t now_us(void) {
+        struct timespec ts;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 static void *probe_main(void *arg) {
         struct tk_probe *p = arg;
 
@@ -56,6 +69,10 @@ static void *probe_main(void *arg) {
                 int ok1, ok2;
                 int64_t committed = committed_sum(p, &ok1);
                 int64_t outputs = stored_sum(p, &ok2);
+                int64_t effects = -1, t = now_us();
+                int ok3 = p->counting && tk_sink_count(&p->counter, &effects) == 0;
+
+                t = now_us() - t;
 
                 pthread_mutex_lock(&p->lock);
                 if (p->stop) {
@@ -68,6 +85,14 @@ static void *probe_main(void *arg) {
                         p->committed = committed;
                 if (ok2)
                         p->outputs = outputs;
+                if (p->counting) {
+                        if (ok3)
+                                p->effects = effects;
+                        else
+                                p->effects_skipped++;
+                        p->effects_samples++;
+                        p->effects_us += t;
+                }
                 p->samples++;
                 pthread_mutex_unlock(&p->lock);
                 struct timespec ts = {0, TK_PROBE_PERIOD_MS * 1000 * 1000};
@@ -76,23 +101,34 @@ static void *probe_main(void *arg) {
         return NULL;
 }
 
-int tk_probe_start(struct tk_probe *p, const struct tk_cluster *c) {
+int tk_probe_start(struct tk_probe *p, const struct tk_cluster *c, const struct tk_sink *sink) {
         rd_kafka_conf_t *conf = tk_cluster_conf(c);
         char err[256];
 
         memset(p, 0, sizeof *p);
         p->cluster = c;
+        p->effects = -1;
+        /* no counter, no series: the run goes on as without a sink plot */
+        p->counting =
+            sink && sink->kind != TK_SINK_NONE && tk_sink_counter_open(&p->counter, sink) == 0;
         rd_kafka_conf_set(conf, "group.id", c->group, err, sizeof err);
         rd_kafka_conf_set(conf, "enable.auto.commit", "false", err, sizeof err);
         p->consumer = rd_kafka_new(RD_KAFKA_CONSUMER, conf, err, sizeof err);
-        if (!p->consumer)
+        if (!p->consumer) {
+                if (p->counting)
+                        tk_sink_counter_close(&p->counter);
+                p->counting = 0;
                 return KDC_ERR_NOMEM;
+        }
         p->changed_at = tk_now_ms();
         pthread_mutex_init(&p->lock, NULL);
         if (pthread_create(&p->thread, NULL, probe_main, p) != 0) {
                 pthread_mutex_destroy(&p->lock);
                 rd_kafka_destroy(p->consumer);
                 p->consumer = NULL;
+                if (p->counting)
+                        tk_sink_counter_close(&p->counter);
+                p->counting = 0;
                 return KDC_ERR_NOMEM;
         }
         return 0;
@@ -107,6 +143,15 @@ void tk_probe_read(struct tk_probe *p, int64_t *committed, int64_t *outputs,
         pthread_mutex_unlock(&p->lock);
 }
 
+int64_t tk_probe_effects(struct tk_probe *p) {
+        int64_t effects;
+
+        pthread_mutex_lock(&p->lock);
+        effects = p->effects;
+        pthread_mutex_unlock(&p->lock);
+        return effects;
+}
+
 void tk_probe_stop(struct tk_probe *p) {
         if (!p->consumer)
                 return;
@@ -118,4 +163,6 @@ void tk_probe_stop(struct tk_probe *p) {
         /* Never subscribed: nothing to close in the group. */
         rd_kafka_destroy_flags(p->consumer, RD_KAFKA_DESTROY_F_NO_CONSUMER_CLOSE);
         p->consumer = NULL;
+        if (p->counting)
+                tk_sink_counter_close(&p->counter);
 }

@@ -130,10 +130,11 @@ struct tk_run {
 
 /* A point of the timeline: what the probe and the workload say now. */
 static void sample(struct tk_run *run, int64_t now) {
-        struct tk_sample s = {(int32_t)(now - run->t0), run->w.confirmed, 0, 0};
+        struct tk_sample s = {(int32_t)(now - run->t0), run->w.confirmed, 0, 0, -1};
         int64_t changed_at;
 
         tk_probe_read(&run->probe, &s.committed, &s.written, &changed_at);
+        s.effects = tk_probe_effects(&run->probe);
         run->sampled_at = now;
         (void)tk_timeline_sample(&run->r->tl, &s); /* a point short is no harm */
 }
@@ -314,8 +315,10 @@ static int fill_result(struct tk_run *run, const struct tk_history *h, const str
         if (!r->committed)
                 return KDC_ERR_NOMEM;
         memcpy(r->committed, h->committed, (size_t)h->partitions * sizeof *r->committed);
+        /* the last point: what was read back */
         struct tk_sample last = {(int32_t)(tk_now_ms() - run->t0), v->events, v->committed,
-                                 h->output_records + h->dlq_records};
+                                 h->output_records + h->dlq_records,
+                                 run->plan.sink != TK_SINK_NONE ? p->effect_rows : -1};
         (void)tk_timeline_sample(&r->tl, &last);
         if (tk_timeline_end(&r->tl, (int32_t)(tk_now_ms() - run->t0), run->t0, run->w.ev, run->w.n,
                             v->lists[KDC_TESTKIT_LOST], v->nlists[KDC_TESTKIT_LOST],
@@ -542,14 +545,26 @@ static int run(const kdc_testkit_options_t *options, const char *scenario, char 
                 run_log(run, "no directory for the services' statistics");
         for (int i = 0; i < run->ninst; i++)
                 run->inst[i].stats_dir = run->stats_dir;
-        if ((rc = tk_probe_start(&run->probe, &run->cluster)) != 0)
+        if ((rc = tk_probe_start(&run->probe, &run->cluster,
+                                 run->plan.sink != TK_SINK_NONE ? &run->sink : NULL)) != 0)
                 goto out_instances;
 
         rc = run_scenario(run);
 
         for (int i = 0; i < run->ninst; i++)
                 tk_instance_stop(&run->inst[i], run->o.stop_grace_ms);
-        tk_probe_stop(&run->probe);
+        tk_probe_stop(&run->probe); /* joined: its counts are read below */
+        if (run->probe.counting)
+                run_log(run,
+                        "the sink's rows counted %d times (%d skipped: busy or stopped), "
+                        "%.3f ms per count",
+                        run->probe.effects_samples, run->probe.effects_skipped,
+                        run->probe.effects_samples
+                            ? run->probe.effects_us / 1000.0 / run->probe.effects_samples
+                            : 0.0);
+        else if (run->plan.sink != TK_SINK_NONE)
+                run_log(run, "the sink's rows could not be counted during the run: no timeline "
+                             "of them");
         if (run->stats_dir && tk_stats_collect(run->stats_dir, &run->r->service_stats) == 0)
                 run->r->pub.service_stats = run->r->service_stats;
         if (rc == 0) {

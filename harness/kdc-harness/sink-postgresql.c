@@ -345,6 +345,50 @@ int tk_pg_read(struct tk_sink *s, struct tk_workload *w, int64_t *rows, int64_t 
         return 0;
 }
 
+/* The counter connects as the harness's role, on the server's socket; while
+ * the server is stopped the connection fails at once (no socket) and the
+ * sample is skipped; after a restart it connects again. */
+#define TK_PG_COUNT_TIMEOUT "2" /* s: connect_timeout */
+
+int tk_pg_counter_open(struct tk_sink_counter *c, const struct tk_sink *s) {
+        if (!s->dir[0])
+                return KDC_ERR_INVALID;
+        snprintf(c->conninfo, sizeof c->conninfo,
+                 "host=%s port=" TK_PG_PORT " user=" TK_PG_ADMIN
+                 " dbname=postgres connect_timeout=" TK_PG_COUNT_TIMEOUT
+                 " application_name=kdc-harness-probe",
+                 s->dir);
+        return 0;
+}
+
+int tk_pg_count(struct tk_sink_counter *c, int64_t *rows) {
+        PGresult *r;
+        int ok;
+
+        if (!c->conninfo[0])
+                return KDC_ERR_INVALID;
+        if (c->pg && PQstatus(c->pg) != CONNECTION_OK) {
+                PQfinish(c->pg);
+                c->pg = NULL;
+        }
+        if (!c->pg && PQstatus(c->pg = PQconnectdb(c->conninfo)) != CONNECTION_OK) {
+                PQfinish(c->pg);
+                c->pg = NULL;
+                return KDC_ERR_NOENT;
+        }
+        r = PQexec(c->pg, "SELECT count(*) FROM effects");
+        ok = r && PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1;
+        if (ok)
+                *rows = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+        PQclear(r);
+        return ok ? 0 : KDC_ERR_NOENT;
+}
+
+void tk_pg_counter_close(struct tk_sink_counter *c) {
+        PQfinish(c->pg);
+        memset(c, 0, sizeof *c);
+}
+
 static int remove_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
         (void)sb;
         (void)flag;

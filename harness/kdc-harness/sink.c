@@ -178,6 +178,56 @@ int tk_sink_read(struct tk_sink *s, struct tk_workload *w, int64_t *rows, int64_
         return rc == SQLITE_DONE ? 0 : KDC_ERR_NOENT;
 }
 
+/* The counter's connection is read-only and in WAL mode: it never blocks the
+ * service's writes, nor the harness's exclusive transaction (in WAL mode
+ * BEGIN EXCLUSIVE still lets readers read), and its statement is reset after
+ * each count so that it holds no snapshot between samples (a snapshot kept
+ * open would keep checkpoints from recycling the WAL). A busy WAL index
+ * (a checkpoint restarting the WAL, or recovery) is waited for this long,
+ * then the sample is skipped. */
+#define TK_SINK_COUNT_BUSY_MS 20
+
+int tk_sink_counter_open(struct tk_sink_counter *c, const struct tk_sink *s) {
+        memset(c, 0, sizeof *c);
+        c->kind = s->kind;
+        if (s->kind == TK_SINK_POSTGRESQL)
+                return tk_pg_counter_open(c, s);
+        if (s->kind != TK_SINK_SQLITE || !s->path[0])
+                return KDC_ERR_INVALID;
+        if (sqlite3_open_v2(s->path, &c->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
+            sqlite3_busy_timeout(c->db, TK_SINK_COUNT_BUSY_MS) != SQLITE_OK ||
+            sqlite3_prepare_v2(c->db, "SELECT count(*) FROM effects", -1, &c->count, NULL) !=
+                SQLITE_OK) {
+                tk_sink_counter_close(c);
+                return KDC_ERR_NOENT;
+        }
+        return 0;
+}
+
+int tk_sink_count(struct tk_sink_counter *c, int64_t *rows) {
+        int rc;
+
+        if (c->kind == TK_SINK_POSTGRESQL)
+                return tk_pg_count(c, rows);
+        if (!c->count)
+                return KDC_ERR_INVALID;
+        rc = sqlite3_step(c->count);
+        if (rc == SQLITE_ROW)
+                *rows = sqlite3_column_int64(c->count, 0);
+        sqlite3_reset(c->count); /* ends the read transaction */
+        return rc == SQLITE_ROW ? 0 : KDC_ERR_NOENT;
+}
+
+void tk_sink_counter_close(struct tk_sink_counter *c) {
+        if (c->kind == TK_SINK_POSTGRESQL) {
+                tk_pg_counter_close(c);
+                return;
+        }
+        sqlite3_finalize(c->count);
+        sqlite3_close(c->db);
+        memset(c, 0, sizeof *c);
+}
+
 void tk_sink_destroy(struct tk_sink *s) {
         char path[sizeof s->path + 16];
 
