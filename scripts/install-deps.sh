@@ -19,6 +19,7 @@ packages=(
   clang-14 libclang-rt-14-dev  # the libFuzzer targets (scripts/fuzz.sh): -fsanitize=fuzzer
   chromium                     # kdc-harness --report-html, rendered headless (testkit.report_html)
   python3-confluent-kafka      # examples/python/ under kdc-harness (ctest testkit.python.*)
+  python3-psycopg2             # examples/python/reference-service.py's PostgreSQL sink (ctest testkit.python.*)
   python3-prometheus-client    # libkdc's OpenMetrics read by a real parser (ctest harness.stats.*)
 )
 

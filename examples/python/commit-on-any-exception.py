@@ -8,17 +8,26 @@ output fails (a transient failure: a refused or timed-out produce) the exception
 the message committed anyway, so the event is gone: kdc-harness lists it as lost
 (produce-topic-authorization-failed, produce-msg-timed-out, ...; tests/harness/kdc-harness:
 testkit.python.commit-on-any-exception-loses-the-refused-events).
+
+With KDC_HARNESS_SINK (kdc-harness's sink scenarios) a well-formed event's effect is its row in
+the table effects, written idempotently as reference-service.py does (sqlite3, or Debian's
+python3-psycopg2). The same handler catches a locked, full or unreachable database (the outage
+of the decision record) and a row refused by a constraint, and commits: those events have
+neither a row nor a DLQ record, and are lost (sink-outage, sink-full, sink-rejects; ctest
+testkit.python.commit-on-any-exception-loses-rows-in-sink-outage).
 """
 import hashlib
 import os
 import re
 import signal
+import sqlite3
 import struct
 import sys
 
 from confluent_kafka import Consumer, Producer, TIMESTAMP_NOT_AVAILABLE
 
 WAIT_S = 60
+SINK_BUSY_S = 0.1  # a locked SQLite database: wait this long, then raise
 AMOUNT = re.compile(rb"amount=([1-9][0-9]{0,6})")
 
 running = True
@@ -49,8 +58,35 @@ def produce_confirmed(producer, topic, msg, value, headers):
         raise RuntimeError("%s not delivered: %s" % (msg.key(), report[0] if report else "no report"))
 
 
-def process(producer, env, msg):
+def sink_writer(url):
+    """A function that writes an event's row to KDC_HARNESS_SINK once, raising on any error."""
+    if url.startswith("sqlite:"):
+        db = sqlite3.connect(url[len("sqlite:"):], timeout=SINK_BUSY_S, isolation_level=None)
+        return lambda row: db.execute(
+            "INSERT INTO effects(event_id, amount) SELECT :id, :amount "
+            "WHERE NOT EXISTS (SELECT 1 FROM effects WHERE event_id = :id)", row)
+    import psycopg2  # Debian's python3-psycopg2
+
+    pg = []
+
+    def write(row):
+        if not pg or pg[0].closed:
+            pg[:] = [psycopg2.connect(url[len("postgresql:"):])]
+            pg[0].autocommit = True
+        with pg[0].cursor() as cur:
+            cur.execute("INSERT INTO effects(event_id, amount) SELECT %(id)s::text, "
+                        "%(amount)s::bigint WHERE NOT EXISTS "
+                        "(SELECT 1 FROM effects WHERE event_id = %(id)s::text)", row)
+
+    return write
+
+
+def process(producer, env, msg, sink):
     m = AMOUNT.fullmatch(msg.value() or b"")
+    if m and int(m.group(1)) <= 1000000 and sink:
+        ids = [v for k, v in (msg.headers() or []) if k == "event-id" and v]
+        sink({"id": (ids[-1] if ids else msg.key()).decode(), "amount": int(m.group(1))})
+        return
     if m and int(m.group(1)) <= 1000000:
         n = int(m.group(1))
         value = b"amount=%d total=%d.%02d" % (n, n * 125 // 100, n * 125 % 100)
@@ -87,6 +123,8 @@ def main():
         if name in env:
             conf[key] = int(env[name])
     producer, consumer = Producer(pconf), Consumer(cconf)
+    sink_url = os.environ.get("KDC_HARNESS_SINK")
+    sink = sink_writer(sink_url) if sink_url else None
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
     consumer.subscribe([env["KAFKA_INPUT_TOPIC"]])
@@ -95,7 +133,7 @@ def main():
         if msg is None or msg.error():
             continue
         try:
-            process(producer, env, msg)
+            process(producer, env, msg, sink)
         except Exception as e:  # "to avoid infinite retry"
             print("commit-on-any-exception.py: giving up on %s: %s" % (msg.key(), e),
                   file=sys.stderr, flush=True)

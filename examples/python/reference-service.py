@@ -21,7 +21,16 @@ routes malformed events to $KAFKA_DLQ_TOPIC. How it keeps the contract:
     nothing past the failed event and halts the service (exit status 3): the offset stays, and
     the orchestrator (here kdc-harness) starts it again;
   - on SIGTERM or SIGINT it finishes its batch, commits what it confirmed and closes its
-    consumer, so a redeploy processes nothing twice (scenario sigterm-redeploy).
+    consumer, so a redeploy processes nothing twice (scenario sigterm-redeploy);
+  - with KDC_HARNESS_SINK=sqlite:PATH or postgresql:CONNINFO (kdc-harness's sink scenarios) a
+    well-formed event's effect is its row in the table effects instead of an output record
+    (SQLite through the standard sqlite3 module, PostgreSQL through Debian's python3-psycopg2),
+    written in autocommit and only when no row names the event, so a replayed event is not
+    written twice; the row counts as confirmed once the statement returned. A busy, full,
+    refused or unreachable database, or a revoked permission, is transient: nothing past the
+    event is committed and the service halts, as above. A row the database rejects by a
+    constraint (sqlite3.IntegrityError, SQLSTATE class 23) is a poison event: confirmed in the
+    DLQ, then committed.
 
 examples/python/commit-on-any-exception.py is the same job with the audit's first root cause.
 """
@@ -29,6 +38,7 @@ import hashlib
 import os
 import re
 import signal
+import sqlite3
 import struct
 import sys
 import time
@@ -40,6 +50,7 @@ BATCH = 256
 WAIT_S = 60  # longer than any message.timeout.ms a scenario asks for
 COMMIT_RETRY_S = 0.2
 EXIT_HALT = 3
+SINK_BUSY_S = 0.1  # a locked SQLite database: wait this long, then halt (sqlite3's default: 5 s)
 AMOUNT = re.compile(rb"amount=([1-9][0-9]{0,6})")
 
 running = True
@@ -65,6 +76,7 @@ def settings():
         "output": os.environ.get("KAFKA_OUTPUT_TOPIC") or "kdc.output",
         "dlq": os.environ.get("KAFKA_DLQ_TOPIC") or "kdc.dlq",
         "group": os.environ.get("KAFKA_GROUP_ID") or "kdc-service",
+        "sink": os.environ.get("KDC_HARNESS_SINK"),
     }
     consumer = {
         "bootstrap.servers": brokers,
@@ -118,9 +130,76 @@ def dlq_headers(msg, group, why):
     ]
 
 
+def event_id(msg):
+    """The event's id: its "event-id" header, else its key (text), or None."""
+    ids = [v for k, v in (msg.headers() or []) if k == "event-id" and v]
+    try:
+        return (ids[-1] if ids else msg.key()).decode()
+    except (AttributeError, UnicodeDecodeError):
+        return None
+
+
+class Rejected(Exception):
+    """The database refused this row (a constraint): a poison event."""
+
+
+class Unavailable(Exception):
+    """The row is not written for now (busy, full, down, refused access): transient."""
+
+
+class Sink:
+    """The database of KDC_HARNESS_SINK, where an event's effect is its row of effects."""
+
+    SQLITE_INSERT = ("INSERT INTO effects(event_id, amount) SELECT :id, :amount "
+                     "WHERE NOT EXISTS (SELECT 1 FROM effects WHERE event_id = :id)")
+    PG_INSERT = ("INSERT INTO effects(event_id, amount) SELECT %(id)s::text, %(amount)s::bigint "
+                 "WHERE NOT EXISTS (SELECT 1 FROM effects WHERE event_id = %(id)s::text)")
+
+    def __init__(self, url):
+        self.pg = None
+        self.db = None
+        if url.startswith("postgresql:"):
+            import psycopg2  # Debian's python3-psycopg2
+
+            self.psycopg2 = psycopg2
+            self.conninfo = url[len("postgresql:"):]
+        elif url.startswith("sqlite:"):
+            # isolation_level=None: autocommit, each insert committed when execute() returns
+            self.db = sqlite3.connect(url[len("sqlite:"):], timeout=SINK_BUSY_S,
+                                      isolation_level=None)
+        else:
+            log("KDC_HARNESS_SINK=%s: not sqlite:PATH or postgresql:CONNINFO" % url)
+            sys.exit(2)
+
+    def write(self, msg, n):
+        """The event's row, written once; raises Rejected or Unavailable."""
+        row = {"id": event_id(msg), "amount": n}
+        if row["id"] is None:
+            raise Rejected("no event id")
+        if self.db is not None:
+            try:
+                self.db.execute(self.SQLITE_INSERT, row)
+            except sqlite3.IntegrityError as e:  # SQLITE_CONSTRAINT_*: this row
+                raise Rejected(e)
+            except sqlite3.Error as e:  # SQLITE_BUSY, SQLITE_FULL, ...: the database
+                raise Unavailable(e)
+            return
+        try:
+            if self.pg is None or self.pg.closed:  # down, or broken by the server
+                self.pg = self.psycopg2.connect(self.conninfo)
+                self.pg.autocommit = True
+            with self.pg.cursor() as cur:
+                cur.execute(self.PG_INSERT, row)
+        except self.psycopg2.Error as e:
+            if (e.pgcode or "").startswith("23"):  # integrity constraint violation
+                raise Rejected(e)
+            raise Unavailable(" ".join(str(e).split()))  # refused, terminated, denied, ...
+
+
 class Service:
     def __init__(self):
         self.cfg, cconf, pconf = settings()
+        self.sink = Sink(self.cfg["sink"]) if self.cfg["sink"] else None
         self.producer = Producer(pconf)
         self.consumer = Consumer(cconf)
         self.assigned = set()  # (topic, partition) this member owns now
@@ -174,13 +253,23 @@ class Service:
         failed = None
         for i, msg in enumerate(batch):
             n = amount(msg)
-            event_id = [(k, v) for k, v in (msg.headers() or []) if k == "event-id"]
+            id_header = [(k, v) for k, v in (msg.headers() or []) if k == "event-id"]
             try:
-                if n is not None:
+                if n is not None and self.sink:
+                    try:
+                        self.sink.write(msg, n)
+                        outcome[i] = True
+                    except Rejected as e:  # poison: its DLQ record, confirmed, stands for it
+                        log("sink refused the row of %s: %s (to the DLQ)" % (msg.key(), e))
+                        self.producer.produce(self.cfg["dlq"], key=msg.key(), value=msg.value(),
+                                              headers=dlq_headers(msg, self.cfg["group"],
+                                                                  "row rejected by the sink"),
+                                              on_delivery=reporter(i))
+                elif n is not None:
                     total = "%d.%02d" % (n * 125 // 100, n * 125 % 100)
                     self.producer.produce(self.cfg["output"], key=msg.key(),
                                           value=b"amount=%d total=%s" % (n, total.encode()),
-                                          headers=event_id[-1:], on_delivery=reporter(i))
+                                          headers=id_header[-1:], on_delivery=reporter(i))
                 else:
                     self.producer.produce(self.cfg["dlq"], key=msg.key(), value=msg.value(),
                                           headers=dlq_headers(msg, self.cfg["group"],
@@ -188,6 +277,9 @@ class Service:
                                           on_delivery=reporter(i))
             except (KafkaException, BufferError) as e:  # refused locally: nothing enqueued
                 failed = "produce of %s refused: %s" % (msg.key(), e)
+                break
+            except Unavailable as e:  # the row may be written later
+                failed = "row of %s not written: %s" % (msg.key(), e)
                 break
         # Every report of what was enqueued, also when the batch failed.
         if self.producer.flush(WAIT_S) > 0 and failed is None:

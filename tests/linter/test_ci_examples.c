@@ -262,6 +262,7 @@ static void the_ci_setups_install_the_packages_kdc_builds_from(void **state) {
     /* and help2man: without it the build leaves the man pages out (man/CMakeLists.txt);
      * clang-14 and libclang-rt-14-dev: the fuzz targets (scripts/fuzz.sh);
      * python3-confluent-kafka: examples/python/ under kdc-harness (ctest testkit.python.*);
+     * python3-psycopg2: examples/python/'s PostgreSQL sink (ctest testkit.python.*);
      * chromium: kdc-harness --report-html rendered headless (ctest testkit.report_html);
      * python3-prometheus-client: libkdc's OpenMetrics parsed (ctest harness.stats.*);
      * postgresql: the server of kdc-harness's PostgreSQL sink (ctest testkit.sink_postgresql) */
@@ -273,6 +274,7 @@ static void the_ci_setups_install_the_packages_kdc_builds_from(void **state) {
                                             "clang-14",
                                             "libclang-rt-14-dev",
                                             "python3-confluent-kafka",
+                                            "python3-psycopg2",
                                             "chromium",
                                             "python3-prometheus-client",
                                             "postgresql",
