@@ -69,7 +69,8 @@ struct kdc_expr {              /* fields ordered by size: hundreds of thousands 
     kdc_expr_t **kids;
     const char **fields;      /* INIT of a struct: field USR per kid (NULL entries: unknown) */
     const void *api_memo;     /* CALL: kdc_api_lookup's answer (analysis/api.c), valid while
-                                 api_memo_gen is its current generation */
+                                 api_memo_gen is its current generation: a model is not
+                                 changed once built */
     long long ival;
     kdc_loc_t loc;
     int param_index;          /* REF to a parameter: its index */
