@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "preamble.h"
 #include "bytes.h"
+#include "libclang_lazy.h"
 #include "regfile.h"
 #include "util.h"
 
@@ -24,6 +25,7 @@ typedef struct directive {
 } directive_t;
 
 typedef KDC_VEC(directive_t) directives_t;
+typedef KDC_VEC(const char *) argv_t;
 
 typedef struct preamble {
     char *header;              /* the prefix, as a header of the plan's directory */
@@ -39,6 +41,8 @@ typedef struct preamble {
 
 struct kdc_preamble_plan {
     char *dir;
+    char *install_dir; /* -ccc-install-dir of C++ preambles (install_args), or NULL */
+    int install_known;
     KDC_VEC(preamble_t) pre;
     size_t njobs;      /* the size of the two arrays below: the largest job index + 1 */
     int *pre_of;       /* job index -> preamble index, or -1 */
@@ -382,6 +386,7 @@ void kdc_preamble_plan_free(kdc_preamble_plan_t *pl) {
         free(p->deps.v);
     }
     free(pl->pre.v);
+    free(pl->install_dir);
     free(pl->pre_of);
     free(pl->blank_end);
     free(pl->dir);
@@ -407,6 +412,41 @@ unsigned long long kdc_preamble_disk_bytes(const kdc_preamble_plan_t *pl) {
 }
 
 /* ---------- building a preamble, once for all processes ---------- */
+
+/* The directory libclang's driver takes for its own installation, for C++ preambles: the
+ * LLVM installation's bin/ next to the lib/ libclang is in (/usr/lib/llvm-14/bin). Without
+ * it the driver has none ("") and finds GCC's libstdc++ through
+ * "/../lib/gcc/x86_64-linux-gnu/12/../../../../include/c++/12", which a precompiled header
+ * would record as "/include/c++/12" (kdc_parse_save_pch refuses such a header); with it,
+ * through /usr/lib/gcc, whose ".." lead where they say. NULL when libclang's file is not
+ * known. */
+static const char *install_dir(kdc_preamble_plan_t *pl) {
+    if (!pl->install_known) {
+        pl->install_known = 1;
+        char *lib = kdc_libclang_file();
+        char *slash = lib ? strrchr(lib, '/') : NULL;
+        if (slash) {
+            *slash = '\0';
+            char *up = strrchr(lib, '/');
+            if (up) {
+                *up = '\0';
+                pl->install_dir = kdc_xasprintf("%s/bin", *lib ? lib : "");
+            }
+        }
+        free(lib);
+    }
+    return pl->install_dir;
+}
+
+/* Appends what a C++ preamble's parses (its build and its units') add to the units' own
+ * arguments: the same for both, or the precompiled header would not match. */
+static void install_args(kdc_preamble_plan_t *pl, const preamble_t *p, argv_t *v) {
+    const char *dir = strcmp(p->lang, "c++-header") ? NULL : install_dir(pl);
+    if (dir) {
+        KDC_VEC_PUSH(*v, "-ccc-install-dir");
+        KDC_VEC_PUSH(*v, dir);
+    }
+}
 
 typedef struct deps_ctx {
     const char *skip_dir; /* the plan's own files are not the unit's */
@@ -468,9 +508,10 @@ static void ensure(kdc_preamble_plan_t *pl, preamble_t *p, kdc_parser_t *ps,
         p->state = -1;
     } else {
         double t0 = now_s();
-        KDC_VEC(const char *) argv = {0};
+        argv_t argv = {0};
         for (int i = 0; i < p->first->argc; i++)
             KDC_VEC_PUSH(argv, p->first->argv[i]);
+        install_args(pl, p, &argv);
         KDC_VEC_PUSH(argv, "-x");
         KDC_VEC_PUSH(argv, p->lang);
         KDC_VEC_PUSH(argv, "-iquote");
@@ -549,9 +590,10 @@ int kdc_preamble_parse(kdc_preamble_plan_t *pl, size_t job, kdc_parser_t *ps, kd
         for (size_t i = 0; i < end; i++)
             if (src[i] != '\n')
                 src[i] = ' ';
-        KDC_VEC(const char *) argv = {0};
+        argv_t argv = {0};
         for (int i = 0; i < tu->argc; i++)
             KDC_VEC_PUSH(argv, tu->argv[i]);
+        install_args(pl, pre, &argv);
         KDC_VEC_PUSH(argv, "-include-pch");
         KDC_VEC_PUSH(argv, pre->pch);
         int rc = kdc_parse_tu_contents(ps, p, tu->file, argv.v, (int)argv.n, src, len, pre->pch,
