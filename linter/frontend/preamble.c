@@ -14,7 +14,6 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 /* One directive of a source's leading run: its text (from '#' to the end of its line,
@@ -29,6 +28,7 @@ typedef KDC_VEC(const char *) argv_t;
 
 typedef struct preamble {
     char *header;              /* the prefix, as a header of the plan's directory */
+    char *text;                /* its contents: each directive and a newline */
     char *pch;                 /* its precompiled form */
     const char *lang;          /* "c-header" or "c++-header" */
     char *quote_dir;           /* the units' directory, searched first for quoted includes */
@@ -332,12 +332,13 @@ kdc_preamble_plan_t *kdc_preamble_plan(const kdc_tu_job_t *jobs, const size_t *i
             kdc_buf_put(&text, u[g].dirs.v[m].text, strlen(u[g].dirs.v[m].text));
             kdc_buf_put(&text, "\n", 1);
         }
-        int wrote = write_file(pre.header, (const char *)text.v, text.n);
-        kdc_buf_free(&text);
-        if (wrote != 0) {
+        kdc_buf_put(&text, "", 1);
+        pre.text = (char *)text.v;
+        if (write_file(pre.header, pre.text, text.n - 1) != 0) {
             *note = kdc_xasprintf("no shared preamble for %zu units: cannot write %s: %s", e - g,
                                   pre.header, strerror(errno));
             free(pre.header);
+            free(pre.text);
             free(pre.pch);
             free(pre.quote_dir);
             g = e;
@@ -379,6 +380,7 @@ void kdc_preamble_plan_free(kdc_preamble_plan_t *pl) {
     for (size_t i = 0; i < pl->pre.n; i++) {
         preamble_t *p = &pl->pre.v[i];
         free(p->header);
+        free(p->text);
         free(p->pch);
         free(p->quote_dir);
         for (size_t k = 0; k < p->deps.n; k++)
@@ -464,12 +466,6 @@ static void collect_dep(void *arg, const char *path) {
     kdc_buf_put(c->out, "\n", 1);
 }
 
-static double now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
 static void load_deps(preamble_t *p, const char *path) {
     size_t len = 0;
     char *why = NULL;
@@ -507,7 +503,7 @@ static void ensure(kdc_preamble_plan_t *pl, preamble_t *p, kdc_parser_t *ps,
     } else if (stat(failed, &st) == 0) {
         p->state = -1;
     } else {
-        double t0 = now_s();
+        double t0 = kdc_now_seconds();
         argv_t argv = {0};
         for (int i = 0; i < p->first->argc; i++)
             KDC_VEC_PUSH(argv, p->first->argv[i]);
@@ -535,7 +531,7 @@ static void ensure(kdc_preamble_plan_t *pl, preamble_t *p, kdc_parser_t *ps,
             }
             p->state = -1;
         }
-        use->build_s = now_s() - t0;
+        use->build_s = kdc_now_seconds() - t0;
         free(tmpdeps);
         free(err);
         kdc_buf_free(&list);
@@ -571,18 +567,13 @@ int kdc_preamble_parse(kdc_preamble_plan_t *pl, size_t job, kdc_parser_t *ps, kd
         scan(src, end + 1, &d);
         same = d.n >= pre->ndirectives && d.v[pre->ndirectives - 1].end == end;
         if (same) {
-            size_t hlen = 0;
-            char *why2 = NULL;
-            char *h = kdc_read_regular(pre->header, 0, &hlen, &why2);
-            free(why2);
-            kdc_buf_t want = {0};
+            kdc_buf_t now = {0};
             for (size_t m = 0; m < pre->ndirectives; m++) {
-                kdc_buf_put(&want, d.v[m].text, strlen(d.v[m].text));
-                kdc_buf_put(&want, "\n", 1);
+                kdc_buf_put(&now, d.v[m].text, strlen(d.v[m].text));
+                kdc_buf_put(&now, "\n", 1);
             }
-            same = h && hlen == want.n && !memcmp(h, want.v, hlen);
-            free(h);
-            kdc_buf_free(&want);
+            same = now.n == strlen(pre->text) && !memcmp(now.v, pre->text, now.n);
+            kdc_buf_free(&now);
         }
         directives_free(&d);
     }
