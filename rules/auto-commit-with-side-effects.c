@@ -133,7 +133,8 @@ static void check_subscribe(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_
     kdc_bits_t clients;
     int unknown = 0;
     kdc_call_clients(ctx, f, call, api, 1, &clients, &unknown);
-    for (size_t k = 0; k < clients.nwords * 64; k++) {
+    for (size_t k = kdc_bits_next(&clients, 0); k < clients.nwords * 64;
+         k = kdc_bits_next(&clients, k + 1)) {
         if (!kdc_bits_get(&clients, k))
             continue;
         /* the global configurations' values: a default topic configuration

@@ -42,7 +42,8 @@ static void check_commit(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_exp
     kdc_rule_clients(ctx, f, kdc_api_arg(call, api->handle), 1, &clients, &unknown);
     int report = ctx->opts->strict || unknown;
     kdc_notes_t notes = {0};
-    for (size_t k = 0; k < clients.nwords * 64; k++) {
+    for (size_t k = kdc_bits_next(&clients, 0); k < clients.nwords * 64;
+         k = kdc_bits_next(&clients, k + 1)) {
         if (!kdc_bits_get(&clients, k))
             continue;
         const kdc_loc_t *site = kdc_facts_client_loc(ctx->facts, k);

@@ -162,7 +162,8 @@ static int commit_matches(cof_walk_t *w, const kdc_expr_t *call, int st) {
     int unknown = 0;
     kdc_call_clients(w->ctx, w->f, call, api, 1, &clients, &unknown);
     int covers = unknown;
-    for (size_t k = 0; k < clients.nwords * 64 && !covers; k++)
+    for (size_t k = kdc_bits_next(&clients, 0); k < clients.nwords * 64 && !covers;
+         k = kdc_bits_next(&clients, k + 1))
         covers = kdc_bits_get(&clients, k) &&
                  kdc_facts_client_bool(w->ctx->facts, k, "enable.auto.offset.store", 1) != KDC_TRI_NO;
     kdc_bits_free(&clients);

@@ -826,7 +826,8 @@ static void check(kdc_rule_ctx_t *ctx) {
             kdc_bits_t clients;
             int unknown = 0;
             kdc_call_clients(ctx, f, call, api, 0, &clients, &unknown);
-            for (size_t k = 0; !unknown && k < clients.nwords * 64; k++) {
+            for (size_t k = kdc_bits_next(&clients, 0); !unknown && k < clients.nwords * 64;
+                 k = kdc_bits_next(&clients, k + 1)) {
                 if (!kdc_bits_get(&clients, k) || kdc_facts_client_type(ctx->facts, k) == 1)
                     continue;
                 kdc_tri_t dr = kdc_facts_client_has_dr(ctx->facts, k);

@@ -16,8 +16,10 @@
  */
 #include "common/config_common.h"
 #include "common/consumer_common.h"
+#include "pts.h"
 #include "results.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define DWF_MAX_DEPTH 4
@@ -82,19 +84,31 @@ static void find_wait_loop(const kdc_stmt_t *st, void *arg) {
     w->found = w->serves;
 }
 
-static int flushes_anywhere(kdc_rule_ctx_t *ctx, size_t client) {
-    size_t nf = kdc_program_nfuncs(ctx->program);
+static int flushes_somewhere(kdc_rule_ctx_t *ctx, size_t client) {
+    size_t napi, nf = kdc_program_nfuncs(ctx->program);
+    const kdc_api_call_t *apis = kdc_api_calls(ctx->program, &napi);
+    for (size_t j = 0; j < napi; j++)
+        if ((apis[j].api->roles & DWF_BARRIER) &&
+            kdc_call_on_client(ctx, apis[j].f, apis[j].call, apis[j].api, 0, client))
+            return 1;
     for (size_t i = 0; i < nf; i++) {
         const kdc_func_t *f = kdc_program_func(ctx->program, i);
-        for (unsigned c = 0; c < f->ncalls; c++)
-            if (is_barrier_api(ctx, f, f->calls[c], client))
-                return 1;
         wait_loop_t w = {ctx, f, client, 0, 0};
         kdc_stmt_walk(f->body, find_wait_loop, &w);
         if (w.found)
             return 1;
     }
     return 0;
+}
+
+/* Is the client flushed (drained, waited for) anywhere in the program? Asked at every
+ * destroy for each client it may be: each answer is kept for the rule's check
+ * (ctx->state: per client, 0 not asked yet, 1 no, 2 yes). */
+static int flushes_anywhere(kdc_rule_ctx_t *ctx, size_t client) {
+    unsigned char *known = ctx->state;
+    if (!known[client])
+        known[client] = (unsigned char)(1 + flushes_somewhere(ctx, client));
+    return known[client] == 2;
 }
 
 typedef struct dwf_walk {
@@ -287,7 +301,8 @@ static void check_destroy(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_ex
     kdc_bits_t clients;
     int unknown = 0;
     kdc_call_clients(ctx, f, call, api, 0, &clients, &unknown);
-    for (size_t k = 0; k < clients.nwords * 64; k++) {
+    for (size_t k = kdc_bits_next(&clients, 0); k < clients.nwords * 64;
+         k = kdc_bits_next(&clients, k + 1)) {
         /* A transactional producer's messages are delivered by commit_transaction(),
          * which flushes; what an open transaction holds at destroy is aborted together
          * with its input offsets (they were never committed): nothing is lost. */
@@ -313,7 +328,13 @@ static void check_destroy(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_ex
 }
 
 static void check(kdc_rule_ctx_t *ctx) {
+    size_t n = kdc_pts_nobjs(kdc_facts_pts_of(ctx->facts));
+    ctx->state = calloc(n ? n : 1, 1);
+    if (!ctx->state)
+        kdc_oom();
     kdc_rule_for_each_api_call(ctx, KDC_API_DESTROY, check_destroy);
+    free(ctx->state);
+    ctx->state = NULL;
 }
 
 const kdc_rule_t kdc_rule_destroy_without_flush = {

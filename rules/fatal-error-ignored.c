@@ -46,12 +46,29 @@ typedef struct fatal_ctx {
     fvec_t callbacks; /* error callbacks of the client (C: error_cb, C++: event_cb) */
     fvec_t relevant;  /* functions whose checks count for the client */
     const keyvec_t *cond_keys; /* variables and fields read by conditions anywhere */
+    const struct fatal_calls *calls;
 } fatal_ctx_t;
+
+/* A call of the program that may call functions of it (not an API call), with them. */
+typedef struct calling {
+    const kdc_func_t *f;
+    kdc_funcvec_t callees;
+} calling_t;
+
+/* What every producer's check looks at, found once for the rule's check (in program
+ * order, as the program's calls are): the program is walked once, not per producer. */
+typedef struct fatal_calls {
+    int found;
+    KDC_VEC(kdc_api_call_t) acting;    /* API calls and fatal-error queries */
+    KDC_VEC(kdc_api_call_t) error_cbs; /* rd_kafka_conf_set_error_cb(conf, cb) */
+    KDC_VEC(calling_t) calling;
+} fatal_calls_t;
 
 /* The rule's run: what is computed once, and the findings made. */
 typedef struct fatal_run {
     KDC_VEC(const kdc_loc_t *) reported;
     keyvec_t cond_keys;
+    fatal_calls_t calls;
 } fatal_run_t;
 
 static int fvec_has(const fvec_t *v, const kdc_func_t *f) {
@@ -133,27 +150,24 @@ static void error_callbacks(fatal_ctx_t *fc) {
     const kdc_api_t *api = kdc_api_lookup(o->site);
     kdc_bits_t confs;
     kdc_pts_expr_ctx(pts, o->func, o->ctx, api ? kdc_api_arg(o->site, api->conf) : NULL, &confs);
-    size_t nf = kdc_program_nfuncs(ctx->program);
-    for (size_t i = 0; i < nf; i++) {
-        const kdc_func_t *f = kdc_program_func(ctx->program, i);
-        for (unsigned c = 0; c < f->ncalls; c++) {
-            const kdc_expr_t *call = f->calls[c];
-            if (!name_is(call, "rd_kafka_conf_set_error_cb") || call->nkids != 2)
-                continue;
-            kdc_bits_t b, fns;
-            kdc_pts_expr(pts, f, call->kids[0], &b);
-            if (bits_intersect(&b, &confs)) {
-                kdc_pts_expr(pts, f, call->kids[1], &fns);
-                for (size_t k = 0; k < fns.nwords * 64; k++)
-                    if (kdc_bits_get(&fns, k) && kdc_pts_obj(pts, k)->kind == KDC_OBJ_FUNC)
-                        fvec_add(&fc->callbacks,
-                                 kdc_program_find_func(ctx->program, kdc_pts_obj(pts, k)->str));
-                kdc_bits_free(&fns);
-            }
-            kdc_bits_free(&b);
+    for (size_t i = 0; i < fc->calls->error_cbs.n; i++) {
+        const kdc_func_t *f = fc->calls->error_cbs.v[i].f;
+        const kdc_expr_t *call = fc->calls->error_cbs.v[i].call;
+        kdc_bits_t b, fns;
+        kdc_pts_expr(pts, f, call->kids[0], &b);
+        if (bits_intersect(&b, &confs)) {
+            kdc_pts_expr(pts, f, call->kids[1], &fns);
+            for (size_t k = kdc_bits_next(&fns, 0); k < fns.nwords * 64;
+                 k = kdc_bits_next(&fns, k + 1))
+                if (kdc_pts_obj(pts, k)->kind == KDC_OBJ_FUNC)
+                    fvec_add(&fc->callbacks,
+                             kdc_program_find_func(ctx->program, kdc_pts_obj(pts, k)->str));
+            kdc_bits_free(&fns);
         }
+        kdc_bits_free(&b);
     }
     kdc_bits_free(&confs);
+    size_t nf = kdc_program_nfuncs(ctx->program);
     int unknown = 0;
     event_cbs_t ev = {fc, 0};
     kdc_facts_client_settings(ctx->facts, fc->client, "event_cb", add_event_cb, &ev, &unknown);
@@ -200,39 +214,28 @@ static int acts_on_client(fatal_ctx_t *fc, const kdc_func_t *f, const kdc_expr_t
  * transactional step on it, functions that query its fatal error, and the
  * direct callers and callees of the producing ones. */
 static void relevant_functions(fatal_ctx_t *fc) {
-    kdc_rule_ctx_t *ctx = fc->ctx;
     for (size_t i = 0; i < fc->callbacks.n; i++)
         fvec_add(&fc->relevant, fc->callbacks.v[i]);
-    size_t nf = kdc_program_nfuncs(ctx->program);
     fvec_t producing = {0};
-    for (size_t i = 0; i < nf; i++) {
-        const kdc_func_t *f = kdc_program_func(ctx->program, i);
-        for (unsigned c = 0; c < f->ncalls; c++) {
-            const kdc_expr_t *call = f->calls[c];
-            if (acts_on_client(fc, f, call))
-                fvec_add(&producing, f);
-            if (acts_on_client(fc, f, call) || is_fatal_query(fc, f, call))
-                fvec_add(&fc->relevant, f);
-        }
+    for (size_t i = 0; i < fc->calls->acting.n; i++) {
+        const kdc_func_t *f = fc->calls->acting.v[i].f;
+        const kdc_expr_t *call = fc->calls->acting.v[i].call;
+        if (acts_on_client(fc, f, call))
+            fvec_add(&producing, f);
+        if (acts_on_client(fc, f, call) || is_fatal_query(fc, f, call))
+            fvec_add(&fc->relevant, f);
     }
     /* their direct callers (`if (send(..) == RD_KAFKA_RESP_ERR__FATAL)`) and the
      * helpers they hand an error to (check_txn_error(error)) */
-    const kdc_pts_t *pts = kdc_facts_pts_of(ctx->facts);
     fvec_t more = {0};
-    for (size_t i = 0; i < nf; i++) {
-        const kdc_func_t *f = kdc_program_func(ctx->program, i);
-        for (unsigned c = 0; c < f->ncalls; c++) {
-            if (kdc_api_lookup(f->calls[c]))
-                continue;
-            kdc_funcvec_t callees = {0};
-            kdc_pts_callees(pts, f, f->calls[c], &callees);
-            for (size_t k = 0; k < callees.n; k++) {
-                if (fvec_has(&producing, callees.v[k]))
-                    fvec_add(&more, f);
-                if (fvec_has(&producing, f))
-                    fvec_add(&more, callees.v[k]);
-            }
-            free(callees.v);
+    for (size_t i = 0; i < fc->calls->calling.n; i++) {
+        const kdc_func_t *f = fc->calls->calling.v[i].f;
+        const kdc_funcvec_t *callees = &fc->calls->calling.v[i].callees;
+        for (size_t k = 0; k < callees->n; k++) {
+            if (fvec_has(&producing, callees->v[k]))
+                fvec_add(&more, f);
+            if (fvec_has(&producing, f))
+                fvec_add(&more, callees->v[k]);
         }
     }
     for (size_t i = 0; i < more.n; i++)
@@ -485,33 +488,31 @@ static void on_loss(kdc_rule_ctx_t *ctx, const kdc_produce_loss_t *l, void *arg)
  * commits. */
 static int produce_goes_on(fatal_ctx_t *fc, goes_on_t *out) {
     kdc_rule_ctx_t *ctx = fc->ctx;
-    size_t nf = kdc_program_nfuncs(ctx->program);
-    for (size_t i = 0; i < nf; i++) {
-        const kdc_func_t *f = kdc_program_func(ctx->program, i);
-        for (unsigned c = 0; c < f->ncalls; c++) {
-            const kdc_expr_t *call = f->calls[c];
-            const kdc_api_t *api = kdc_api_lookup(call);
-            if (!kdc_is_single_produce(call) || !kdc_call_on_client(ctx, f, call, api, 0, fc->client))
-                continue;
-            kdc_bits_t clients;
-            int unknown = 0;
-            kdc_call_clients(ctx, f, call, api, 0, &clients, &unknown);
-            int mine = kdc_bits_get(&clients, fc->client);
-            kdc_bits_free(&clients);
-            if (!mine)
-                continue;
-            if (kdc_result_use(ctx->program, f, call) != KDC_USE_USED &&
-                (kdc_call_in_loop(f, call) || kdc_facts_func_runs_repeatedly(ctx->facts, f, 2))) {
-                kdc_produce_loss_t l = {KDC_LOSS_NEXT_RECORD, f, call, call, f, NULL, 0, 0};
-                out->found = 1;
-                out->loss = l;
-                return 1;
-            }
-            kdc_produce_failure_losses(ctx, f, call, KDC_ERR_FATAL, KDC_ERRNO_ECANCELED, on_loss,
-                                       out);
-            if (out->found)
-                return 1;
+    size_t napi;
+    const kdc_api_call_t *apis = kdc_api_calls(ctx->program, &napi);
+    for (size_t j = 0; j < napi; j++) {
+        const kdc_func_t *f = apis[j].f;
+        const kdc_expr_t *call = apis[j].call;
+        const kdc_api_t *api = apis[j].api;
+        if (!kdc_is_single_produce(call) || !kdc_call_on_client(ctx, f, call, api, 0, fc->client))
+            continue;
+        kdc_bits_t clients;
+        int unknown = 0;
+        kdc_call_clients(ctx, f, call, api, 0, &clients, &unknown);
+        int mine = kdc_bits_get(&clients, fc->client);
+        kdc_bits_free(&clients);
+        if (!mine)
+            continue;
+        if (kdc_result_use(ctx->program, f, call) != KDC_USE_USED &&
+            (kdc_call_in_loop(f, call) || kdc_facts_func_runs_repeatedly(ctx->facts, f, 2))) {
+            kdc_produce_loss_t l = {KDC_LOSS_NEXT_RECORD, f, call, call, f, NULL, 0, 0};
+            out->found = 1;
+            out->loss = l;
+            return 1;
         }
+        kdc_produce_failure_losses(ctx, f, call, KDC_ERR_FATAL, KDC_ERRNO_ECANCELED, on_loss, out);
+        if (out->found)
+            return 1;
     }
     return 0;
 }
@@ -520,19 +521,45 @@ static int produce_goes_on(fatal_ctx_t *fc, goes_on_t *out) {
  * transaction API reports the fatal error there. */
 static int commit_checked(fatal_ctx_t *fc) {
     kdc_rule_ctx_t *ctx = fc->ctx;
+    size_t napi;
+    const kdc_api_call_t *apis = kdc_api_calls(ctx->program, &napi);
+    for (size_t j = 0; j < napi; j++) {
+        const kdc_func_t *f = apis[j].f;
+        const kdc_expr_t *call = apis[j].call;
+        const kdc_api_t *api = apis[j].api;
+        if (api && (api->roles & KDC_API_TXN) && name_ends(call, "commit_transaction") &&
+            kdc_call_on_client(ctx, f, call, api, 0, fc->client) &&
+            kdc_result_use(ctx->program, f, call) == KDC_USE_USED)
+            return 1;
+    }
+    return 0;
+}
+
+/* The calls every producer's check looks at (fatal_calls_t), in program order. */
+static void find_calls(kdc_rule_ctx_t *ctx, fatal_calls_t *out) {
+    const kdc_pts_t *pts = kdc_facts_pts_of(ctx->facts);
     size_t nf = kdc_program_nfuncs(ctx->program);
+    out->found = 1;
     for (size_t i = 0; i < nf; i++) {
         const kdc_func_t *f = kdc_program_func(ctx->program, i);
         for (unsigned c = 0; c < f->ncalls; c++) {
             const kdc_expr_t *call = f->calls[c];
             const kdc_api_t *api = kdc_api_lookup(call);
-            if (api && (api->roles & KDC_API_TXN) && name_ends(call, "commit_transaction") &&
-                kdc_call_on_client(ctx, f, call, api, 0, fc->client) &&
-                kdc_result_use(ctx->program, f, call) == KDC_USE_USED)
-                return 1;
+            if (name_is(call, "rd_kafka_conf_set_error_cb") && call->nkids == 2)
+                KDC_VEC_PUSH(out->error_cbs, ((kdc_api_call_t){f, call, api}));
+            if (api || name_is(call, "rd_kafka_fatal_error") ||
+                (call->is_method && name_ends(call, "::fatal_error")))
+                KDC_VEC_PUSH(out->acting, ((kdc_api_call_t){f, call, api}));
+            if (api)
+                continue;
+            calling_t cl = {f, {0}};
+            kdc_pts_callees(pts, f, call, &cl.callees);
+            if (cl.callees.n)
+                KDC_VEC_PUSH(out->calling, cl);
+            else
+                free(cl.callees.v);
         }
     }
-    return 0;
 }
 
 /* ---------- the rule ---------- */
@@ -557,7 +584,9 @@ static void check_client(kdc_rule_ctx_t *ctx, size_t client, void *arg) {
     }
     if (idempotent == KDC_TRI_NO || (idempotent == KDC_TRI_UNKNOWN && !ctx->opts->strict))
         return; /* cannot tell: quiet in the default profile, a note in strict */
-    fatal_ctx_t fc = {ctx, client, {0}, {0}, &run->cond_keys};
+    if (!run->calls.found)
+        find_calls(ctx, &run->calls);
+    fatal_ctx_t fc = {ctx, client, {0}, {0}, &run->cond_keys, &run->calls};
     error_callbacks(&fc);
     relevant_functions(&fc);
     site_vec_t sites = {0}, bare = {0};
@@ -628,9 +657,14 @@ static void check_client(kdc_rule_ctx_t *ctx, size_t client, void *arg) {
 }
 
 static void check(kdc_rule_ctx_t *ctx) {
-    fatal_run_t run = {{0}, {0}};
+    fatal_run_t run = {{0}, {0}, {0}};
     condition_keys(ctx, &run.cond_keys);
     kdc_config_each_client(ctx, 0, check_client, &run);
+    for (size_t i = 0; i < run.calls.calling.n; i++)
+        free(run.calls.calling.v[i].callees.v);
+    free(run.calls.calling.v);
+    free(run.calls.acting.v);
+    free(run.calls.error_cbs.v);
     free(run.reported.v);
     free(run.cond_keys.v);
 }

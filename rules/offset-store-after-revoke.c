@@ -362,18 +362,18 @@ static int threads_joined(kdc_rule_ctx_t *ctx, const kdc_async_entry_t *en) {
 /* Delivery reports of produces that are flushed or confirmed before the next
  * consume. */
 static int deliveries_waited(kdc_rule_ctx_t *ctx) {
-    size_t nf = kdc_program_nfuncs(ctx->program);
+    size_t napi;
+    const kdc_api_call_t *apis = kdc_api_calls(ctx->program, &napi);
     int produces = 0;
-    for (size_t i = 0; i < nf; i++) {
-        const kdc_func_t *f = kdc_program_func(ctx->program, i);
-        for (unsigned c = 0; c < f->ncalls; c++) {
-            const kdc_api_t *api = kdc_api_lookup(f->calls[c]);
-            if (!api || !(api->roles & KDC_API_PRODUCE))
-                continue;
-            produces = 1;
-            if (!waited_before_poll(ctx, f, f->calls[c], 1, 3))
-                return 0;
-        }
+    for (size_t j = 0; j < napi; j++) {
+        const kdc_func_t *f = apis[j].f;
+        const kdc_expr_t *call = apis[j].call;
+        const kdc_api_t *api = apis[j].api;
+        if (!api || !(api->roles & KDC_API_PRODUCE))
+            continue;
+        produces = 1;
+        if (!waited_before_poll(ctx, f, call, 1, 3))
+            return 0;
     }
     return produces;
 }
@@ -392,15 +392,15 @@ static size_t nconsumers(kdc_rule_ctx_t *ctx, size_t *only) {
 }
 
 static int subscribed(kdc_rule_ctx_t *ctx, size_t client) {
-    size_t nf = kdc_program_nfuncs(ctx->program);
-    for (size_t i = 0; i < nf; i++) {
-        const kdc_func_t *f = kdc_program_func(ctx->program, i);
-        for (unsigned c = 0; c < f->ncalls; c++) {
-            const kdc_api_t *api = kdc_api_lookup(f->calls[c]);
-            if (api && (api->roles & KDC_API_SUBSCRIBE) &&
-                kdc_call_on_client(ctx, f, f->calls[c], api, 1, client))
-                return 1;
-        }
+    size_t napi;
+    const kdc_api_call_t *apis = kdc_api_calls(ctx->program, &napi);
+    for (size_t j = 0; j < napi; j++) {
+        const kdc_func_t *f = apis[j].f;
+        const kdc_expr_t *call = apis[j].call;
+        const kdc_api_t *api = apis[j].api;
+        if (api && (api->roles & KDC_API_SUBSCRIBE) &&
+            kdc_call_on_client(ctx, f, call, api, 1, client))
+            return 1;
     }
     return 0;
 }
@@ -412,7 +412,8 @@ static long store_consumer(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_e
     int unknown = 0;
     long found = -1;
     kdc_call_clients(ctx, f, call, api, 1, &clients, &unknown);
-    for (size_t k = 0; k < clients.nwords * 64 && found < 0; k++)
+    for (size_t k = kdc_bits_next(&clients, 0); k < clients.nwords * 64 && found < 0;
+         k = kdc_bits_next(&clients, k + 1))
         if (kdc_bits_get(&clients, k) && kdc_facts_client_type(ctx->facts, k) == 1)
             found = (long)k;
     kdc_bits_free(&clients);

@@ -159,7 +159,8 @@ static reports_order_t reports_order(kdc_rule_ctx_t *ctx, const kdc_loc_t **wher
             kdc_bits_t producers;
             int unknown = 0, retried = 0;
             kdc_call_clients(ctx, f, call, api, 0, &producers, &unknown);
-            for (size_t k = 0; k < producers.nwords * 64 && !retried; k++)
+            for (size_t k = kdc_bits_next(&producers, 0); k < producers.nwords * 64 && !retried;
+                 k = kdc_bits_next(&producers, k + 1))
                 retried = kdc_bits_get(&producers, k) && retries_may_reorder(ctx, k) == 1;
             kdc_bits_free(&producers);
             result = retried ? REPORTS_RETRIED : REPORTS_IN_ORDER;

@@ -151,7 +151,8 @@ static int stored_offsets_cover(batch_ctx_t *b, const kdc_expr_t *call, const kd
     kdc_bits_t clients;
     int unknown = 0, yes = 0, no = 0;
     kdc_call_clients(b->ctx, b->f, call, api, 1, &clients, &unknown);
-    for (size_t k = 0; k < clients.nwords * 64; k++) {
+    for (size_t k = kdc_bits_next(&clients, 0); k < clients.nwords * 64;
+         k = kdc_bits_next(&clients, k + 1)) {
         if (!kdc_bits_get(&clients, k))
             continue;
         switch (kdc_facts_client_bool(b->ctx->facts, k, "enable.auto.offset.store", 1)) {

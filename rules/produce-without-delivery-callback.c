@@ -27,7 +27,8 @@ static void check_produce(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_ex
     kdc_rule_clients(ctx, f, handle, 0, &clients, &unknown);
     int report = !unknown;
     kdc_notes_t notes = {0};
-    for (size_t k = 0; report && k < clients.nwords * 64; k++) {
+    for (size_t k = kdc_bits_next(&clients, 0); report && k < clients.nwords * 64;
+         k = kdc_bits_next(&clients, k + 1)) {
         if (!kdc_bits_get(&clients, k))
             continue;
         if (kdc_facts_client_has_dr(ctx->facts, k) != KDC_TRI_NO ||

@@ -50,7 +50,8 @@ static void txn_topics(kdc_rule_ctx_t *ctx, txn_topics_t *out) {
             kdc_bits_t clients;
             int unknown = 0, txn = 0;
             kdc_rule_clients(ctx, f, handle, 0, &clients, &unknown);
-            for (size_t k = 0; k < clients.nwords * 64 && !txn; k++)
+            for (size_t k = kdc_bits_next(&clients, 0); k < clients.nwords * 64 && !txn;
+                 k = kdc_bits_next(&clients, k + 1))
                 txn = kdc_bits_get(&clients, k) && kdc_config_is_transactional(ctx, k);
             kdc_bits_free(&clients);
             if (!txn)
@@ -122,7 +123,8 @@ static void check_one(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t
     const kdc_setting_t *setting = NULL;
     kdc_value_t value;
     size_t consumer = 0, unverified = (size_t)-1;
-    for (size_t k = 0; k < clients.nwords * 64 && !setting; k++) {
+    for (size_t k = kdc_bits_next(&clients, 0); k < clients.nwords * 64 && !setting;
+         k = kdc_bits_next(&clients, k + 1)) {
         if (!kdc_bits_get(&clients, k))
             continue;
         if ((setting = read_uncommitted(ctx, k, &value)))

@@ -111,14 +111,14 @@ void kdc_rule_note(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_loc_t *lo
 }
 
 void kdc_rule_for_each_api_call(kdc_rule_ctx_t *ctx, unsigned roles, kdc_api_call_fn fn) {
-    size_t nf = kdc_program_nfuncs(ctx->program);
-    for (size_t i = 0; i < nf; i++) {
-        const kdc_func_t *f = kdc_program_func(ctx->program, i);
-        for (unsigned c = 0; c < f->ncalls; c++) {
-            const kdc_api_t *api = kdc_api_lookup(f->calls[c]);
-            if (api && (api->roles & roles))
-                fn(ctx, f, f->calls[c], api);
-        }
+    size_t napi;
+    const kdc_api_call_t *apis = kdc_api_calls(ctx->program, &napi);
+    for (size_t j = 0; j < napi; j++) {
+        const kdc_func_t *f = apis[j].f;
+        const kdc_expr_t *call = apis[j].call;
+        const kdc_api_t *api = apis[j].api;
+        if (api && (api->roles & roles))
+            fn(ctx, f, call, api);
     }
 }
 
@@ -160,7 +160,8 @@ void kdc_rule_clients_at(const kdc_rule_ctx_t *ctx, const kdc_func_t *f, const k
                          const kdc_expr_t *handle, int type, kdc_bits_t *clients, int *unknown) {
     kdc_facts_clients_at(ctx->facts, f, call, handle, clients, unknown);
     size_t kept = 0;
-    for (size_t k = 0; k < clients->nwords * 64; k++) {
+    for (size_t k = kdc_bits_next(clients, 0); k < clients->nwords * 64;
+         k = kdc_bits_next(clients, k + 1)) {
         if (!kdc_bits_get(clients, k))
             continue;
         int t = kdc_facts_client_type(ctx->facts, k);

@@ -18,6 +18,7 @@ typedef struct kdc_rule_ctx {
     const kdc_options_t *opts;
     kdc_findings_t *out;
     const kdc_rule_t *rule;
+    void *state; /* the rule's own, for one check: answers it keeps (NULL until it sets it) */
 } kdc_rule_ctx_t;
 
 struct kdc_rule {

@@ -16,6 +16,7 @@
  * reported.
  */
 #include "common/consumer_common.h"
+#include "pts.h"
 
 #include <string.h>
 
@@ -70,17 +71,36 @@ static int commits(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *c
     return 0;
 }
 
-static int closed_anywhere(kdc_rule_ctx_t *ctx, size_t client) {
-    size_t nf = kdc_program_nfuncs(ctx->program);
-    for (size_t i = 0; i < nf; i++) {
+/* Which clients are closed anywhere in the program: every close's clients (all of them
+ * when a close's handle cannot be followed), found in one pass and kept per client. */
+static void find_closed(kdc_rule_ctx_t *ctx) {
+    size_t nobjs = kdc_pts_nobjs(kdc_facts_pts_of(ctx->facts)),
+           nf = kdc_program_nfuncs(ctx->program);
+    kdc_bits_t closed;
+    kdc_bits_init(&closed, nobjs);
+    int all = 0;
+    for (size_t i = 0; i < nf && !all; i++) {
         const kdc_func_t *f = kdc_program_func(ctx->program, i);
-        for (unsigned c = 0; c < f->ncalls; c++) {
+        for (unsigned c = 0; c < f->ncalls && !all; c++) {
             const kdc_api_t *api = close_api(f->calls[c]);
-            if (api && kdc_call_on_client(ctx, f, f->calls[c], api, 1, client))
-                return 1;
+            if (!api)
+                continue;
+            kdc_bits_t clients;
+            kdc_call_clients(ctx, f, f->calls[c], api, 1, &clients, &all);
+            kdc_bits_or(&closed, &clients);
+            kdc_bits_free(&clients);
         }
     }
-    return 0;
+    for (size_t k = 0; k < nobjs; k++)
+        kdc_facts_client_memo_set(ctx->facts, KDC_MEMO_CLOSED, k, all || kdc_bits_get(&closed, k));
+    kdc_bits_free(&closed);
+}
+
+/* Is the consumer closed anywhere in the program (asked at every destroy)? */
+static int closed_anywhere(kdc_rule_ctx_t *ctx, size_t client) {
+    if (kdc_facts_client_memo(ctx->facts, KDC_MEMO_CLOSED, client) < 0)
+        find_closed(ctx);
+    return kdc_facts_client_memo(ctx->facts, KDC_MEMO_CLOSED, client);
 }
 
 typedef struct twc_walk {
@@ -206,7 +226,8 @@ static void check_destroy(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_ex
     kdc_bits_t clients;
     int unknown = 0;
     kdc_call_clients(ctx, f, call, api, 1, &clients, &unknown);
-    for (size_t k = 0; k < clients.nwords * 64; k++) {
+    for (size_t k = kdc_bits_next(&clients, 0); k < clients.nwords * 64;
+         k = kdc_bits_next(&clients, k + 1)) {
         if (!kdc_bits_get(&clients, k) || kdc_facts_client_type(ctx->facts, k) != 1 ||
             !kdc_consumer_commits_manually_or_with_libkdc(ctx, k) || !kdc_consumer_is_group(ctx, k) ||
             before_any_commit(ctx, f, k, call))

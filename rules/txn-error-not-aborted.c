@@ -428,19 +428,18 @@ static int follow(kdc_rule_ctx_t *ctx, site_vec_t *seen, const kdc_func_t *f,
 
 static void check(kdc_rule_ctx_t *ctx) {
     site_vec_t seen = {0};
-    size_t nf = kdc_program_nfuncs(ctx->program);
-    for (size_t i = 0; i < nf; i++) {
-        const kdc_func_t *f = kdc_program_func(ctx->program, i);
-        for (unsigned c = 0; c < f->ncalls; c++) {
-            const kdc_expr_t *call = f->calls[c];
-            const kdc_api_t *api = kdc_api_lookup(call);
-            if (!api || !(api->roles & KDC_API_TXN) ||
-                (!strstr(call->name, "send_offsets_to_transaction") &&
-                 !strstr(call->name, "commit_transaction")))
-                continue;
-            const kdc_func_t *stack[MAX_DEPTH + 1];
-            follow(ctx, &seen, f, call, f, call, 1, 0, stack);
-        }
+    size_t napi;
+    const kdc_api_call_t *apis = kdc_api_calls(ctx->program, &napi);
+    for (size_t j = 0; j < napi; j++) {
+        const kdc_func_t *f = apis[j].f;
+        const kdc_expr_t *call = apis[j].call;
+        const kdc_api_t *api = apis[j].api;
+        if (!api || !(api->roles & KDC_API_TXN) ||
+            (!strstr(call->name, "send_offsets_to_transaction") &&
+             !strstr(call->name, "commit_transaction")))
+            continue;
+        const kdc_func_t *stack[MAX_DEPTH + 1];
+        follow(ctx, &seen, f, call, f, call, 1, 0, stack);
     }
     free(seen.v);
 }

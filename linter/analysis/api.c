@@ -235,6 +235,39 @@ static const kdc_api_t *contract_of(const char *name) {
  * new one with every table of contracts, so no answer outlives the table it came from. */
 static unsigned memo_gen = 1;
 
+/* kdc_api_calls' index, for the program and the generation it was built for. */
+static struct {
+    const kdc_program_t *p;
+    unsigned gen;
+    kdc_api_call_t *v;
+    size_t n;
+} api_calls;
+
+const kdc_api_call_t *kdc_api_calls(const kdc_program_t *p, size_t *n) {
+    if (api_calls.p != p || api_calls.gen != memo_gen) {
+        free(api_calls.v);
+        memset(&api_calls, 0, sizeof api_calls);
+        size_t cap = 0, nf = kdc_program_nfuncs(p);
+        for (size_t i = 0; i < nf; i++) {
+            const kdc_func_t *f = kdc_program_func(p, i);
+            for (unsigned c = 0; c < f->ncalls; c++) {
+                const kdc_api_t *a = kdc_api_lookup(f->calls[c]);
+                if (!a)
+                    continue;
+                if (api_calls.n == cap) {
+                    cap = cap ? 2 * cap : 256;
+                    api_calls.v = kdc_xrealloc(api_calls.v, cap * sizeof *api_calls.v);
+                }
+                api_calls.v[api_calls.n++] = (kdc_api_call_t){f, f->calls[c], a};
+            }
+        }
+        api_calls.p = p;
+        api_calls.gen = memo_gen;
+    }
+    *n = api_calls.n;
+    return api_calls.v;
+}
+
 void kdc_api_use_contracts(const kdc_program_t *p) {
     if (++memo_gen == 0)
         memo_gen = 1;

@@ -66,6 +66,19 @@ typedef struct kdc_api {
  * ..)`: a call on no client does nothing a rule counts). */
 const kdc_api_t *kdc_api_lookup(const kdc_expr_t *call);
 
+/* A call of the program with a table entry (kdc_api_lookup's answer). */
+typedef struct kdc_api_call {
+    const kdc_func_t *f;
+    const kdc_expr_t *call;
+    const kdc_api_t *api;
+} kdc_api_call_t;
+
+/* Every call of p that has a table entry, in program order (function index, then call
+ * index), *n of them: what a loop over the whole program looking for one kind of API call
+ * (a flush, a subscribe) walks instead of every call. Built on the first use after
+ * kdc_api_use_contracts(p); owned here, valid until the next kdc_api_use_contracts. */
+const kdc_api_call_t *kdc_api_calls(const kdc_program_t *p, size_t *n);
+
 /* The argument at a table position (KDC_ARG_RECV → the C++ object), or NULL. */
 const kdc_expr_t *kdc_api_arg(const kdc_expr_t *call, int pos);
 

@@ -2,6 +2,8 @@
 #include "cfg.h"
 #include "util.h"
 
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct tnode {
@@ -350,6 +352,9 @@ static int emit_stmt(bld_t *b, const kdc_stmt_t *s, int cur) {
     return cur;
 }
 
+static void index_writes(kdc_program_t *p, const kdc_func_t *f, kdc_cfg_t *g);
+static void index_stable_tests(const kdc_func_t *f, kdc_cfg_t *g);
+
 kdc_cfg_t *kdc_cfg_build(kdc_program_t *p, kdc_func_t *f, kdc_noreturn_fn noreturn, void *arg) {
     bld_t b = {0};
     b.brk = b.cont = b.sw_dispatch = b.cur_loop = -1;
@@ -400,6 +405,8 @@ kdc_cfg_t *kdc_cfg_build(kdc_program_t *p, kdc_func_t *f, kdc_noreturn_fn noretu
     free(b.loops.v);
     free(b.labels.v);
     free(b.indirect_gotos.v);
+    index_writes(p, f, g);
+    index_stable_tests(f, g);
     f->cfg = g;
     return g;
 }
@@ -524,6 +531,62 @@ static int scan_var_writes(const kdc_expr_t *e, void *arg) {
     return v->other;
 }
 
+/* The variables scan_var_writes would find written, all in one walk of f. */
+typedef KDC_VEC(const char *) usr_vec_t;
+
+static void add_written(usr_vec_t *v, const kdc_expr_t *e) {
+    e = kdc_expr_strip(e);
+    if (e && e->kind == KDC_E_REF && e->usr)
+        KDC_VEC_PUSH(*v, e->usr);
+}
+
+static int collect_writes(const kdc_expr_t *e, void *arg) {
+    usr_vec_t *v = arg;
+    if (e->kind == KDC_E_BINARY && (e->op == KDC_OP_ASSIGN || e->op == KDC_OP_COMPOUND_ASSIGN) &&
+        e->nkids == 2)
+        add_written(v, part_of(e->kids[0]));
+    if (e->kind == KDC_E_CALL && e->str && (strstr(e->str, "*&") || strstr(e->str, "* &")))
+        for (unsigned i = 0; i < e->nkids; i++)
+            add_written(v, e->kids[i]);
+    if (e->kind == KDC_E_UNARY && e->nkids == 1 && e->op != KDC_OP_DEREF && e->op != KDC_OP_NOT &&
+        e->op != KDC_OP_NEG && e->op != KDC_OP_PLUS && e->op != KDC_OP_BITNOT)
+        add_written(v, e->kids[0]);
+    else if (e->kind == KDC_E_BINARY && e->op == KDC_OP_COMPOUND_ASSIGN && e->nkids == 2)
+        add_written(v, e->kids[0]);
+    return 0;
+}
+
+static int ptr_cmp(const void *a, const void *b) {
+    uintptr_t x = (uintptr_t) * (const char *const *)a, y = (uintptr_t) * (const char *const *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void index_writes(kdc_program_t *p, const kdc_func_t *f, kdc_cfg_t *g) {
+    usr_vec_t v = {0};
+    kdc_func_walk_exprs(f, collect_writes, &v);
+    qsort(v.v, v.n, sizeof *v.v, ptr_cmp);
+    size_t n = 0;
+    for (size_t i = 0; i < v.n; i++)
+        if (!n || v.v[i] != v.v[n - 1])
+            v.v[n++] = v.v[i];
+    g->written = n ? kdc_alloc(p, n * sizeof *g->written) : NULL;
+    if (n)
+        memcpy(g->written, v.v, n * sizeof *g->written);
+    g->nwritten = (unsigned)n;
+    free(v.v);
+}
+
+/* Is usr written in f other than by a plain assignment (scan_var_writes)? */
+static int written_otherwise(const kdc_func_t *f, const char *usr) {
+    const kdc_cfg_t *g = f->cfg;
+    if (!g) {
+        var_scan_t v = {usr, 0};
+        kdc_func_walk_exprs(f, scan_var_writes, &v);
+        return v.other;
+    }
+    return g->nwritten && bsearch(&usr, g->written, g->nwritten, sizeof *g->written, ptr_cmp);
+}
+
 static int is_assignment_of(const kdc_node_t *nd, const char *usr) {
     const kdc_expr_t *e = nd->expr;
     return nd->kind == KDC_N_ASSIGN && e && e->kind == KDC_E_BINARY && e->op == KDC_OP_ASSIGN &&
@@ -602,10 +665,43 @@ static const char *tested_var(const kdc_expr_t *c, int *true_nonnull) {
     return c && c->kind == KDC_E_REF && c->usr && c->ref == KDC_REF_PARAM ? c->usr : NULL;
 }
 
+/* A variable tested for null that f writes nowhere (but its initialisation)? */
+static int stable_var(const kdc_func_t *f, const kdc_cfg_t *g, const char *va) {
+    if (written_otherwise(f, va))
+        return 0;
+    for (unsigned n = 0; n < g->n; n++)
+        if (is_assignment_of(&g->nodes[n], va))
+            return 0;
+    return 1;
+}
+
+typedef struct stable_scan {
+    const kdc_func_t *f;
+    const kdc_cfg_t *g;
+    int found;
+} stable_scan_t;
+
+static void find_stable_test(const kdc_stmt_t *s, void *arg) {
+    stable_scan_t *ss = arg;
+    int nonnull;
+    const char *va =
+        !ss->found && s->kind == KDC_S_IF && s->expr ? tested_var(s->expr, &nonnull) : NULL;
+    if (va && stable_var(ss->f, ss->g, va))
+        ss->found = 1;
+}
+
+static void index_stable_tests(const kdc_func_t *f, kdc_cfg_t *g) {
+    stable_scan_t ss = {f, g, 0};
+    kdc_stmt_walk(f->body, find_stable_test, &ss);
+    g->stable_tests = ss.found != 0;
+}
+
 /* Are a and b (expressions of f) under contradicting conditions on a
  * parameter f never changes (`if (!rk) x = create(); else x = rk; .. if (!rk)
  * destroy(x)`): no path runs both? */
 static int contradicting_guards(const kdc_func_t *f, const kdc_expr_t *a, const kdc_expr_t *b) {
+    if (f->cfg && !((const kdc_cfg_t *)f->cfg)->stable_tests)
+        return 0; /* no if of f could be one of the two */
     guard_path_t ga = {.e = a}, gb = {.e = b};
     guard_walk(&ga, f->body);
     guard_walk(&gb, f->body);
@@ -618,8 +714,7 @@ static int contradicting_guards(const kdc_func_t *f, const kdc_expr_t *a, const 
             const char *vb = tested_var(gb.out_cond[k], &pb);
             if (vb != va || ga.out_cond[i] == gb.out_cond[k])
                 continue;
-            var_scan_t v = {va, 0};
-            kdc_func_walk_exprs(f, scan_var_writes, &v);
+            var_scan_t v = {va, written_otherwise(f, va)};
             for (unsigned n = 0; !v.other && f->cfg && n < ((const kdc_cfg_t *)f->cfg)->n; n++)
                 v.other = is_assignment_of(&((const kdc_cfg_t *)f->cfg)->nodes[n], va);
             /* a then-branch of a test true for non-null v, and an else ... */
@@ -667,9 +762,7 @@ int kdc_cfg_reaching_assignments(const kdc_func_t *f, const char *usr, int at,
     const kdc_cfg_t *g = f->cfg;
     if (!g || !usr || at < 0)
         return -1;
-    var_scan_t v = {usr, 0};
-    kdc_func_walk_exprs(f, scan_var_writes, &v);
-    if (v.other)
+    if (written_otherwise(f, usr))
         return -1;
     int n = 0;
     other_def_t o = {g, usr};

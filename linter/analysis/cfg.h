@@ -48,6 +48,12 @@ typedef struct kdc_cfg {
     unsigned nloops;
     int *node_loop; /* node id → innermost loop around it (index in loops), -1 none;
                        `after` and `brk` belong to the enclosing loop */
+    const char **written; /* variables (usr, interned) written other than by a plain
+                             assignment: &v, ++v, v += .., v[i] = .., a reference
+                             parameter; sorted by address, nwritten of them */
+    unsigned nwritten;
+    unsigned stable_tests : 1; /* an if tests a variable for null that nothing but its
+                                  initialisation writes (contradicting guards need one) */
 } kdc_cfg_t;
 
 /* Returns non-zero when a call never returns (exit(), abort(), a function whose exit is unreachable). */

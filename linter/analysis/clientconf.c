@@ -18,8 +18,26 @@
 #include "paths.h"
 #include "results.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xxhash.h>
+
+/* kdc_facts_clients_at's answers, kept once the facts are complete: the rules ask the same
+ * question of the same call for every client of the program (is this flush on client k?),
+ * and each answer walks the function's assignments again. Keyed by (f, call, e); the
+ * answer is the clients' indices (few) and the unknown flag. */
+typedef struct clients_answer {
+    const void *f, *call, *e;
+    uint32_t *idx; /* malloc'd; NULL when n is 0 */
+    uint32_t n;
+    int unknown;
+} clients_answer_t;
+
+struct clients_memo {
+    clients_answer_t *slots;
+    size_t cap, n; /* cap: a power of two */
+};
 
 #define KDC_CONTEXT_DEPTH 8
 #define KDC_MAX_CONTEXTS 4096
@@ -447,9 +465,8 @@ static int conf_start(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr
     kdc_bits_t b;
     kdc_pts_expr(fx->pts, f, conf, &b);
     int start = -1, n = 0;
-    for (size_t i = 0; i < kdc_pts_nobjs(fx->pts); i++) {
-        if (!kdc_bits_get(&b, i))
-            continue;
+    for (size_t i = kdc_bits_next(&b, 0); i < kdc_pts_nobjs(fx->pts);
+         i = kdc_bits_next(&b, i + 1)) {
         const kdc_obj_t *o = kdc_pts_obj(fx->pts, i);
         n++;
         /* created here, or by the call of a factory here */
@@ -812,9 +829,7 @@ static size_t string_values(const kdc_facts_t *fx, const kdc_func_t *f, const ch
     kdc_pts_expr_ctx(fx->pts, f, ctx, e, &b);
     size_t count = 0, n = kdc_pts_nobjs(fx->pts);
     *outside = kdc_bits_empty(&b);
-    for (size_t i = 0; i < n; i++) {
-        if (!kdc_bits_get(&b, i))
-            continue;
+    for (size_t i = kdc_bits_next(&b, 0); i < n; i = kdc_bits_next(&b, i + 1)) {
         const kdc_obj_t *o = kdc_pts_obj(fx->pts, i);
         if (o->kind != KDC_OBJ_STRING)
             *outside = 1;
@@ -1134,7 +1149,8 @@ static void inherit(kdc_facts_t *fx, size_t conf) {
     kdc_strset_t seen;
     kdc_strset_init(&seen);
     char id[1024];
-    for (size_t p = 0; p < oi->parents.nwords * 64; p++) {
+    for (size_t p = kdc_bits_next(&oi->parents, 0); p < oi->parents.nwords * 64;
+         p = kdc_bits_next(&oi->parents, p + 1)) {
         if (!kdc_bits_get(&oi->parents, p) || p == conf)
             continue;
         inherit(fx, p);
@@ -1194,7 +1210,8 @@ static void mark_handed_out(kdc_facts_t *fx) {
                 kdc_bits_t clients;
                 int unknown = 0;
                 kdc_facts_clients_of(fx, f, a, &clients, &unknown);
-                for (size_t m = 0; m < clients.nwords * 64; m++)
+                for (size_t m = kdc_bits_next(&clients, 0); m < clients.nwords * 64;
+                     m = kdc_bits_next(&clients, m + 1))
                     if (kdc_bits_get(&clients, m))
                         fx->info[m].handed_out = 1;
                 kdc_bits_free(&clients);
@@ -1223,7 +1240,8 @@ static int mark_per_call_site(kdc_facts_t *fx, const kdc_func_t *f, const kdc_ex
         int unknown = 0;
         kdc_facts_clients_of(fx, fr->f, harg, &clients, &unknown);
         int dlq = kdc__expr_names_dlq(fx, fr->f, targ);
-        for (size_t k = 0; k < clients.nwords * 64; k++)
+        for (size_t k = kdc_bits_next(&clients, 0); k < clients.nwords * 64;
+             k = kdc_bits_next(&clients, k + 1))
             if (kdc_bits_get(&clients, k)) {
                 fx->info[k].produces = 1;
                 fx->info[k].produces_dlq |= (unsigned)dlq;
@@ -1237,7 +1255,8 @@ static void mark_clients(kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t 
     kdc_bits_t clients;
     int unknown = 0;
     kdc_facts_clients_of(fx, f, handle, &clients, &unknown);
-    for (size_t k = 0; k < clients.nwords * 64; k++)
+    for (size_t k = kdc_bits_next(&clients, 0); k < clients.nwords * 64;
+         k = kdc_bits_next(&clients, k + 1))
         if (kdc_bits_get(&clients, k)) {
             fx->info[k].produces = 1;
             fx->info[k].produces_dlq |= (unsigned)dlq;
@@ -1297,7 +1316,8 @@ static void mark_producers(kdc_facts_t *fx) {
                 !(handle && kdc_expr_is_null(handle)))
                 fx->unknown_produce = 1; /* a handle that cannot be followed: any client */
             int dlq = kdc_facts_is_dlq_produce(fx, f, call);
-            for (size_t k = 0; k < clients.nwords * 64; k++)
+            for (size_t k = kdc_bits_next(&clients, 0); k < clients.nwords * 64;
+                 k = kdc_bits_next(&clients, k + 1))
                 if (kdc_bits_get(&clients, k)) {
                     fx->info[k].produces = 1;
                     fx->info[k].produces_dlq |= (unsigned)dlq;
@@ -1322,6 +1342,15 @@ void kdc__describe_clients(kdc_facts_t *fx) {
 }
 
 void kdc__free_clients(kdc_facts_t *fx) {
+    for (unsigned q = 0; q < KDC_FACTS_CLIENT_MEMOS; q++)
+        free(fx->client_memo[q]);
+    if (fx->clients_memo) {
+        for (size_t i = 0; i < fx->clients_memo->cap; i++)
+            free(fx->clients_memo->slots[i].idx);
+        free(fx->clients_memo->slots);
+        free(fx->clients_memo);
+        fx->clients_memo = NULL;
+    }
     if (fx->props.slots)
         kdc_strset_free(&fx->props);
     for (size_t i = 0; fx->call_guards.keys && i < fx->call_guards.cap; i++)
@@ -1411,7 +1440,7 @@ static int compare_clients(const guard_walk_t *w, const kdc_expr_t *e) {
     kdc_bits_t b;
     kdc_pts_expr(w->fx->pts, w->f, e, &b);
     int known = !kdc_bits_empty(&b) && !kdc_bits_get(&b, 0), n = 0;
-    for (size_t i = 0; known && i < b.nwords * 64; i++)
+    for (size_t i = kdc_bits_next(&b, 0); known && i < b.nwords * 64; i = kdc_bits_next(&b, i + 1))
         if (kdc_bits_get(&b, i)) {
             known = kdc_pts_obj(w->fx->pts, i)->kind == KDC_OBJ_CLIENT;
             n++;
@@ -1495,7 +1524,8 @@ static void prune_by_handle_guards(const kdc_facts_t *fx, const kdc_func_t *f,
         return;
     kdc_bits_t kept;
     kdc_bits_init(&kept, clients->nwords * 64);
-    for (size_t k = 0; k < clients->nwords * 64; k++) {
+    for (size_t k = kdc_bits_next(clients, 0); k < clients->nwords * 64;
+         k = kdc_bits_next(clients, k + 1)) {
         if (!kdc_bits_get(clients, k))
             continue;
         guard_walk_t w = {fx, f, param, k, target, 0};
@@ -1512,8 +1542,8 @@ static void prune_by_handle_guards(const kdc_facts_t *fx, const kdc_func_t *f,
     kdc_bits_free(&kept);
 }
 
-void kdc_facts_clients_at(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call,
-                          const kdc_expr_t *e, kdc_bits_t *clients, int *unknown) {
+static void clients_at(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call,
+                       const kdc_expr_t *e, kdc_bits_t *clients, int *unknown) {
     size_t n = kdc_pts_nobjs(fx->pts);
     kdc_bits_init(clients, n);
     *unknown = 0;
@@ -1524,9 +1554,7 @@ void kdc_facts_clients_at(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_
     kdc_bits_t b;
     kdc_pts_expr_at(fx->pts, f, NULL, call, e, &b);
     size_t hits = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!kdc_bits_get(&b, i))
-            continue;
+    for (size_t i = kdc_bits_next(&b, 0); i < n; i = kdc_bits_next(&b, i + 1)) {
         const kdc_obj_t *o = kdc_pts_obj(fx->pts, i);
         if (o->kind == KDC_OBJ_CLIENT) {
             kdc_bits_set(clients, i);
@@ -1545,6 +1573,85 @@ void kdc_facts_clients_at(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_
     else if (!*unknown)
         prune_by_handle_guards(fx, f, call, e, clients);
     kdc_bits_free(&b);
+}
+
+static size_t answer_slot(const struct clients_memo *m, const void *f, const void *call,
+                          const void *e) {
+    const void *key[3] = {f, call, e};
+    size_t mask = m->cap - 1;
+    size_t k = (size_t)XXH3_64bits(key, sizeof key) & mask;
+    while (m->slots[k].e && !(m->slots[k].f == f && m->slots[k].call == call && m->slots[k].e == e))
+        k = (k + 1) & mask;
+    return k;
+}
+
+static void memo_grow(struct clients_memo *m) {
+    struct clients_memo bigger = {calloc(m->cap ? 2 * m->cap : 1024, sizeof *m->slots),
+                                  m->cap ? 2 * m->cap : 1024, m->n};
+    if (!bigger.slots)
+        kdc_oom();
+    for (size_t i = 0; i < m->cap; i++)
+        if (m->slots[i].e)
+            bigger.slots[answer_slot(&bigger, m->slots[i].f, m->slots[i].call, m->slots[i].e)] =
+                m->slots[i];
+    free(m->slots);
+    *m = bigger;
+}
+
+void kdc_facts_clients_at(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_expr_t *call,
+                          const kdc_expr_t *e, kdc_bits_t *clients, int *unknown) {
+    if (!fx->complete || !e) {
+        clients_at(fx, f, call, e, clients, unknown);
+        return;
+    }
+    kdc_facts_t *w = (kdc_facts_t *)fx; /* a cache of answers, not a change of the facts */
+    if (!w->clients_memo && !(w->clients_memo = calloc(1, sizeof *w->clients_memo)))
+        kdc_oom();
+    struct clients_memo *m = w->clients_memo;
+    if (m->cap) {
+        const clients_answer_t *a = &m->slots[answer_slot(m, f, call, e)];
+        if (a->e) {
+            kdc_bits_init(clients, kdc_pts_nobjs(fx->pts));
+            for (uint32_t i = 0; i < a->n; i++)
+                kdc_bits_set(clients, a->idx[i]);
+            *unknown = a->unknown;
+            return;
+        }
+    }
+    clients_at(fx, f, call, e, clients, unknown); /* may ask (and add) answers itself */
+    if (2 * (m->n + 1) > m->cap)
+        memo_grow(m);
+    clients_answer_t *a = &m->slots[answer_slot(m, f, call, e)];
+    a->f = f;
+    a->call = call;
+    a->e = e;
+    a->unknown = *unknown;
+    for (size_t k = kdc_bits_next(clients, 0); clients->w && k < clients->nwords * 64;
+         k = kdc_bits_next(clients, k + 1))
+        if (kdc_bits_get(clients, k)) {
+            if (!(a->n & (a->n - 1))) { /* 0, 1, 2, 4, ...: full */
+                uint32_t *v = realloc(a->idx, (a->n ? 2 * a->n : 1) * sizeof *v);
+                if (!v)
+                    kdc_oom();
+                a->idx = v;
+            }
+            a->idx[a->n++] = (uint32_t)k;
+        }
+    m->n++;
+}
+
+int kdc_facts_client_memo(const kdc_facts_t *fx, unsigned q, size_t client) {
+    return q < KDC_FACTS_CLIENT_MEMOS && fx->client_memo[q] ? fx->client_memo[q][client] - 1 : -1;
+}
+
+void kdc_facts_client_memo_set(const kdc_facts_t *fx, unsigned q, size_t client, int yes) {
+    if (q >= KDC_FACTS_CLIENT_MEMOS)
+        return;
+    kdc_facts_t *w = (kdc_facts_t *)fx; /* a cache of answers, not a change of the facts */
+    size_t n = kdc_pts_nobjs(fx->pts);
+    if (!w->client_memo[q] && !(w->client_memo[q] = calloc(n ? n : 1, 1)))
+        kdc_oom();
+    w->client_memo[q][client] = (unsigned char)(yes ? 2 : 1);
 }
 
 int kdc_facts_client_type(const kdc_facts_t *fx, size_t client) { return fx->info[client].type; }
@@ -1591,9 +1698,10 @@ int kdc_facts_dr_callback_reachable(const kdc_facts_t *fx, const kdc_func_t *cb)
 static void client_confs(const kdc_facts_t *fx, size_t client, kdc_bits_t *out) {
     kdc_bits_init(out, kdc_pts_nobjs(fx->pts));
     kdc_bits_or(out, &fx->info[client].confs);
-    for (size_t i = 0; i < out->nwords * 64; i++)
-        if (kdc_bits_get(&fx->info[client].confs, i))
-            kdc_bits_or(out, &fx->info[i].linked);
+    const kdc_bits_t *confs = &fx->info[client].confs;
+    for (size_t i = kdc_bits_next(confs, 0); i < confs->nwords * 64;
+         i = kdc_bits_next(confs, i + 1))
+        kdc_bits_or(out, &fx->info[i].linked);
 }
 
 kdc_tri_t kdc_facts_client_has_dr(const kdc_facts_t *fx, size_t client) {
@@ -1602,9 +1710,7 @@ kdc_tri_t kdc_facts_client_has_dr(const kdc_facts_t *fx, size_t client) {
         return KDC_TRI_UNKNOWN;
     kdc_tri_t r = KDC_TRI_NO;
     size_t n = kdc_pts_nobjs(fx->pts);
-    for (size_t i = 0; i < n; i++) {
-        if (!kdc_bits_get(&ci->confs, i))
-            continue;
+    for (size_t i = kdc_bits_next(&ci->confs, 0); i < n; i = kdc_bits_next(&ci->confs, i + 1)) {
         if (fx->info[i].dr)
             return KDC_TRI_YES;
         if (fx->info[i].escaped)
@@ -1618,7 +1724,8 @@ kdc_tri_t kdc_facts_client_has_rebalance_cb(const kdc_facts_t *fx, size_t client
     if (ci->unknown_conf)
         return KDC_TRI_UNKNOWN;
     kdc_tri_t r = KDC_TRI_NO;
-    for (size_t i = 0; i < ci->confs.nwords * 64; i++) {
+    for (size_t i = kdc_bits_next(&ci->confs, 0); i < ci->confs.nwords * 64;
+         i = kdc_bits_next(&ci->confs, i + 1)) {
         if (!kdc_bits_get(&ci->confs, i))
             continue;
         if (fx->info[i].rebalance)
@@ -1638,7 +1745,8 @@ size_t kdc_facts_client_settings(const kdc_facts_t *fx, size_t client, const cha
     kdc_bits_t confs;
     client_confs(fx, client, &confs);
     size_t count = 0;
-    for (size_t i = 0; i < confs.nwords * 64; i++) {
+    for (size_t i = kdc_bits_next(&confs, 0); i < confs.nwords * 64;
+         i = kdc_bits_next(&confs, i + 1)) {
         if (!kdc_bits_get(&confs, i))
             continue;
         const objinfo_t *conf = &fx->info[i];
@@ -1686,7 +1794,8 @@ static void explain_conf(const kdc_facts_t *fx, size_t conf, const char *what, F
         fprintf(out, "    handed to code outside the analysis: may set anything  (%s:%u:%u)\n",
                 kdc_display_path(cwd, ci->escaped_loc.file), ci->escaped_loc.line,
                 ci->escaped_loc.col);
-    for (size_t i = 0; i < ci->linked.nwords * 64; i++)
+    for (size_t i = kdc_bits_next(&ci->linked, 0); i < ci->linked.nwords * 64;
+         i = kdc_bits_next(&ci->linked, i + 1))
         if (kdc_bits_get(&ci->linked, i))
             explain_conf(fx, i, "default topic configuration", out, cwd);
 }
@@ -1717,7 +1826,8 @@ size_t kdc_facts_explain(const kdc_facts_t *fx, const char *file, unsigned line,
             fprintf(out, "  default configuration (no conf passed)\n");
         if (ci->unknown_conf)
             fprintf(out, "  configuration from outside the analysis (not followed)\n");
-        for (size_t k = 0; k < ci->confs.nwords * 64; k++)
+        for (size_t k = kdc_bits_next(&ci->confs, 0); k < ci->confs.nwords * 64;
+             k = kdc_bits_next(&ci->confs, k + 1))
             if (kdc_bits_get(&ci->confs, k))
                 explain_conf(fx, k, "configuration", out, cwd);
         if (ci->produces)

@@ -452,9 +452,7 @@ void kdc__for_each_obj_at(const kdc_facts_t *fx, const kdc_func_t *f, const char
     kdc_bits_t b;
     kdc_pts_expr_at(fx->pts, f, ctx, call, e, &b);
     size_t n = kdc_pts_nobjs(fx->pts), hits = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!kdc_bits_get(&b, i))
-            continue;
+    for (size_t i = kdc_bits_next(&b, 0); i < n; i = kdc_bits_next(&b, i + 1)) {
         const kdc_obj_t *o = kdc_pts_obj(fx->pts, i);
         if (o->kind == KDC_OBJ_UNKNOWN && unknown)
             *unknown = 1;
@@ -893,9 +891,7 @@ size_t kdc_facts_strings(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_e
     kdc_bits_t b;
     kdc_pts_expr(fx->pts, f, e, &b);
     size_t n = kdc_pts_nobjs(fx->pts), count = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!kdc_bits_get(&b, i))
-            continue;
+    for (size_t i = kdc_bits_next(&b, 0); i < n; i = kdc_bits_next(&b, i + 1)) {
         const kdc_obj_t *o = kdc_pts_obj(fx->pts, i);
         if (o->kind == KDC_OBJ_STRING) {
             fn(o->str, arg);
@@ -1630,12 +1626,42 @@ kdc_facts_t *kdc_facts_build(kdc_program_t *p, const kdc_options_t *opts) {
     summarize_all(fx, summarize_pending);
     kdc__summarize_checkpoints(fx);
     kdc__compute_input_flow(fx);
+    fx->complete = 1;
     return fx;
+}
+
+const kdc_call_site_t *kdc_facts_named_callers(const kdc_facts_t *fx, const kdc_func_t *g,
+                                               size_t *n) {
+    *n = 0;
+    if (!fx->complete)
+        return NULL;
+    size_t nf = kdc_program_nfuncs(fx->p);
+    if (!fx->named_callers) {
+        kdc_facts_t *w = (kdc_facts_t *)fx; /* an index, not a change of the facts */
+        if (!(w->named_callers = calloc(nf ? nf : 1, sizeof *w->named_callers)))
+            kdc_oom();
+        for (size_t i = 0; i < nf; i++) {
+            const kdc_func_t *c = kdc_program_func(fx->p, i);
+            for (unsigned k = 0; k < c->ncalls; k++) {
+                const kdc_expr_t *cc = c->calls[k];
+                if (!cc->usr || cc->callee_system || kdc_api_lookup(cc))
+                    continue;
+                const kdc_func_t *callee = kdc_program_find_callee(fx->p, cc->usr, c->tu);
+                if (callee)
+                    KDC_VEC_PUSH(w->named_callers[callee->index], ((kdc_call_site_t){c, cc}));
+            }
+        }
+    }
+    *n = fx->named_callers[g->index].n;
+    return fx->named_callers[g->index].v;
 }
 
 void kdc_facts_free(kdc_facts_t *fx) {
     if (!fx)
         return;
+    for (size_t i = 0; fx->named_callers && i < kdc_program_nfuncs(fx->p); i++)
+        free(fx->named_callers[i].v);
+    free(fx->named_callers);
     kdc__free_clients(fx);
     kdc__free_checkpoints(fx);
     kdc__free_input_flow(fx);

@@ -134,6 +134,28 @@ void kdc_facts_clients_at(const kdc_facts_t *fx, const kdc_func_t *f, const kdc_
 /* 0 producer, 1 consumer, -1 unknown. */
 int kdc_facts_client_type(const kdc_facts_t *fx, size_t client);
 
+/* A call of the program: the calling function and its call. */
+typedef struct kdc_call_site {
+    const kdc_func_t *f;
+    const kdc_expr_t *call;
+} kdc_call_site_t;
+
+/* The calls of the program's helper g (no API call, no system header's function) that
+ * name it: their callee, by name in the caller's translation unit, is g. In program order
+ * (function index, then call index); *n of them. Indexed on the first question, once the
+ * facts are complete (before: NULL, 0). */
+const kdc_call_site_t *kdc_facts_named_callers(const kdc_facts_t *fx, const kdc_func_t *g,
+                                               size_t *n);
+
+/* Answers to yes/no questions about one client that the rules ask again and again (at
+ * every call of it, for each client the call may be on) and that depend on the program
+ * alone: does it commit offsets itself, is it in a consumer group. Question q is a slot
+ * below KDC_FACTS_CLIENT_MEMOS that its asker (rules/common) numbers.
+ * kdc_facts_client_memo gives 0 or 1, or -1 when q was not answered yet for the client. */
+#define KDC_FACTS_CLIENT_MEMOS 8
+int kdc_facts_client_memo(const kdc_facts_t *fx, unsigned q, size_t client);
+void kdc_facts_client_memo_set(const kdc_facts_t *fx, unsigned q, size_t client, int yes);
+
 /* Did any configuration of the client register a delivery report (any form)?
  * UNKNOWN when its configuration cannot be followed or was handed to code
  * outside the analysis. */

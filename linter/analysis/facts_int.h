@@ -73,6 +73,10 @@ struct kdc_facts {
     uint64_t *param_writes;     /* per function index: parameters (the first 64) it assigns,
                                    increments or takes the address of (noreturn.c) */
     kdc_strmap_t call_guards;   /* configuration call → conditions on parameters it is under */
+    unsigned complete : 1;      /* built: answers no longer change, so they may be kept */
+    struct clients_memo *clients_memo; /* kdc_facts_clients_at's answers, once complete */
+    unsigned char *client_memo[KDC_FACTS_CLIENT_MEMOS]; /* per client: 0 not asked, 1 no, 2 yes */
+    KDC_VEC(kdc_call_site_t) * named_callers; /* per function index (kdc_facts_named_callers) */
 };
 
 int kdc__match_any(const char *const *pats, const char *s);

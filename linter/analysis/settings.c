@@ -246,13 +246,16 @@ void kdc_facts_client_value(const kdc_facts_t *fx, size_t client, const char *ke
     const char *prop = query_prop(fx, key);
     const char *agg = NULL;
     int n = 0, varies = 0, any_outside = ci->unknown_conf, any_set = 0;
-    for (size_t i = 0; i < ci->confs.nwords * 64; i++) {
+    for (size_t i = kdc_bits_next(&ci->confs, 0); i < ci->confs.nwords * 64;
+         i = kdc_bits_next(&ci->confs, i + 1)) {
         if (!kdc_bits_get(&ci->confs, i))
             continue;
         const objinfo_t *conf = &fx->info[i];
         conf_value_t cv = {KDC_VALUE_DEFAULT, NULL, NULL};
         eval_settings(conf, 1, prop, dflt, flags, &cv, out);
-        for (size_t t = 0; !(flags & KDC_VALUE_GLOBAL) && t < conf->linked.nwords * 64; t++)
+        for (size_t t = kdc_bits_next(&conf->linked, 0);
+             !(flags & KDC_VALUE_GLOBAL) && t < conf->linked.nwords * 64;
+             t = kdc_bits_next(&conf->linked, t + 1))
             if (kdc_bits_get(&conf->linked, t))
                 eval_settings(&fx->info[t], 0, prop, dflt, flags, &cv, out);
         if (cv.outside && !out->outside) {

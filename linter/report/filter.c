@@ -269,7 +269,7 @@ void kdc_filter_check(const kdc_rule_plan_t *plan, const kdc_facts_t *facts, kdc
         for (size_t r = 0; r < kdc_nrules; r++) {
             if (!plan->need[p][r])
                 continue;
-            kdc_rule_ctx_t ctx = {facts, prog, &opts, &runs[p], kdc_rules[r]};
+            kdc_rule_ctx_t ctx = {facts, prog, &opts, &runs[p], kdc_rules[r], NULL};
             kdc_rules[r]->check(&ctx);
         }
     }

@@ -77,6 +77,21 @@ static inline void kdc_bits_set(kdc_bits_t *b, size_t i) {
 static inline int kdc_bits_get(const kdc_bits_t *b, size_t i) {
     return b->w ? (int)((b->w[i >> 6] >> (i & 63)) & 1) : 0;
 }
+/* The first set bit at index i or after it; b->nwords * 64 when there is none. Walks a set's
+ * members a word at a time: for (k = kdc_bits_next(&b, 0); k < b.nwords * 64;
+ * k = kdc_bits_next(&b, k + 1)). */
+static inline size_t kdc_bits_next(const kdc_bits_t *b, size_t i) {
+    size_t end = b->nwords * 64, wi = i >> 6;
+    if (!b->w || i >= end)
+        return end;
+    uint64_t w = b->w[wi] & (~(uint64_t)0 << (i & 63));
+    while (!w) {
+        if (++wi == b->nwords)
+            return end;
+        w = b->w[wi];
+    }
+    return wi * 64 + (size_t)__builtin_ctzll(w);
+}
 /* dst |= src; returns non-zero when dst changed. */
 int kdc_bits_or(kdc_bits_t *dst, const kdc_bits_t *src);
 int kdc_bits_empty(const kdc_bits_t *b);

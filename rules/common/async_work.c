@@ -58,7 +58,7 @@ static void thread_entry(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_exp
     }
     kdc_bits_t b;
     kdc_pts_expr(kdc_facts_pts_of(ctx->facts), f, fn, &b);
-    for (size_t k = 0; k < b.nwords * 64; k++) {
+    for (size_t k = kdc_bits_next(&b, 0); k < b.nwords * 64; k = kdc_bits_next(&b, k + 1)) {
         if (!kdc_bits_get(&b, k) || kdc_facts_obj(ctx->facts, k)->kind != KDC_OBJ_FUNC)
             continue;
         entry = kdc_program_find_func(ctx->program, kdc_facts_obj(ctx->facts, k)->str);

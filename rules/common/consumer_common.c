@@ -53,19 +53,16 @@ const kdc_func_t *kdc_call_helper_for_client(kdc_rule_ctx_t *ctx, const kdc_func
 
 const kdc_expr_t *kdc_at_helper_calls(kdc_rule_ctx_t *ctx, const kdc_func_t *f, int type,
                                       size_t client, kdc_helper_call_fn at) {
-    size_t nf = kdc_program_nfuncs(ctx->program);
-    for (size_t i = 0; i < nf; i++) {
-        const kdc_func_t *c = kdc_program_func(ctx->program, i);
-        for (unsigned k = 0; c != f && k < c->ncalls; k++) {
-            const kdc_expr_t *cc = c->calls[k];
-            if (kdc_api_lookup(cc) || !cc->usr || cc->callee_system ||
-                kdc_program_find_callee(ctx->program, cc->usr, c->tu) != f ||
-                kdc_call_only_other_clients(ctx, c, cc, type, client))
-                continue;
-            const kdc_expr_t *found = at(ctx, c, client, cc);
-            if (found)
-                return found;
-        }
+    size_t n;
+    const kdc_call_site_t *sites = kdc_facts_named_callers(ctx->facts, f, &n);
+    for (size_t i = 0; i < n; i++) {
+        const kdc_func_t *c = sites[i].f;
+        const kdc_expr_t *cc = sites[i].call;
+        if (c == f || kdc_call_only_other_clients(ctx, c, cc, type, client))
+            continue;
+        const kdc_expr_t *found = at(ctx, c, client, cc);
+        if (found)
+            return found;
     }
     return NULL;
 }
@@ -80,33 +77,42 @@ static size_t consumers(kdc_rule_ctx_t *ctx) {
 }
 
 static int commits_manually(kdc_rule_ctx_t *ctx, size_t client, int with_libkdc) {
-    size_t nf = kdc_program_nfuncs(ctx->program);
+    size_t napi;
+    const kdc_api_call_t *apis = kdc_api_calls(ctx->program, &napi);
     int only = consumers(ctx) == 1;
-    for (size_t i = 0; i < nf; i++) {
-        const kdc_func_t *f = kdc_program_func(ctx->program, i);
-        for (unsigned c = 0; c < f->ncalls; c++) {
-            const kdc_api_t *api = kdc_api_lookup(f->calls[c]);
-            if (!api || !(api->roles & (KDC_API_COMMIT | KDC_API_STORE)) ||
-                (!with_libkdc && !strncmp(api->name, "kdc_", 4)))
-                continue;
-            kdc_bits_t clients;
-            int unknown = 0;
-            kdc_call_clients(ctx, f, f->calls[c], api, 1, &clients, &unknown);
-            int hit = kdc_bits_get(&clients, client) || (unknown && only);
-            kdc_bits_free(&clients);
-            if (hit)
-                return 1;
-        }
+    for (size_t j = 0; j < napi; j++) {
+        const kdc_func_t *f = apis[j].f;
+        const kdc_expr_t *call = apis[j].call;
+        const kdc_api_t *api = apis[j].api;
+        if (!api || !(api->roles & (KDC_API_COMMIT | KDC_API_STORE)) ||
+            (!with_libkdc && !strncmp(api->name, "kdc_", 4)))
+            continue;
+        kdc_bits_t clients;
+        int unknown = 0;
+        kdc_call_clients(ctx, f, call, api, 1, &clients, &unknown);
+        int hit = kdc_bits_get(&clients, client) || (unknown && only);
+        kdc_bits_free(&clients);
+        if (hit)
+            return 1;
     }
     return 0;
 }
 
+static int commits_manually_kept(kdc_rule_ctx_t *ctx, size_t client, int with_libkdc) {
+    unsigned q = with_libkdc ? KDC_MEMO_COMMITS_LIBKDC : KDC_MEMO_COMMITS;
+    int yes = kdc_facts_client_memo(ctx->facts, q, client);
+    if (yes < 0)
+        kdc_facts_client_memo_set(ctx->facts, q, client,
+                                  yes = commits_manually(ctx, client, with_libkdc));
+    return yes;
+}
+
 int kdc_consumer_commits_manually(kdc_rule_ctx_t *ctx, size_t client) {
-    return commits_manually(ctx, client, 0);
+    return commits_manually_kept(ctx, client, 0);
 }
 
 int kdc_consumer_commits_manually_or_with_libkdc(kdc_rule_ctx_t *ctx, size_t client) {
-    return commits_manually(ctx, client, 1);
+    return commits_manually_kept(ctx, client, 1);
 }
 
 const char *kdc_root_var(const kdc_expr_t *e) {
@@ -227,7 +233,7 @@ static int find_batching(const kdc_expr_t *e, void *arg) {
     return b->hit;
 }
 
-int kdc_consumer_batches(kdc_rule_ctx_t *ctx, size_t client) {
+static int batches(kdc_rule_ctx_t *ctx, size_t client) {
     size_t nf = kdc_program_nfuncs(ctx->program);
     for (size_t i = 0; i < nf; i++) {
         batch_ctx_t b = {ctx, kdc_program_func(ctx->program, i), client, {0}, 0, 0};
@@ -238,6 +244,13 @@ int kdc_consumer_batches(kdc_rule_ctx_t *ctx, size_t client) {
             return 1;
     }
     return 0;
+}
+
+int kdc_consumer_batches(kdc_rule_ctx_t *ctx, size_t client) {
+    int yes = kdc_facts_client_memo(ctx->facts, KDC_MEMO_BATCHES, client);
+    if (yes < 0)
+        kdc_facts_client_memo_set(ctx->facts, KDC_MEMO_BATCHES, client, yes = batches(ctx, client));
+    return yes;
 }
 
 int kdc_name_has_word(const char *name, const char *const *words, const char *const *first) {
@@ -292,21 +305,28 @@ int kdc_call_outside_processing(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const 
     return !call->usr || !kdc_program_find_callee(ctx->program, call->usr, f->tu);
 }
 
-int kdc_consumer_is_group(kdc_rule_ctx_t *ctx, size_t client) {
-    size_t nf = kdc_program_nfuncs(ctx->program);
-    for (size_t i = 0; i < nf; i++) {
-        const kdc_func_t *f = kdc_program_func(ctx->program, i);
-        for (unsigned c = 0; c < f->ncalls; c++) {
-            const kdc_api_t *api = kdc_api_lookup(f->calls[c]);
-            if (!api || !((api->roles & KDC_API_SUBSCRIBE) ||
-                          !strcmp(api->name, "rd_kafka_consumer_poll") ||
-                          !strcmp(api->name, "RdKafka::KafkaConsumer::consume")))
-                continue;
-            if (kdc_call_on_client(ctx, f, f->calls[c], api, 1, client))
-                return 1;
-        }
+static int is_group(kdc_rule_ctx_t *ctx, size_t client) {
+    size_t napi;
+    const kdc_api_call_t *apis = kdc_api_calls(ctx->program, &napi);
+    for (size_t j = 0; j < napi; j++) {
+        const kdc_func_t *f = apis[j].f;
+        const kdc_expr_t *call = apis[j].call;
+        const kdc_api_t *api = apis[j].api;
+        if (!api ||
+            !((api->roles & KDC_API_SUBSCRIBE) || !strcmp(api->name, "rd_kafka_consumer_poll") ||
+              !strcmp(api->name, "RdKafka::KafkaConsumer::consume")))
+            continue;
+        if (kdc_call_on_client(ctx, f, call, api, 1, client))
+            return 1;
     }
     return 0;
+}
+
+int kdc_consumer_is_group(kdc_rule_ctx_t *ctx, size_t client) {
+    int yes = kdc_facts_client_memo(ctx->facts, KDC_MEMO_GROUP, client);
+    if (yes < 0)
+        kdc_facts_client_memo_set(ctx->facts, KDC_MEMO_GROUP, client, yes = is_group(ctx, client));
+    return yes;
 }
 
 int kdc_expr_is_topic_handle(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc_expr_t *e) {
@@ -316,9 +336,7 @@ int kdc_expr_is_topic_handle(kdc_rule_ctx_t *ctx, const kdc_func_t *f, const kdc
     kdc_bits_t b;
     kdc_pts_expr(pts, f, e, &b);
     int topics = 0, clients = 0;
-    for (size_t i = 0; i < kdc_pts_nobjs(pts); i++) {
-        if (!kdc_bits_get(&b, i))
-            continue;
+    for (size_t i = kdc_bits_next(&b, 0); i < kdc_pts_nobjs(pts); i = kdc_bits_next(&b, i + 1)) {
         kdc_obj_kind_t k = kdc_pts_obj(pts, i)->kind;
         topics += k == KDC_OBJ_TOPIC;
         clients += k == KDC_OBJ_CLIENT;

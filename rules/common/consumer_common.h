@@ -10,6 +10,14 @@
 /* Does some commit or offset store of librdkafka act on this consumer (a
  * store through a consumed message's topic handle counts when it is the only
  * consumer)? */
+/* The questions rules/common keeps answers to (kdc_facts_client_memo). */
+enum {
+    KDC_MEMO_COMMITS,        /* kdc_consumer_commits_manually */
+    KDC_MEMO_COMMITS_LIBKDC, /* kdc_consumer_commits_manually_or_with_libkdc */
+    KDC_MEMO_GROUP,          /* kdc_consumer_is_group */
+    KDC_MEMO_CLOSED,         /* teardown-without-close: closed anywhere */
+    KDC_MEMO_BATCHES,        /* kdc_consumer_batches */
+};
 int kdc_consumer_commits_manually(kdc_rule_ctx_t *ctx, size_t client);
 
 /* The same, counting libkdc's commit-by-message helpers (kdc_commit_message,

@@ -92,7 +92,7 @@ void kdc_thread_entries(kdc_rule_ctx_t *ctx, kdc_thread_entry_vec_t *out) {
             }
             kdc_bits_t b;
             kdc_pts_expr(pts, f, fn, &b);
-            for (size_t k = 0; k < b.nwords * 64; k++) {
+            for (size_t k = kdc_bits_next(&b, 0); k < b.nwords * 64; k = kdc_bits_next(&b, k + 1)) {
                 if (!kdc_bits_get(&b, k) || kdc_facts_obj(ctx->facts, k)->kind != KDC_OBJ_FUNC)
                     continue;
                 const kdc_func_t *entry =
