@@ -917,11 +917,12 @@ static void apply_in_context(kdc_facts_t *fx, const frame_t *chain, int n, void 
     a.setting.loc = used ? chain[used - 1].call->loc : sc->call->loc;
     a.setting.escape = sc->kind == CALL_ESCAPE;
     a.setting.from_outside = is_param(value.e) && !fx->callers[value.f->index].n;
-    a.setting.npath = 0;
-    for (int i = 0; i <= n && i < KDC_SETTING_PATH; i++) {
-        a.setting.path[i] = call_at(sc, chain, i);
-        a.setting.pathf[i] = func_at(sc, chain, i);
-        a.setting.npath = (unsigned)i + 1;
+    a.setting.npath = (unsigned)(n + 1 < KDC_SETTING_PATH ? n + 1 : KDC_SETTING_PATH);
+    a.setting.path = kdc_alloc(fx->p, a.setting.npath * sizeof *a.setting.path);
+    a.setting.pathf = kdc_alloc(fx->p, a.setting.npath * sizeof *a.setting.pathf);
+    for (unsigned i = 0; i < a.setting.npath; i++) {
+        a.setting.path[i] = call_at(sc, chain, (int)i);
+        a.setting.pathf[i] = func_at(sc, chain, (int)i);
     }
 
     if (sc->kind != CALL_SET && sc->kind != CALL_ESCAPE) {
@@ -1182,6 +1183,12 @@ static void inherit(kdc_facts_t *fx, size_t conf) {
     for (size_t i = 0; i < own.n; i++)
         KDC_VEC_PUSH(oi->settings, own.v[i]);
     free(own.v);
+    /* Copies of copies hold most settings of a program (a test suite's base configuration,
+     * duplicated by every test): no room is kept for more. */
+    if (oi->settings.n && oi->settings.n < oi->settings.cap) {
+        oi->settings.v = kdc_xrealloc(oi->settings.v, oi->settings.n * sizeof *oi->settings.v);
+        oi->settings.cap = oi->settings.n;
+    }
     oi->copied = 2;
 }
 

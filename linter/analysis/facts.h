@@ -90,25 +90,27 @@ typedef struct kdc_setting {
     const char *value;      /* NULL: a value that is not a literal (getenv, a buffer, ...) */
     const char *fallback;   /* value NULL: the one literal it holds when the outside leaves
                                it alone (`getenv("X") ? getenv("X") : "false"`), or NULL */
-    int conditional;        /* set on some paths only */
-    int from_outside;       /* the value is a parameter of a function no analysed code
-                               calls (a plugin entry point, an exported API): its
-                               callers decide it */
-    int escape;             /* not a setting: the configuration is handed here to code
-                               outside the analysis, which may set anything (key NULL) */
-    int inherited;          /* made on the configuration this one copies (rd_kafka_conf_dup),
-                               so before every setting of the copy */
-    int overridden;         /* followed on every path by a setting of the same property
-                               made on every path (settings.c): it never holds */
+    unsigned conditional : 1;  /* set on some paths only */
+    unsigned from_outside : 1; /* the value is a parameter of a function no analysed code
+                                  calls (a plugin entry point, an exported API): its
+                                  callers decide it */
+    unsigned escape : 1;       /* not a setting: the configuration is handed here to code
+                                  outside the analysis, which may set anything (key NULL) */
+    unsigned inherited : 1;    /* made on the configuration this one copies (rd_kafka_conf_dup),
+                                  so before every setting of the copy */
+    unsigned overridden : 1;   /* followed on every path by a setting of the same property
+                                  made on every path (settings.c): it never holds */
     const char *prop;       /* key NULL: NULL; else the property it sets, one interned
                                name for a property and its alias (settings.c) */
     const kdc_func_t *func; /* where the value is written: the conf_set call, or the
                                outermost helper call that passes the value */
     kdc_loc_t loc;
     /* The calls that made it, innermost first: path[0] (the conf_set call, or the
-     * hand-over) in pathf[0], path[i] (the call of pathf[i-1]) in pathf[i]. */
-    const kdc_expr_t *path[KDC_SETTING_PATH];
-    const kdc_func_t *pathf[KDC_SETTING_PATH];
+     * hand-over) in pathf[0], path[i] (the call of pathf[i-1]) in pathf[i]; npath (at most
+     * KDC_SETTING_PATH) of each, in the program's memory: a configuration's copies (most
+     * settings of a test suite) share them. */
+    const kdc_expr_t **path;
+    const kdc_func_t **pathf;
     unsigned npath;
 } kdc_setting_t;
 
