@@ -88,7 +88,8 @@ static void lint_cell(json_t *lint) {
                 printf("none");
 }
 
-/* "21 (5 with a sink)", or "16, none with a sink": what the row was judged on. */
+/* "21 (5 with a sink)", "16, none with a sink" or "3, all with a sink": what
+ * the row was judged on. */
 static void scenarios_cell(json_t *runs) {
         json_t *run;
         size_t i, sinks = 0;
@@ -97,10 +98,12 @@ static void scenarios_cell(json_t *runs) {
                 if (json_is_string(json_object_get(run, "sink")))
                         sinks++;
         }
-        if (sinks)
-                printf("%zu (%zu with a sink)", json_array_size(runs), sinks);
-        else
+        if (!sinks)
                 printf("%zu, none with a sink", json_array_size(runs));
+        else if (sinks == json_array_size(runs))
+                printf("%zu, all with a sink", sinks);
+        else
+                printf("%zu (%zu with a sink)", json_array_size(runs), sinks);
 }
 
 static void report_cells(json_t *report) {

@@ -22,6 +22,8 @@ cp "$dir/reference.lint.json" "$dir/subset.lint.json"
 echo '{"runs":[{"scenario":"baseline","lost":0,"events":10,"sink":null}]}' >"$dir/subset-none.json"
 cp "$dir/reference.lint.json" "$dir/subset-none.lint.json"
 cp "$dir/reference.lint.json" "$dir/bad-sink.lint.json"
+echo '{"runs":[{"scenario":"sink-full","lost":7,"events":10,"sink":"sqlite"}]}' >"$dir/only-sink.json"
+cp "$dir/reference.lint.json" "$dir/only-sink.lint.json"
 echo '{"runs":[{"scenario":"b","lost":0,"events":10,"sink":1}]}' >"$dir/bad-sink.json"
 echo '{"findings":[{"line":3}]}' >"$dir/no-rule.lint.json"
 cp "$dir/reference.json" "$dir/no-rule.json"
@@ -39,13 +41,14 @@ grep -q '^| \[`examples/reference-service.c`\].* | 1, none with a sink | none of
 grep -q '^| \[`examples/broken/huge.c`\].* | `x` | 9223372036854775807 of 10 |$' "$dir/out"; check "the largest count is written as it is" 0 $?
 [ "$(grep -c '^| \[' "$dir/out")" = 2 ]; check "only the good rows" 0 $?
 
-"$table" "$dir" all subset subset-none bad-sink >"$dir/out" 2>"$dir/err"
+"$table" "$dir" all subset subset-none only-sink bad-sink >"$dir/out" 2>"$dir/err"
 check "a run whose sink is not a name or null: exit 2" 2 $?
 grep -q 'bad-sink.json: runs\[0\]: "sink" is not a string or null' "$dir/err"; check "a sink that is not a name is named" 0 $?
 grep -q '^| variant | kdc-lint finding | scenarios run | scenario that loses data | events lost |$' "$dir/out"; check "the header has a scenarios-run column" 0 $?
 grep -q '^| \[`examples/broken/all.c`\].* | 2 (1 with a sink) | none of 2 | 0 |$' "$dir/out"; check "a row with sink scenarios counts them" 0 $?
 grep -q '^| \[`examples/broken/subset.c`\].* | 2, none with a sink | `baseline` | 4 of 10 |$' "$dir/out"; check "a losing row without sink scenarios says how many it ran" 0 $?
 grep -q '^| \[`examples/broken/subset-none.c`\].* | 1, none with a sink | none of 1 | 0 |$' "$dir/out"; check "a row that lost nothing in a subset says so of that subset" 0 $?
+grep -q '^| \[`examples/broken/only-sink.c`\].* | 1, all with a sink | `sink-full` | 7 of 10 |$' "$dir/out"; check "a row judged only in sink scenarios says so" 0 $?
 
 bash "$root/scripts/harness-matrix.sh" "$build" abc >"$dir/out" 2>"$dir/err"
 check "harness-matrix.sh with EVENTS abc: exit 2" 2 $?
