@@ -14,6 +14,7 @@ packages=(
   libsqlite3-dev               # kdc-harness's sink scenarios and the reference service's writes
   libpq-dev postgresql         # the PostgreSQL sink: libpq, and initdb/postgres for its tests
   git pre-commit               # --changed-since; the pre-commit hook test (lint.precommit)
+  jq                           # scripts/harness-matrix.sh (which scenarios judge a sink), scripts/report-snapshot.sh
   clang-format-14              # changed C lines as .clang-format says (ctest tree.format)
   help2man man-db              # the man pages, from --help (man/), and their test (docs.man)
   clang-14 libclang-rt-14-dev  # the libFuzzer targets (scripts/fuzz.sh): -fsanitize=fuzzer

@@ -1,7 +1,9 @@
 /* Writes the README's matrix table from the reports scripts/harness-matrix.sh
  * collected: for the reference service and each broken variant, kdc-lint's
- * findings (its JSON report) and the scenarios in which kdc-harness counted
- * lost events (its JSON report), as Markdown on stdout.
+ * findings (its JSON report), how many scenarios kdc-harness ran and how many
+ * of them gave the service a sink (a variant without a database runs none of
+ * those), and the scenarios in which it counted lost events (its JSON
+ * report), as Markdown on stdout.
  * Usage: kdc-harness-matrix-table DIR VARIANT...
  *   DIR/reference.json, DIR/reference.lint.json, DIR/VARIANT.json and
  *   DIR/VARIANT.lint.json must exist.
@@ -34,13 +36,21 @@ static int unpack_finding(json_t *e, json_error_t *err) {
         return json_unpack_ex(e, err, 0, "{s:s, s:I}", "rule", &rule, "line", &line);
 }
 
-/* A run as kdc-harness writes it: a scenario and its counts. */
+/* A run as kdc-harness writes it: a scenario, its counts, and its sink (a
+ * name, or null or absent: none). */
 static int unpack_run(json_t *e, json_error_t *err) {
         const char *scenario;
         json_int_t lost, events;
+        json_t *sink = NULL;
 
-        return json_unpack_ex(e, err, 0, "{s:s, s:I, s:I}", "scenario", &scenario, "lost", &lost,
-                              "events", &events);
+        if (json_unpack_ex(e, err, 0, "{s:s, s:I, s:I, s?o}", "scenario", &scenario, "lost", &lost,
+                           "events", &events, "sink", &sink) != 0)
+                return -1;
+        if (sink && !json_is_string(sink) && !json_is_null(sink)) {
+                snprintf(err->text, sizeof err->text, "\"sink\" is not a string or null");
+                return -1;
+        }
+        return 0;
 }
 
 /* Does every element of doc's array `key` unpack? Says what does not. */
@@ -78,10 +88,30 @@ static void lint_cell(json_t *lint) {
                 printf("none");
 }
 
+/* "21 (5 with a sink)", "16, none with a sink" or "3, all with a sink": what
+ * the row was judged on. */
+static void scenarios_cell(json_t *runs) {
+        json_t *run;
+        size_t i, sinks = 0;
+
+        json_array_foreach(runs, i, run) {
+                if (json_is_string(json_object_get(run, "sink")))
+                        sinks++;
+        }
+        if (!sinks)
+                printf("%zu, none with a sink", json_array_size(runs));
+        else if (sinks == json_array_size(runs))
+                printf("%zu, all with a sink", sinks);
+        else
+                printf("%zu (%zu with a sink)", json_array_size(runs), sinks);
+}
+
 static void report_cells(json_t *report) {
         json_t *runs = json_object_get(report, "runs"), *run;
         size_t i, losing = 0;
 
+        scenarios_cell(runs);
+        printf(" | ");
         json_array_foreach(runs, i, run) {
                 if (json_integer_value(json_object_get(run, "lost")) > 0)
                         printf("%s`%s`", losing++ ? "<br>" : "",
@@ -129,8 +159,9 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "usage: kdc-harness-matrix-table DIR VARIANT...\n");
                 return 2;
         }
-        printf("| variant | kdc-lint finding | scenario that loses data | events lost |\n");
-        printf("|---|---|---|---|\n");
+        printf("| variant | kdc-lint finding | scenarios run | scenario that loses data | events "
+               "lost |\n");
+        printf("|---|---|---|---|---|\n");
         rc |= row(argv[1], "reference", "examples/reference-service.c");
         for (int i = 2; i < argc; i++) {
                 char source[512];
