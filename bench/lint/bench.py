@@ -367,6 +367,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("tree", nargs="+", help="NAME=DIR: DIR/compile_commands.json")
     a = ap.parse_args()
+    a.lint = os.path.abspath(a.lint)  # the commands run in each tree's directory
     with open("/proc/cpuinfo") as f:
         cpu = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), "?")
     here = os.path.dirname(os.path.abspath(__file__))
