@@ -265,7 +265,8 @@ static void the_ci_setups_install_the_packages_kdc_builds_from(void **state) {
      * python3-psycopg2: examples/python/'s PostgreSQL sink (ctest testkit.python.*);
      * chromium: kdc-harness --report-html rendered headless (ctest testkit.report_html);
      * python3-prometheus-client: libkdc's OpenMetrics parsed (ctest harness.stats.*);
-     * postgresql: the server of kdc-harness's PostgreSQL sink (ctest testkit.sink_postgresql) */
+     * postgresql: the server of kdc-harness's PostgreSQL sink (ctest testkit.sink_postgresql);
+     * jq: scripts/harness-matrix.sh reads which scenarios judge a sink */
     static const char *const test_only[] = {"libcmocka-dev",
                                             "pre-commit",
                                             "clang-format-14",
@@ -278,6 +279,7 @@ static void the_ci_setups_install_the_packages_kdc_builds_from(void **state) {
                                             "chromium",
                                             "python3-prometheus-client",
                                             "postgresql",
+                                            "jq",
                                             NULL};
     static const char *const setups[] = {"examples/ci/github-actions.yml",
                                          "examples/ci/gitlab-ci.yml", "docs/ci.md"};
