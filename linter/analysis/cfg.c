@@ -564,7 +564,8 @@ static int ptr_cmp(const void *a, const void *b) {
 static void index_writes(kdc_program_t *p, const kdc_func_t *f, kdc_cfg_t *g) {
     usr_vec_t v = {0};
     kdc_func_walk_exprs(f, collect_writes, &v);
-    qsort(v.v, v.n, sizeof *v.v, ptr_cmp);
+    if (v.n > 1)
+        qsort(v.v, v.n, sizeof *v.v, ptr_cmp);
     size_t n = 0;
     for (size_t i = 0; i < v.n; i++)
         if (!n || v.v[i] != v.v[n - 1])
