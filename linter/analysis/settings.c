@@ -151,6 +151,104 @@ static int overridden(const objinfo_t *oi, const kdc_setting_t *s, const char *p
     return prop && followed_by(oi, s, prop);
 }
 
+/* ---------- marking every setting at once: the calls each one passes through ---------- */
+
+/* after(l, s) can hold only where the chains of s and l part: in a function
+ * both pass through, at different calls. A configuration built by a helper
+ * for a whole test suite holds thousands of settings of one property, each
+ * made through the same helper call and parting from the others in its own
+ * test; comparing every pair of them is what a scan of the property costs.
+ * So each level of each setting's chain is indexed by (property, function,
+ * call), and s is compared only with the settings that pass through one of
+ * its functions at another call. The answer is the scan's: whether some l
+ * has after(l, s). */
+typedef struct level {
+    uintptr_t prop, f, call; /* the property, a function of the chain, its call there */
+    uint32_t setting;        /* index in the configuration's settings */
+} level_t;
+
+static int level_cmp(const void *a, const void *b) {
+    const level_t *x = a, *y = b;
+    if (x->prop != y->prop)
+        return x->prop < y->prop ? -1 : 1;
+    if (x->f != y->f)
+        return x->f < y->f ? -1 : 1;
+    if (x->call != y->call)
+        return x->call < y->call ? -1 : 1;
+    return x->setting < y->setting ? -1 : x->setting > y->setting;
+}
+
+/* Does a setting of lv[lo, hi) made on every path come after s? */
+static int followed_at(const setting_vec_t *all, const level_t *lv, size_t lo, size_t hi,
+                       const kdc_setting_t *s) {
+    for (size_t k = lo; k < hi; k++) {
+        const kdc_setting_t *l = &all->v[lv[k].setting];
+        if (l != s && !l->conditional && l->inherited == s->inherited && after(l, s))
+            return 1;
+    }
+    return 0;
+}
+
+/* Marks the settings of one configuration that are followed_by() a setting of
+ * their property. */
+static void mark_configuration(objinfo_t *oi) {
+    setting_vec_t *all = &oi->settings;
+    for (size_t i = 0; i < all->n; i++)
+        all->v[i].overridden = 0;
+    /* an inherited setting: by any own setting of its property made on every path */
+    for (size_t lo = 0, hi; lo < oi->nby_prop; lo = hi) {
+        const char *prop = all->v[oi->by_prop[lo]].prop;
+        int own = 0;
+        for (hi = lo; hi < oi->nby_prop && all->v[oi->by_prop[hi]].prop == prop; hi++) {
+            const kdc_setting_t *l = &all->v[oi->by_prop[hi]];
+            own |= !l->inherited && !l->conditional;
+        }
+        for (size_t k = lo; own && k < hi; k++)
+            if (all->v[oi->by_prop[k]].inherited)
+                all->v[oi->by_prop[k]].overridden = 1;
+    }
+    /* otherwise: by a setting of the same inheritance that parts from it (a property
+     * set once has none) */
+    size_t nlv = 0;
+    for (size_t k = 0; k < oi->nby_prop; k++)
+        nlv += all->v[oi->by_prop[k]].npath;
+    if (!nlv)
+        return;
+    level_t *lv = malloc(nlv * sizeof *lv);
+    if (!lv)
+        kdc_oom();
+    nlv = 0;
+    for (size_t lo = 0, hi; lo < oi->nby_prop; lo = hi) {
+        const char *prop = all->v[oi->by_prop[lo]].prop;
+        for (hi = lo + 1; hi < oi->nby_prop && all->v[oi->by_prop[hi]].prop == prop; hi++)
+            ;
+        for (size_t k = lo; hi - lo > 1 && k < hi; k++) {
+            const kdc_setting_t *s = &all->v[oi->by_prop[k]];
+            for (unsigned i = 0; i < s->npath; i++)
+                lv[nlv++] = (level_t){(uintptr_t)prop, (uintptr_t)s->pathf[i],
+                                      (uintptr_t)s->path[i], (uint32_t)oi->by_prop[k]};
+        }
+    }
+    qsort(lv, nlv, sizeof *lv, level_cmp);
+    for (size_t a = 0, b; a < nlv; a = b) { /* [a, b): one property through one function */
+        for (b = a + 1; b < nlv && lv[b].prop == lv[a].prop && lv[b].f == lv[a].f; b++)
+            ;
+        if (lv[a].call == lv[b - 1].call)
+            continue; /* all through one call: none parts from another here */
+        for (size_t c = a, d; c < b; c = d) { /* [c, d): through one call of it */
+            for (d = c + 1; d < b && lv[d].call == lv[c].call; d++)
+                ;
+            for (size_t k = c; k < d; k++) {
+                kdc_setting_t *s = &all->v[lv[k].setting];
+                if (!s->overridden &&
+                    (followed_at(all, lv, a, c, s) || followed_at(all, lv, d, b, s)))
+                    s->overridden = 1;
+            }
+        }
+    }
+    free(lv);
+}
+
 void kdc__settings_mark_overridden(kdc_facts_t *fx) {
     size_t n = kdc_pts_nobjs(fx->pts);
     kdc_strset_init(&fx->props);
@@ -171,10 +269,7 @@ void kdc__settings_mark_overridden(kdc_facts_t *fx) {
                 oi->by_prop[oi->nby_prop++] = i;
         }
         qsort_r(oi->by_prop, oi->nby_prop, sizeof *oi->by_prop, by_prop_cmp, all);
-        for (size_t i = 0; i < all->n; i++) {
-            kdc_setting_t *s = &all->v[i];
-            s->overridden = s->prop && followed_by(oi, s, s->prop);
-        }
+        mark_configuration(oi);
     }
 }
 
