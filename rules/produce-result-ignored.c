@@ -212,14 +212,59 @@ static void find_test(const kdc_stmt_t *s, void *arg) {
         c->found = carried(c, s->expr, 0);
 }
 
-/* Marks every function that returns a produce's result (through wrappers too). */
+/* Can f's value carry a produce's result now? Only through a call in it of a
+ * produce API or of a function already marked (carried()'s only sources). */
+static int may_carry(const carriers_t *c, const kdc_func_t *f, const unsigned char *produces,
+                     const size_t *callee_at, const size_t *callees) {
+    if (produces[f->index])
+        return 1;
+    for (size_t k = callee_at[f->index]; k < callee_at[f->index + 1]; k++)
+        if (c->api[callees[k]])
+            return 1;
+    return 0;
+}
+
+/* Marks every function that returns a produce's result (through wrappers too).
+ * The rounds visit every function in order; a function that cannot carry a
+ * result yet is passed over without walking it, as the walk would find none. */
 static void find_carriers(carriers_t *c) {
-    size_t nf = kdc_program_nfuncs(c->ctx->program);
+    const kdc_program_t *p = c->ctx->program;
+    size_t nf = kdc_program_nfuncs(p), ncallees = 0;
+    unsigned char *produces = calloc(nf ? nf : 1, 1);
+    size_t *callee_at = calloc(nf + 1, sizeof *callee_at);
+    if (!produces || !callee_at)
+        kdc_oom();
+    for (size_t i = 0; i < nf; i++) {
+        const kdc_func_t *f = kdc_program_func(p, i);
+        for (unsigned k = 0; f->body && k < f->ncalls; k++) {
+            const kdc_api_t *api = kdc_api_lookup(f->calls[k]);
+            if (api)
+                produces[f->index] |= (api->roles & KDC_API_PRODUCE) != 0;
+            else
+                ncallees += kdc_program_find_callee(p, f->calls[k]->usr, f->tu) != NULL;
+        }
+    }
+    size_t *callees = malloc((ncallees ? ncallees : 1) * sizeof *callees);
+    if (!callees)
+        kdc_oom();
+    ncallees = 0;
+    for (size_t i = 0; i < nf; i++) {
+        const kdc_func_t *f = kdc_program_func(p, i);
+        callee_at[f->index] = ncallees;
+        for (unsigned k = 0; f->body && k < f->ncalls; k++) {
+            if (kdc_api_lookup(f->calls[k]))
+                continue;
+            const kdc_func_t *g = kdc_program_find_callee(p, f->calls[k]->usr, f->tu);
+            if (g)
+                callees[ncallees++] = g->index;
+        }
+    }
+    callee_at[nf] = ncallees;
     for (int round = 0, changed = 1; changed && round < 8; round++) {
         changed = 0;
         for (size_t i = 0; i < nf; i++) {
-            const kdc_func_t *f = kdc_program_func(c->ctx->program, i);
-            if (c->api[f->index] || !f->body)
+            const kdc_func_t *f = kdc_program_func(p, i);
+            if (c->api[f->index] || !f->body || !may_carry(c, f, produces, callee_at, callees))
                 continue;
             c->f = f;
             c->found = NULL;
@@ -235,6 +280,9 @@ static void find_carriers(carriers_t *c) {
             changed = 1;
         }
     }
+    free(produces);
+    free(callee_at);
+    free(callees);
 }
 
 /* ---------- reports ---------- */
