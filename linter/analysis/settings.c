@@ -63,12 +63,62 @@ static const char *query_prop(const kdc_facts_t *fx, const char *key) {
 
 static int is_node(void *arg, int n) { return n == *(const int *)arg; }
 
+/* Answers of ordered() kept while every setting is marked: the same two calls
+ * of one function order the settings of many properties and configurations
+ * (a test's base configuration, then its own settings). */
+typedef struct order_memo {
+    struct order_entry {
+        const kdc_cfg_t *g; /* NULL: free */
+        int from, to, ordered;
+    } * v;
+    size_t n, cap;
+} order_memo_t;
+
+static size_t order_slot(const order_memo_t *m, const kdc_cfg_t *g, int from, int to) {
+    uint64_t h = ((uint64_t)(uintptr_t)g * 0x9E3779B97F4A7C15u) ^
+                 ((uint64_t)(unsigned)from * 0xC2B2AE3D27D4EB4Fu) ^ (uint64_t)(unsigned)to;
+    size_t i = (size_t)(h ^ (h >> 29)) & (m->cap - 1);
+    while (m->v[i].g && !(m->v[i].g == g && m->v[i].from == from && m->v[i].to == to))
+        i = (i + 1) & (m->cap - 1);
+    return i;
+}
+
+/* Is node `to` on every path from node `from` to g's exit (and reached)? */
+static int ordered(order_memo_t *m, const kdc_cfg_t *g, int from, int to) {
+    size_t i = 0;
+    if (m) {
+        if ((m->n + 1) * 2 > m->cap) {
+            order_memo_t grown = {NULL, 0, m->cap ? m->cap * 2 : 1024};
+            grown.v = calloc(grown.cap, sizeof *grown.v);
+            if (!grown.v)
+                kdc_oom();
+            for (size_t k = 0; k < m->cap; k++)
+                if (m->v[k].g)
+                    grown.v[order_slot(&grown, m->v[k].g, m->v[k].from, m->v[k].to)] = m->v[k];
+            grown.n = m->n;
+            free(m->v);
+            *m = grown;
+        }
+        i = order_slot(m, g, from, to);
+        if (m->v[i].g)
+            return m->v[i].ordered;
+    }
+    /* (reached at all: a function that never returns reaches no exit) */
+    int r = kdc_cfg_reaches_avoiding(g, from, to, NULL, NULL) &&
+            !kdc_cfg_reaches_avoiding(g, from, g->exit, is_node, &to);
+    if (m) {
+        m->v[i] = (struct order_entry){g, from, to, r};
+        m->n++;
+    }
+    return r;
+}
+
 /* Does `later` happen after `earlier` on every path? They are ordered where
  * their chains of calls part: in the first function both pass through, or,
  * when both make the same call there (one helper setting from a table), in
  * the function out from it where they call it at different places
  * (apply(conf, defaults); apply(conf, overrides);). */
-static int after(const kdc_setting_t *later, const kdc_setting_t *earlier) {
+static int after(const kdc_setting_t *later, const kdc_setting_t *earlier, order_memo_t *memo) {
     if (later->inherited != earlier->inherited)
         return earlier->inherited;
     for (unsigned i = 0; i < earlier->npath; i++)
@@ -90,9 +140,7 @@ static int after(const kdc_setting_t *later, const kdc_setting_t *earlier) {
             int to = kdc_cfg_node_of_call(g, later->path[b]);
             if (from < 0 || to < 0)
                 return 0;
-            /* (reached at all: a function that never returns reaches no exit) */
-            return kdc_cfg_reaches_avoiding(g, from, to, NULL, NULL) &&
-                   !kdc_cfg_reaches_avoiding(g, from, g->exit, is_node, &to);
+            return ordered(memo, g, from, to);
         }
     return 0;
 }
@@ -136,7 +184,7 @@ static int followed_by(const objinfo_t *oi, const kdc_setting_t *s, const char *
     prop_range(oi, prop, &lo, &hi);
     for (size_t k = lo; k < hi; k++) {
         const kdc_setting_t *l = &oi->settings.v[oi->by_prop[k]];
-        if (l != s && !l->conditional && after(l, s))
+        if (l != s && !l->conditional && after(l, s, NULL))
             return 1;
     }
     return 0;
@@ -180,10 +228,10 @@ static int level_cmp(const void *a, const void *b) {
 
 /* Does a setting of lv[lo, hi) made on every path come after s? */
 static int followed_at(const setting_vec_t *all, const level_t *lv, size_t lo, size_t hi,
-                       const kdc_setting_t *s) {
+                       const kdc_setting_t *s, order_memo_t *memo) {
     for (size_t k = lo; k < hi; k++) {
         const kdc_setting_t *l = &all->v[lv[k].setting];
-        if (l != s && !l->conditional && l->inherited == s->inherited && after(l, s))
+        if (l != s && !l->conditional && l->inherited == s->inherited && after(l, s, memo))
             return 1;
     }
     return 0;
@@ -191,7 +239,7 @@ static int followed_at(const setting_vec_t *all, const level_t *lv, size_t lo, s
 
 /* Marks the settings of one configuration that are followed_by() a setting of
  * their property. */
-static void mark_configuration(objinfo_t *oi) {
+static void mark_configuration(objinfo_t *oi, order_memo_t *memo) {
     setting_vec_t *all = &oi->settings;
     for (size_t i = 0; i < all->n; i++)
         all->v[i].overridden = 0;
@@ -241,7 +289,7 @@ static void mark_configuration(objinfo_t *oi) {
             for (size_t k = c; k < d; k++) {
                 kdc_setting_t *s = &all->v[lv[k].setting];
                 if (!s->overridden &&
-                    (followed_at(all, lv, a, c, s) || followed_at(all, lv, d, b, s)))
+                    (followed_at(all, lv, a, c, s, memo) || followed_at(all, lv, d, b, s, memo)))
                     s->overridden = 1;
             }
         }
@@ -251,6 +299,7 @@ static void mark_configuration(objinfo_t *oi) {
 
 void kdc__settings_mark_overridden(kdc_facts_t *fx) {
     size_t n = kdc_pts_nobjs(fx->pts);
+    order_memo_t memo = {0};
     kdc_strset_init(&fx->props);
     for (size_t c = 0; c < n; c++) {
         objinfo_t *oi = &fx->info[c];
@@ -269,8 +318,9 @@ void kdc__settings_mark_overridden(kdc_facts_t *fx) {
                 oi->by_prop[oi->nby_prop++] = i;
         }
         qsort_r(oi->by_prop, oi->nby_prop, sizeof *oi->by_prop, by_prop_cmp, all);
-        mark_configuration(oi);
+        mark_configuration(oi, &memo);
     }
+    free(memo.v);
 }
 
 /* ---------- one configuration ---------- */
