@@ -70,6 +70,8 @@ struct kdc_facts {
                                    messages → (void*)1 (input_flow.c) */
     kdc_strmap_t carriers;      /* storage keys of object handles a library call stored
                                    such a value into → (void*)1 (input_flow.c) */
+    struct flow_absent *flow_absent; /* while input_flow.c propagates: the keys the walk of
+                                   one function found in neither map */
     uint64_t *param_writes;     /* per function index: parameters (the first 64) it assigns,
                                    increments or takes the address of (noreturn.c) */
     kdc_strmap_t call_guards;   /* configuration call → conditions on parameters it is under */

@@ -53,13 +53,30 @@ static const char *ret_key(const kdc_facts_t *fx, const kdc_func_t *f) {
     return prefixed(fx, "R:", f->id);
 }
 
+/* The keys a function's walk asked about and found absent, derived (0) or
+ * carriers (1): the walk's only inputs that can change (keys are never
+ * removed), so while none of them is added, walking it again adds nothing. */
+typedef struct flow_absent {
+    KDC_VEC(const char *) keys[2];
+} flow_absent_t;
+
+static void absent(const kdc_facts_t *fx, int map, const char *k) {
+    if (fx->flow_absent)
+        KDC_VEC_PUSH(fx->flow_absent->keys[map], k);
+}
+
 static int has(const kdc_facts_t *fx, const char *k) {
-    return k && kdc_strmap_get(&fx->derived, k) != NULL;
+    if (!k)
+        return 0;
+    if (kdc_strmap_get(&fx->derived, k))
+        return 1;
+    absent(fx, 0, k);
+    return 0;
 }
 
 /* Adds k; returns 1 when it is new. */
 static int add(kdc_facts_t *fx, const char *k) {
-    if (!k || has(fx, k))
+    if (!k || kdc_strmap_get(&fx->derived, k))
         return 0;
     kdc_strmap_put(&fx->derived, k, (void *)1);
     return 1;
@@ -153,11 +170,16 @@ static const kdc_func_t *function_value(const kdc_facts_t *fx, const kdc_func_t 
 /* ---------- handles given message data ---------- */
 
 static int carries(const kdc_facts_t *fx, const char *k) {
-    return k && kdc_strmap_get(&fx->carriers, k) != NULL;
+    if (!k)
+        return 0;
+    if (kdc_strmap_get(&fx->carriers, k))
+        return 1;
+    absent(fx, 1, k);
+    return 0;
 }
 
 static int add_carrier(kdc_facts_t *fx, const char *k) {
-    if (!k || carries(fx, k))
+    if (!k || kdc_strmap_get(&fx->carriers, k))
         return 0;
     kdc_strmap_put(&fx->carriers, k, (void *)1);
     return 1;
@@ -360,6 +382,17 @@ static void seed(kdc_facts_t *fx) {
     }
 }
 
+/* Has a key the last walk found absent been added since? */
+static int added_since(const kdc_facts_t *fx, const flow_absent_t *a) {
+    for (size_t k = 0; k < a->keys[0].n; k++)
+        if (kdc_strmap_get(&fx->derived, a->keys[0].v[k]))
+            return 1;
+    for (size_t k = 0; k < a->keys[1].n; k++)
+        if (kdc_strmap_get(&fx->carriers, a->keys[1].v[k]))
+            return 1;
+    return 0;
+}
+
 void kdc__compute_input_flow(kdc_facts_t *fx) {
     kdc_strmap_init(&fx->derived);
     kdc_strmap_init(&fx->carriers);
@@ -367,19 +400,36 @@ void kdc__compute_input_flow(kdc_facts_t *fx) {
         return;
     seed(fx);
     size_t nf = kdc_program_nfuncs(fx->p);
+    /* per function: the absent keys of its last walk (walked: 1 once it was walked) */
+    flow_absent_t *last = calloc(nf ? nf : 1, sizeof *last);
+    unsigned char *walked = calloc(nf ? nf : 1, 1);
+    if (!last || !walked)
+        kdc_oom();
     for (int round = 0; round < 16; round++) {
         int changed = 0;
         for (size_t i = 0; i < nf; i++) {
             prop_t q = {fx, kdc_program_func(fx->p, i), 0};
-            if (!q.f->body)
+            if (!q.f->body || (walked[i] && !added_since(fx, &last[i])))
                 continue;
+            free(last[i].keys[0].v);
+            free(last[i].keys[1].v);
+            memset(&last[i], 0, sizeof last[i]);
+            fx->flow_absent = &last[i];
             kdc_func_walk_exprs(q.f, prop_expr, &q);
             kdc_stmt_walk(q.f->body, prop_return, &q);
+            fx->flow_absent = NULL;
+            walked[i] = 1;
             changed |= q.changed;
         }
         if (!changed)
             break;
     }
+    for (size_t i = 0; i < nf; i++) {
+        free(last[i].keys[0].v);
+        free(last[i].keys[1].v);
+    }
+    free(last);
+    free(walked);
 }
 
 void kdc__free_input_flow(kdc_facts_t *fx) {
