@@ -300,12 +300,21 @@ int kdc_cache_lookup_findings(kdc_cache_t *c, const kdc_tu_job_t *jobs, const si
 /* A file that this process last saw as `stored` says (the same contents), seen then. */
 static void put_dep(kdc_buf_t *b, kdc_strset_t *seen, const char *path,
                     const kdc_fileseen_t *how) {
-    /* a file once per contents: two units that read it at different times keep both */
-    char *key = kdc_xasprintf("%s\n%02x%02x%02x%02x%02x%02x%02x%02x", path, how->digest[0],
-                              how->digest[1], how->digest[2], how->digest[3], how->digest[4],
-                              how->digest[5], how->digest[6], how->digest[7]);
+    /* a file once per contents: two units that read it at different times keep both.
+     * The key, "PATH\n" and the digest's first 8 bytes in hex, is written by hand: it is
+     * built for every file every unit read (230 units of librdkafka: 1 % of its analysis
+     * by kdc_xasprintf) */
+    size_t n = strlen(path);
+    char *key = kdc_xrealloc(NULL, n + 1 + 16 + 1);
+    memcpy(key, path, n);
+    key[n] = '\n';
+    for (int i = 0; i < 8; i++) {
+        key[n + 1 + 2 * i] = "0123456789abcdef"[how->digest[i] >> 4];
+        key[n + 2 + 2 * i] = "0123456789abcdef"[how->digest[i] & 15];
+    }
+    key[n + 17] = 0;
     size_t before = seen->n;
-    kdc_strset_add(seen, key, strlen(key));
+    kdc_strset_add(seen, key, n + 17);
     free(key);
     if (seen->n == before)
         return;
