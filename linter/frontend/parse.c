@@ -55,6 +55,8 @@ typedef struct pctx {
     int omit;                /* leave out definitions converted for an earlier unit */
     kdc_strmap_t noreturn;   /* callee USR → (void *)1 never returns, (void *)2 returns */
     kdc_strmap_t contracts; /* callee USR → its KDC_CONTRACT meaning (interned), or &no_contract */
+    struct spelled_memo *spelled; /* spelled_op's readings in this unit (open addressing) */
+    size_t nspelled, spelled_cap;
 } pctx_t;
 
 static const char no_contract[] = "";
@@ -371,20 +373,26 @@ typedef struct spelled {
     unsigned n;
 } spelled_t;
 
-/* Tokens where `at` is spelled, up to 512 bytes on (in one file). */
-static spelled_t tokens_spelled_at(pctx_t *c, CXSourceLocation at) {
-    spelled_t t = {NULL, 0};
+/* Where the token at `at` is spelled (*f, *off): 0 when no token is there. */
+static int spelled_start(pctx_t *c, CXSourceLocation at, CXSourceLocation *from, CXFile *f,
+                         unsigned *off) {
     CXToken *one = NULL;
     unsigned n = 0;
     clang_tokenize(c->tu, clang_getRange(at, at), &one, &n);
     if (!n)
-        return t;
-    CXSourceLocation from = clang_getTokenLocation(c->tu, one[0]);
+        return 0;
+    *from = clang_getTokenLocation(c->tu, one[0]);
     clang_disposeTokens(c->tu, one, n);
-    CXFile f = NULL;
-    unsigned off = 0;
+    *f = NULL;
+    *off = 0;
+    clang_getSpellingLocation(*from, f, NULL, NULL, off);
+    return 1;
+}
+
+/* Tokens from `from` (spelled at f, off), up to 512 bytes on (in one file). */
+static spelled_t tokens_spelled_from(pctx_t *c, CXSourceLocation from, CXFile f, unsigned off) {
+    spelled_t t = {NULL, 0};
     size_t size = 0;
-    clang_getSpellingLocation(from, &f, NULL, NULL, &off);
     if (!f || !clang_getFileContents(c->tu, f, &size) || off >= size)
         return t;
     unsigned end = size - off > 512 ? off + 512 : (unsigned)size;
@@ -464,30 +472,80 @@ static int simple_operand(CXCursor operand) {
     }
 }
 
+/* What the tokens spelled at one place say (spelled_op): kept per unit, as one
+ * macro's body is read at each of its expansions, and reading it costs two
+ * searches of all of the unit's source locations in libclang
+ * (clang_getFileContents, clang_getLocationForOffset on a header's file: 5 %
+ * of a run on librdkafka, 10 reads in 11 of the same place). */
+typedef struct spelled_memo {
+    CXFile f; /* NULL: a free slot */
+    unsigned off;
+    unsigned char unary;
+    signed char pre;   /* the first token as a prefix operator (unary), or KDC_OP_UNKNOWN */
+    signed char after; /* the token after the operand skipped (skip_operand), or -1: none */
+} spelled_memo_t;
+
+static spelled_memo_t *spelled_memo_slot(pctx_t *c, CXFile f, unsigned off, int unary) {
+    if ((c->nspelled + 1) * 2 > c->spelled_cap) {
+        size_t cap = c->spelled_cap ? 2 * c->spelled_cap : 256;
+        spelled_memo_t *v = calloc(cap, sizeof *v);
+        if (!v)
+            kdc_oom();
+        for (size_t k = 0; k < c->spelled_cap; k++)
+            if (c->spelled[k].f) {
+                uintptr_t h = ((uintptr_t)c->spelled[k].f >> 4) * 31 + c->spelled[k].off * 2 +
+                              c->spelled[k].unary;
+                size_t i = (size_t)(h * 0x9E3779B97F4A7C15u >> 7) & (cap - 1);
+                while (v[i].f)
+                    i = (i + 1) & (cap - 1);
+                v[i] = c->spelled[k];
+            }
+        free(c->spelled);
+        c->spelled = v;
+        c->spelled_cap = cap;
+    }
+    uintptr_t h = ((uintptr_t)f >> 4) * 31 + off * 2 + (unsigned)unary;
+    size_t i = (size_t)(h * 0x9E3779B97F4A7C15u >> 7) & (c->spelled_cap - 1);
+    while (c->spelled[i].f &&
+           !(c->spelled[i].f == f && c->spelled[i].off == off && c->spelled[i].unary == unary))
+        i = (i + 1) & (c->spelled_cap - 1);
+    return &c->spelled[i];
+}
+
 /* The operator of a binary (unary: 1) expression inside a macro expansion,
  * read from the macro body; *postfix is set for x++ / x--. */
 static kdc_op_t spelled_op(pctx_t *c, CXCursor cur, CXCursor first, int unary, int *postfix) {
-    spelled_t t = tokens_spelled_at(c, clang_getRangeStart(clang_getCursorExtent(cur)));
-    kdc_op_t op = KDC_OP_UNKNOWN;
-    if (t.n) {
-        CXString sp = clang_getTokenSpelling(c->tu, t.v[0]);
-        kdc_op_t pre = unary ? op_from(clang_getCString(sp), 1) : KDC_OP_UNKNOWN;
-        clang_disposeString(sp);
-        if (pre != KDC_OP_UNKNOWN) {
-            op = pre;
-        } else if (simple_operand(first)) {
-            unsigned i = skip_operand(c, &t, 0);
+    CXSourceLocation from;
+    CXFile f;
+    unsigned off;
+    if (!spelled_start(c, clang_getRangeStart(clang_getCursorExtent(cur)), &from, &f, &off) || !f)
+        return KDC_OP_UNKNOWN;
+    spelled_memo_t *m = spelled_memo_slot(c, f, off, unary);
+    if (!m->f) {
+        spelled_t t = tokens_spelled_from(c, from, f, off);
+        *m = (spelled_memo_t){f, off, (unsigned char)unary, KDC_OP_UNKNOWN, -1};
+        c->nspelled++;
+        if (t.n) {
+            CXString sp = clang_getTokenSpelling(c->tu, t.v[0]);
+            m->pre = (signed char)(unary ? op_from(clang_getCString(sp), 1) : KDC_OP_UNKNOWN);
+            clang_disposeString(sp);
+            unsigned i = m->pre == KDC_OP_UNKNOWN ? skip_operand(c, &t, 0) : t.n;
             if (i < t.n) {
                 sp = clang_getTokenSpelling(c->tu, t.v[i]);
-                op = op_from(clang_getCString(sp), unary);
+                m->after = (signed char)op_from(clang_getCString(sp), unary);
                 clang_disposeString(sp);
-                if (unary && postfix)
-                    *postfix = 1;
             }
+            clang_disposeTokens(c->tu, t.v, t.n);
         }
     }
-    if (t.n)
-        clang_disposeTokens(c->tu, t.v, t.n);
+    kdc_op_t op = KDC_OP_UNKNOWN;
+    if (m->pre != KDC_OP_UNKNOWN) {
+        op = (kdc_op_t)m->pre;
+    } else if (m->after >= 0 && simple_operand(first)) {
+        op = (kdc_op_t)m->after;
+        if (unary && postfix)
+            *postfix = 1;
+    }
     /* an operand that is a macro argument is read at the invocation, where a
      * comma separates it from the next argument */
     return op == KDC_OP_COMMA ? KDC_OP_UNKNOWN : op;
@@ -1814,6 +1872,7 @@ static int parse_tu(kdc_parser_t *ps, kdc_program_t *p, const char *file, const 
         kdc_strmap_free(&c.file_names);
         kdc_strmap_free(&c.noreturn);
         kdc_strmap_free(&c.contracts);
+        free(c.spelled);
         return rc;
     }
     char *real = realpath(file, NULL);
@@ -1843,6 +1902,7 @@ static int parse_tu(kdc_parser_t *ps, kdc_program_t *p, const char *file, const 
         kdc_strmap_free(&cp.file_names);
         kdc_strmap_free(&cp.noreturn);
         kdc_strmap_free(&cp.contracts);
+        free(cp.spelled);
     }
     clang_visitChildren(clang_getTranslationUnitCursor(c.tu), top_visit, &c);
     info.too_deep = c.too_deep;
@@ -1856,6 +1916,7 @@ static int parse_tu(kdc_parser_t *ps, kdc_program_t *p, const char *file, const 
     kdc_strmap_free(&c.file_names);
     kdc_strmap_free(&c.noreturn);
     kdc_strmap_free(&c.contracts);
+    free(c.spelled);
     clang_disposeTranslationUnit(c.tu);
     return 0;
 }
