@@ -102,9 +102,14 @@ void scale_same_report(const char *what, const char *a, const char *b) {
 }
 
 void scale_show(const kdc_run_t *r) {
-    print_error("exit %d\n--- stdout (first 3000 bytes)\n%.3000s\n--- stderr (first 3000 "
-                "bytes)\n%.3000s\n---\n",
-                r->exit_code, r->out, r->err);
+    /* in pieces: cmocka's print_error cuts a message at about 500 bytes */
+    print_error("exit %d\n--- stderr (first 3000 bytes)\n", r->exit_code);
+    for (size_t at = 0, n = strlen(r->err); at < n && at < 3000; at += 400)
+        print_error("%.400s", r->err + at);
+    print_error("\n--- stdout (first 3000 bytes)\n");
+    for (size_t at = 0, n = strlen(r->out); at < n && at < 3000; at += 400)
+        print_error("%.400s", r->out + at);
+    print_error("\n---\n");
 }
 
 void scale_expect_err(const kdc_run_t *r, int code, ...) {
