@@ -33,6 +33,9 @@ typedef struct preamble {
     const char *lang;          /* "c-header" or "c++-header" */
     char *quote_dir;           /* the units' directory, searched first for quoted includes */
     size_t ndirectives;        /* how many leading directives of each unit it holds */
+    int parent;                /* the preamble it is chained on (its first `from` directives,
+                                  precompiled once for both), or -1 */
+    size_t from;
     const kdc_tu_job_t *first; /* a unit of the group: its arguments are every unit's */
     /* in each process, once it has looked */
     int state;            /* 0 not yet, 1 ready, -1 failed */
@@ -201,6 +204,12 @@ static int by_key(const void *a, const void *b) {
         return c;
     if (x->keylen != y->keylen)
         return x->keylen < y->keylen ? -1 : 1;
+    /* then by the directives, so units sharing a longer prefix are next to each other */
+    for (size_t i = 1; i < x->dirs.n && i < y->dirs.n; i++)
+        if ((c = strcmp(x->dirs.v[i].text, y->dirs.v[i].text)) != 0)
+            return c;
+    if (x->dirs.n != y->dirs.n)
+        return x->dirs.n < y->dirs.n ? -1 : 1;
     return x->job < y->job ? -1 : x->job > y->job;
 }
 
@@ -243,6 +252,75 @@ static int write_file(const char *path, const char *data, size_t len) {
         off += (size_t)w;
     }
     return close(fd);
+}
+
+/* Plans the preamble of u[lo, hi), units of one group that share their first `from`
+ * directives with the preamble `parent` (or nothing: parent -1, from 0) and at least one
+ * more, then, for each run of at least KDC_PREAMBLE_CHAIN_MIN of them sharing a longer
+ * prefix, one chained on it (up to KDC_PREAMBLE_CHAIN_DEPTH deep): its header holds the
+ * directives past this one's, parsed against this one's precompiled form. A unit is parsed
+ * against the deepest preamble planned for it. Returns the preamble's index, or -1 when
+ * its header cannot be written (*note says why). */
+static int plan_run(kdc_preamble_plan_t *pl, const kdc_tu_job_t *jobs, const planned_t *u,
+                    size_t lo, size_t hi, int parent, size_t from, int depth, char **note) {
+    /* the longest run of leading directives every unit of u[lo, hi) has */
+    size_t lcp = u[lo].dirs.n;
+    for (size_t k = lo + 1; k < hi; k++) {
+        size_t m = 0;
+        while (m < lcp && m < u[k].dirs.n && !strcmp(u[k].dirs.v[m].text, u[lo].dirs.v[m].text))
+            m++;
+        lcp = m;
+    }
+    preamble_t pre = {0};
+    size_t ix = pl->pre.n;
+    pre.header = kdc_xasprintf("%s/p%zu.h", pl->dir, ix);
+    pre.pch = kdc_xasprintf("%s/p%zu.pch", pl->dir, ix);
+    pre.lang = u[lo].lang;
+    pre.quote_dir = dir_of(jobs[u[lo].job].file);
+    pre.ndirectives = lcp;
+    pre.parent = parent;
+    pre.from = from;
+    pre.first = &jobs[u[lo].job];
+    kdc_buf_t text = {0};
+    size_t own = 0; /* where this header's own directives begin in text */
+    for (size_t m = 0; m < lcp; m++) {
+        if (m == from)
+            own = text.n;
+        kdc_buf_put(&text, u[lo].dirs.v[m].text, strlen(u[lo].dirs.v[m].text));
+        kdc_buf_put(&text, "\n", 1);
+    }
+    kdc_buf_put(&text, "", 1);
+    pre.text = (char *)text.v;
+    if (write_file(pre.header, pre.text + own, text.n - 1 - own) != 0) {
+        *note = kdc_xasprintf("no shared preamble for %zu units: cannot write %s: %s", hi - lo,
+                              pre.header, strerror(errno));
+        free(pre.header);
+        free(pre.text);
+        free(pre.pch);
+        free(pre.quote_dir);
+        return -1;
+    }
+    KDC_VEC_PUSH(pl->pre, pre);
+    for (size_t k = lo; k < hi; k++) {
+        pl->pre_of[u[k].job] = (int)ix;
+        pl->blank_end[u[k].job] = u[k].dirs.v[lcp - 1].end;
+    }
+    if (depth >= KDC_PREAMBLE_CHAIN_DEPTH)
+        return (int)ix;
+    /* the runs that share the next directive too (units end their prefix here first) */
+    for (size_t a = lo, b; a < hi; a = b) {
+        if (u[a].dirs.n <= lcp) {
+            b = a + 1;
+            continue;
+        }
+        for (b = a + 1;
+             b < hi && u[b].dirs.n > lcp && !strcmp(u[b].dirs.v[lcp].text, u[a].dirs.v[lcp].text);
+             b++)
+            ;
+        if (b - a >= KDC_PREAMBLE_CHAIN_MIN)
+            plan_run(pl, jobs, u, a, b, (int)ix, lcp, depth + 1, note);
+    }
+    return (int)ix;
 }
 
 kdc_preamble_plan_t *kdc_preamble_plan(const kdc_tu_job_t *jobs, const size_t *idx, size_t n,
@@ -289,14 +367,6 @@ kdc_preamble_plan_t *kdc_preamble_plan(const kdc_tu_job_t *jobs, const size_t *i
             g = e;
             continue;
         }
-        /* the longest run of leading directives every unit of the group has */
-        size_t lcp = u[g].dirs.n;
-        for (size_t k = g + 1; k < e; k++) {
-            size_t m = 0;
-            while (m < lcp && m < u[k].dirs.n && !strcmp(u[k].dirs.v[m].text, u[g].dirs.v[m].text))
-                m++;
-            lcp = m;
-        }
         if (!pl) {
             pl = calloc(1, sizeof *pl);
             if (!pl)
@@ -319,36 +389,7 @@ kdc_preamble_plan_t *kdc_preamble_plan(const kdc_tu_job_t *jobs, const size_t *i
             for (size_t j = 0; j < pl->njobs; j++)
                 pl->pre_of[j] = -1;
         }
-        preamble_t pre = {0};
-        size_t ix = pl->pre.n;
-        pre.header = kdc_xasprintf("%s/p%zu.h", pl->dir, ix);
-        pre.pch = kdc_xasprintf("%s/p%zu.pch", pl->dir, ix);
-        pre.lang = u[g].lang;
-        pre.quote_dir = dir_of(jobs[u[g].job].file);
-        pre.ndirectives = lcp;
-        pre.first = &jobs[u[g].job];
-        kdc_buf_t text = {0};
-        for (size_t m = 0; m < lcp; m++) {
-            kdc_buf_put(&text, u[g].dirs.v[m].text, strlen(u[g].dirs.v[m].text));
-            kdc_buf_put(&text, "\n", 1);
-        }
-        kdc_buf_put(&text, "", 1);
-        pre.text = (char *)text.v;
-        if (write_file(pre.header, pre.text, text.n - 1) != 0) {
-            *note = kdc_xasprintf("no shared preamble for %zu units: cannot write %s: %s", e - g,
-                                  pre.header, strerror(errno));
-            free(pre.header);
-            free(pre.text);
-            free(pre.pch);
-            free(pre.quote_dir);
-            g = e;
-            continue;
-        }
-        KDC_VEC_PUSH(pl->pre, pre);
-        for (size_t k = g; k < e; k++) {
-            pl->pre_of[u[k].job] = (int)ix;
-            pl->blank_end[u[k].job] = u[k].dirs.v[lcp - 1].end;
-        }
+        plan_run(pl, jobs, u, g, e, -1, 0, 1, note);
         g = e;
     }
     for (size_t i = 0; i < nu; i++) {
@@ -489,6 +530,16 @@ static void ensure(kdc_preamble_plan_t *pl, preamble_t *p, kdc_parser_t *ps,
                    kdc_preamble_use_t *use) {
     if (p->state)
         return;
+    const preamble_t *parent = NULL;
+    if (p->parent >= 0) {
+        /* (pl->pre does not grow once planned: the pointers hold) */
+        ensure(pl, &pl->pre.v[p->parent], ps, use);
+        parent = &pl->pre.v[p->parent];
+        if (parent->state != 1) {
+            p->state = -1;
+            return;
+        }
+    }
     char *lock = kdc_xasprintf("%s.lock", p->pch);
     char *failed = kdc_xasprintf("%s.failed", p->pch);
     char *deps = kdc_xasprintf("%s.deps", p->pch);
@@ -512,8 +563,16 @@ static void ensure(kdc_preamble_plan_t *pl, preamble_t *p, kdc_parser_t *ps,
         KDC_VEC_PUSH(argv, p->lang);
         KDC_VEC_PUSH(argv, "-iquote");
         KDC_VEC_PUSH(argv, p->quote_dir);
+        if (parent) {
+            KDC_VEC_PUSH(argv, "-include-pch");
+            KDC_VEC_PUSH(argv, parent->pch);
+        }
         char *tmp = kdc_xasprintf("%s.tmp.%ld", p->pch, (long)getpid());
         kdc_buf_t list = {0};
+        for (size_t k = 0; parent && k < parent->deps.n; k++) { /* what the chain holds too */
+            kdc_buf_put(&list, parent->deps.v[k], strlen(parent->deps.v[k]));
+            kdc_buf_put(&list, "\n", 1);
+        }
         deps_ctx_t dc = {pl->dir, strlen(pl->dir), &list};
         char *err = NULL;
         int rc =
@@ -522,7 +581,7 @@ static void ensure(kdc_preamble_plan_t *pl, preamble_t *p, kdc_parser_t *ps,
         if (rc == 0 && write_file(tmpdeps, (const char *)list.v, list.n) == 0 &&
             rename(tmpdeps, deps) == 0 && rename(tmp, p->pch) == 0) {
             load_deps(p, deps);
-            use->built = 1;
+            use->built++;
         } else {
             unlink(tmp);
             unlink(tmpdeps);
@@ -531,7 +590,7 @@ static void ensure(kdc_preamble_plan_t *pl, preamble_t *p, kdc_parser_t *ps,
             }
             p->state = -1;
         }
-        use->build_s = kdc_now_seconds() - t0;
+        use->build_s += kdc_now_seconds() - t0;
         free(tmpdeps);
         free(err);
         kdc_buf_free(&list);

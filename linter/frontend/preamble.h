@@ -12,7 +12,11 @@
  * (every one, so the same macros, include paths, language and working directory), the same
  * directory (a quoted include is looked up next to the including file first) and the same
  * first directive. A group's shared prefix is the longest run of leading directives all its
- * units have, word for word. A group of two or more units to parse gets a preamble: the
+ * units have, word for word; a run of at least KDC_PREAMBLE_CHAIN_MIN of its units that share
+ * a longer prefix (`"test.h"` then `"testcpp.h"`) gets a preamble of its own, chained on the
+ * group's: its header holds only the further directives and is parsed with the group's
+ * precompiled header included, so what the group shares is parsed once for all of them.
+ * A group of two or more units to parse gets a preamble: the
  * prefix written to a header of its own, parsed once with the units' arguments (as a C or C++
  * header, the units' directory searched first for quoted includes) and saved as a precompiled
  * header (clang_saveTranslationUnit). Each unit of the group is then parsed with
@@ -45,6 +49,12 @@
 
 /* How much of a source the planning reads to find its prefix. */
 #define KDC_PREAMBLE_SCAN_MAX (64 * 1024)
+
+/* Chained preambles: a run of at least KDC_PREAMBLE_CHAIN_MIN units of a group that share
+ * more leading directives than the group gets a preamble of its own for those, built
+ * against the group's (only the further directives parsed), up to this many deep. */
+#define KDC_PREAMBLE_CHAIN_MIN 3
+#define KDC_PREAMBLE_CHAIN_DEPTH 3
 
 typedef struct kdc_preamble_plan kdc_preamble_plan_t;
 

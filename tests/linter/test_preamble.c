@@ -32,8 +32,13 @@
  *               would be named by paths that name nothing and the cache could never keep
  *               them. C++ preambles give the driver LLVM's bin/ (-ccc-install-dir), so it
  *               is built, and the units are cached (the second test)
- * So 7 preambles are planned (a: 2, b, c, d, e, f), 5 are built, 11 units are parsed against
- * one (u1 u2 u5 u3 u4 b1 b2 n o f1 f2), and 1 (u7) again without it.
+ *   g/g1.c g/g2.c g/g3.c  #include "base.h", then "more.h" (g3: then <stdio.h>); g/g4.c
+ *               base.h, then <string.h>: the group's preamble holds base.h, and a preamble
+ *               chained on it holds more.h for the three units that share it
+ *               (KDC_PREAMBLE_CHAIN_MIN): only more.h is parsed to build it. base.h and
+ *               more.h each have an inline function with a bare commit (line 2)
+ * So 9 preambles are planned (a: 2, b, c, d, e, f, g: 2), 7 are built, 15 units are parsed
+ * against one (u1 u2 u5 u3 u4 b1 b2 n o f1 f2 g1 g2 g3 g4), and 1 (u7) again without it.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -157,6 +162,24 @@ static void write_tree(void) {
     scratch_write(g.tree, "f/f2.cpp",
                   "#include <iostream>\n#include <cstring>\n#include <librdkafka/rdkafka.h>\n"
                   "void f2(rd_kafka_t *c) { rd_kafka_commit(c, NULL, std::strlen(\"\")); }\n");
+    scratch_write(g.tree, "g/base.h",
+                  "#include <librdkafka/rdkafka.h>\n"
+                  "static inline void g_base(rd_kafka_t *c) { rd_kafka_commit(c, NULL, 0); }\n");
+    scratch_write(g.tree, "g/more.h",
+                  "#include <string.h>\n"
+                  "static inline void g_more(rd_kafka_t *c) { rd_kafka_commit(c, NULL, 0); }\n");
+    s = unit("#include \"base.h\"\n#include \"more.h\"\n", "g1");
+    scratch_write(g.tree, "g/g1.c", s);
+    free(s);
+    s = unit("#include \"base.h\"\n#include \"more.h\"\n", "g2");
+    scratch_write(g.tree, "g/g2.c", s);
+    free(s);
+    s = unit("#include \"base.h\"\n#include \"more.h\"\n#include <stdio.h>\n", "g3");
+    scratch_write(g.tree, "g/g3.c", s);
+    free(s);
+    s = unit("#include \"base.h\"\n#include <string.h>\n", "g4");
+    scratch_write(g.tree, "g/g4.c", s);
+    free(s);
     /* the compilation database: each unit compiled in its own directory */
     static const char *const units[][3] = {
         {"a", "u1.c", ""},
@@ -177,6 +200,10 @@ static void write_tree(void) {
         {"e", "e2.c", "-Ilnk/../inc"},
         {"f", "f1.cpp", ""},
         {"f", "f2.cpp", ""},
+        {"g", "g1.c", ""},
+        {"g", "g2.c", ""},
+        {"g", "g3.c", ""},
+        {"g", "g4.c", ""},
     };
     char *db = fmt("[");
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
@@ -236,8 +263,9 @@ static void expect_in(const kdc_run_t *r, const char *where, const char *want) {
 }
 
 static const char *const all_units[] = {
-    "a/u1.c", "a/u2.c", "a/u3.c", "a/u4.c", "a/u5.c", "a/u6.c", "a/u7.c", "b/b1.c",   "b/b2.c",
-    "c/m.c",  "c/n.c",  "c/o.c",  "d/d1.c", "d/d2.c", "e/e1.c", "e/e2.c", "f/f1.cpp", "f/f2.cpp"};
+    "a/u1.c",   "a/u2.c",   "a/u3.c", "a/u4.c", "a/u5.c", "a/u6.c", "a/u7.c", "b/b1.c",
+    "b/b2.c",   "c/m.c",    "c/n.c",  "c/o.c",  "d/d1.c", "d/d2.c", "e/e1.c", "e/e2.c",
+    "f/f1.cpp", "f/f2.cpp", "g/g1.c", "g/g2.c", "g/g3.c", "g/g4.c"};
 
 /* kdc-lint -p build --format=json [extra...] on every unit (a NULL-terminated list) */
 static int lint(kdc_run_t *r, const char *const *extra) {
@@ -288,20 +316,23 @@ static void the_same_report_with_and_without_preambles_for_j1_and_j2(void **stat
     assert_true(has_finding(&off, "c/mode.h", 3, "bare-commit"));
     assert_true(has_finding(&off, "d/d1.c", 3, "bare-commit"));
     assert_true(has_finding(&off, "e/real/inc/h2.h", 1, "bare-commit"));
+    assert_true(has_finding(&off, "g/base.h", 2, "bare-commit"));
+    assert_true(has_finding(&off, "g/more.h", 2, "bare-commit"));
+    assert_true(has_finding(&off, "g/g3.c", 5, "bare-commit"));
     expect_in(&off, off.out, "\"incomplete\": 3");
 
     rc = lint(&on1, (const char *const[]){"--no-cache", "-j1", NULL});
     assert_int_equal(rc, 1);
-    expect_in(&on1, on1.err, "7 shared preambles (5 built in ");
-    expect_in(&on1, on1.err, "; 11 units parsed against one, 1 parsed again without it); ");
+    expect_in(&on1, on1.err, "9 shared preambles (7 built in ");
+    expect_in(&on1, on1.err, "; 15 units parsed against one, 1 parsed again without it); ");
     scale_same_report("-j1 with and without preambles", off.out, on1.out);
     expect_tmp_empty();
 
     rc = lint(&on2, (const char *const[]){"--no-cache", "-j2", NULL});
     assert_int_equal(rc, 1);
     /* built once each, whichever worker came first */
-    expect_in(&on2, on2.err, "7 shared preambles (5 built in ");
-    expect_in(&on2, on2.err, "; 11 units parsed against one, 1 parsed again without it); ");
+    expect_in(&on2, on2.err, "9 shared preambles (7 built in ");
+    expect_in(&on2, on2.err, "; 15 units parsed against one, 1 parsed again without it); ");
     scale_same_report("-j2 with preambles and -j1 without", off.out, on2.out);
     expect_tmp_empty();
     kdc_run_free(&off);
@@ -315,7 +346,7 @@ static void a_header_edited_between_runs_rebuilds_only_the_preambles_that_hold_i
     char *cache_opt = fmt("--cache-dir=%s", cache);
     kdc_run_t first, second, fresh, warm;
     assert_int_equal(lint(&first, (const char *const[]){cache_opt, "-j2", NULL}), 1);
-    expect_in(&first, first.err, ": 18 parsed, 0 from the cache,");
+    expect_in(&first, first.err, ": 22 parsed, 0 from the cache,");
     assert_true(has_finding(&first, "a/common.h", 5, "bare-commit"));
 
     /* a/common.h loses its commit on line 5: the five units of a/ that include it are parsed
@@ -328,7 +359,7 @@ static void a_header_edited_between_runs_rebuilds_only_the_preambles_that_hold_i
     memcpy(at, "    (void)c;", strlen("    (void)c;"));
     scratch_write(g.tree, "a/common.h", edited);
     assert_int_equal(lint(&second, (const char *const[]){cache_opt, "-j2", NULL}), 1);
-    expect_in(&second, second.err, ": 8 parsed, 10 from the cache,");
+    expect_in(&second, second.err, ": 8 parsed, 14 from the cache,");
     expect_in(&second, second.err, "3 shared preambles (2 built in ");
     expect_in(&second, second.err, "; 5 units parsed against one, 1 parsed again without it); ");
     assert_false(has_finding(&second, "a/common.h", 5, "bare-commit"));
@@ -337,7 +368,7 @@ static void a_header_edited_between_runs_rebuilds_only_the_preambles_that_hold_i
 
     /* a warm run parses only the units with errors: d1 and d2's preamble fails again */
     assert_int_equal(lint(&warm, (const char *const[]){cache_opt, "-j2", NULL}), 1);
-    expect_in(&warm, warm.err, ": 3 parsed, 15 from the cache,");
+    expect_in(&warm, warm.err, ": 3 parsed, 19 from the cache,");
     expect_in(&warm, warm.err, "1 shared preamble (0 built in ");
     expect_in(&warm, warm.err, "; 0 units parsed against one, 0 parsed again without it); ");
     scale_same_report("warm and fresh", fresh.out, warm.out);
@@ -351,6 +382,50 @@ static void a_header_edited_between_runs_rebuilds_only_the_preambles_that_hold_i
     free(cache);
 }
 
+/* A chained preamble's units read its parent's headers too: editing g/base.h, which only
+ * the group's preamble holds, parses all four units of g/ again (the three of the chained
+ * preamble among them, which is built again on the parent built again), and editing g/more.h
+ * only the three. */
+static void a_header_of_a_chained_preambles_parent_parses_its_units_again(void **state) {
+    (void)state;
+    char *cache = scratch_path(g.tree, "cache");
+    char *cache_opt = fmt("--cache-dir=%s", cache);
+    kdc_run_t first, base, more, fresh;
+    assert_int_equal(lint(&first, (const char *const[]){cache_opt, "-j1", NULL}), 1);
+    expect_in(&first, first.err, ": 22 parsed, 0 from the cache,");
+
+    scratch_write(g.tree, "g/base.h",
+                  "#include <librdkafka/rdkafka.h>\n"
+                  "static inline void g_base(rd_kafka_t *c) { (void)c; }\n");
+    assert_int_equal(lint(&base, (const char *const[]){cache_opt, "-j1", NULL}), 1);
+    /* g1..g4, and u7, d1, d2 (compile errors: never stored) */
+    expect_in(&base, base.err, ": 7 parsed, 15 from the cache,");
+    expect_in(&base, base.err, "3 shared preambles (2 built in ");
+    /* (u7 is the only unit of a/ parsed: it has no group, and no preamble to fall back from) */
+    expect_in(&base, base.err, "; 4 units parsed against one, 0 parsed again without it); ");
+    assert_false(has_finding(&base, "g/base.h", 2, "bare-commit"));
+    assert_true(has_finding(&base, "g/more.h", 2, "bare-commit"));
+
+    scratch_write(g.tree, "g/more.h",
+                  "#include <string.h>\n"
+                  "static inline void g_more(rd_kafka_t *c) { (void)c; }\n");
+    assert_int_equal(lint(&more, (const char *const[]){cache_opt, "-j1", NULL}), 1);
+    /* g1..g3 (one group of three with the same prefix now: no chain), u7, d1, d2 */
+    expect_in(&more, more.err, ": 6 parsed, 16 from the cache,");
+    expect_in(&more, more.err, "2 shared preambles (1 built in ");
+    expect_in(&more, more.err, "; 3 units parsed against one, 0 parsed again without it); ");
+    assert_false(has_finding(&more, "g/more.h", 2, "bare-commit"));
+    assert_int_equal(lint(&fresh, (const char *const[]){"--no-cache", "--no-preambles", NULL}), 1);
+    scale_same_report("after the edits, cached and fresh", fresh.out, more.out);
+    expect_tmp_empty();
+    kdc_run_free(&first);
+    kdc_run_free(&base);
+    kdc_run_free(&more);
+    kdc_run_free(&fresh);
+    free(cache_opt);
+    free(cache);
+}
+
 int main(void) {
     g.tmpdir = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
     const struct CMUnitTest tests[] = {
@@ -358,6 +433,9 @@ int main(void) {
                                         each_setup, each_teardown),
         cmocka_unit_test_setup_teardown(
             a_header_edited_between_runs_rebuilds_only_the_preambles_that_hold_it, each_setup,
+            each_teardown),
+        cmocka_unit_test_setup_teardown(
+            a_header_of_a_chained_preambles_parent_parses_its_units_again, each_setup,
             each_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
