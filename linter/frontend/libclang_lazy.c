@@ -82,7 +82,6 @@
     V(clang_getExpansionLocation,                                                               \
       (CXSourceLocation a, CXFile *b, unsigned *c, unsigned *d, unsigned *e), (a, b, c, d, e))  \
     F(CXString, clang_getFileName, (CXFile a), (a))                                             \
-    F(int, clang_getFileUniqueID, (CXFile a, CXFileUniqueID *b), (a, b))                        \
     V(clang_getInclusions, (CXTranslationUnit a, CXInclusionVisitor b, CXClientData c),         \
       (a, b, c))                                                                                \
     F(CXSourceLocation, clang_getLocationForOffset,                                             \

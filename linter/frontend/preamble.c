@@ -33,9 +33,8 @@ typedef struct preamble {
     const char *lang;          /* "c-header" or "c++-header" */
     char *quote_dir;           /* the units' directory, searched first for quoted includes */
     size_t ndirectives;        /* how many leading directives of each unit it holds */
-    int parent;                /* the preamble it is chained on (its first `from` directives,
-                                  precompiled once for both), or -1 */
-    size_t from;
+    int parent;                /* the preamble it is chained on, which holds the first of
+                                  these directives (its header: only the others), or -1 */
     const kdc_tu_job_t *first; /* a unit of the group: its arguments are every unit's */
     /* in each process, once it has looked */
     int state;            /* 0 not yet, 1 ready, -1 failed */
@@ -279,7 +278,6 @@ static int plan_run(kdc_preamble_plan_t *pl, const kdc_tu_job_t *jobs, const pla
     pre.quote_dir = dir_of(jobs[u[lo].job].file);
     pre.ndirectives = lcp;
     pre.parent = parent;
-    pre.from = from;
     pre.first = &jobs[u[lo].job];
     kdc_buf_t text = {0};
     size_t own = 0; /* where this header's own directives begin in text */
