@@ -219,10 +219,11 @@ void mock_env_assign(rd_kafka_t *consumer, const char *topic,
         rd_kafka_topic_partition_list_destroy(parts);
 }
 
-rd_kafka_message_t *mock_env_next(rd_kafka_t *consumer, int32_t partition) {
+static rd_kafka_message_t *next_within(rd_kafka_t *consumer, int32_t partition,
+                                       int wait_ms) {
         for (;;) {
                 rd_kafka_message_t *msg =
-                    rd_kafka_consumer_poll(consumer, MOCK_WAIT_MS);
+                    rd_kafka_consumer_poll(consumer, wait_ms);
 
                 assert_non_null(msg);
                 if (msg->err == RD_KAFKA_RESP_ERR__PARTITION_EOF) {
@@ -234,6 +235,15 @@ rd_kafka_message_t *mock_env_next(rd_kafka_t *consumer, int32_t partition) {
                         return msg;
                 rd_kafka_message_destroy(msg);
         }
+}
+
+rd_kafka_message_t *mock_env_next(rd_kafka_t *consumer, int32_t partition) {
+        return next_within(consumer, partition, MOCK_WAIT_MS);
+}
+
+rd_kafka_message_t *mock_env_next_joined(rd_kafka_t *consumer,
+                                         int32_t partition) {
+        return next_within(consumer, partition, MOCK_JOIN_WAIT_MS);
 }
 
 int64_t mock_env_committed(rd_kafka_t *consumer, const char *topic,

@@ -95,6 +95,14 @@ void mock_env_assign(rd_kafka_t *consumer, const char *topic, int partitions);
  * skipping others; fails the test after MOCK_WAIT_MS. */
 rd_kafka_message_t *mock_env_next(rd_kafka_t *consumer, int32_t partition);
 
+/* The same for the first message after rd_kafka_subscribe(): the group join
+ * comes first (the mock coordinator holds a first join for 3 s), so it
+ * fails the test only after MOCK_JOIN_WAIT_MS. Under ASan on a loaded
+ * machine a join and the first fetch took longer than MOCK_WAIT_MS. */
+#define MOCK_JOIN_WAIT_MS 30000
+rd_kafka_message_t *mock_env_next_joined(rd_kafka_t *consumer,
+                                         int32_t partition);
+
 /* The offset committed for topic/partition, read from the broker with
  * rd_kafka_committed() (RD_KAFKA_OFFSET_INVALID when none). */
 int64_t mock_env_committed(rd_kafka_t *consumer, const char *topic,

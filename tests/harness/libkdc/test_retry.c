@@ -305,7 +305,7 @@ static void a_retry_longer_than_max_poll_interval_keeps_the_membership(
             env, "retry-long", kdc_assignment_rebalance_cb, a, short_poll_conf);
         subscribe(c, topic);
 
-        m = mock_env_next(c, 0);
+        m = mock_env_next_joined(c, 0);
         assert_int_equal(m->offset, 0);
         epoch = kdc_assignment_stamp(a, m);
         assert_true(epoch > 0);
@@ -632,7 +632,7 @@ static void a_rebalance_during_a_retry_drops_it(void **state) {
                                    kdc_assignment_rebalance_cb, a2, eager_conf);
         subscribe(c1, topic);
 
-        m = mock_env_next(c1, -1);
+        m = mock_env_next_joined(c1, -1);
         p = m->partition;
         assert_int_equal(m->offset, 0);
         epoch = kdc_assignment_stamp(a1, m);
