@@ -1125,8 +1125,6 @@ static void describe_objects(kdc_facts_t *fx) {
     }
 }
 
-/* The same setting reaching a copy from several of the configurations it may
- * copy: the same chain of calls, property, value and guards. */
 typedef struct idbuf {
     char *buf;
     size_t size, n; /* n < size: what is written, always terminated */
@@ -1158,10 +1156,11 @@ static void id_ptr(idbuf_t *b, const void *p) {
     id_put(b, at, (size_t)(end - at));
 }
 
-/* Identifies a setting among those a copy inherits: its key, value, fallback,
- * flags and chain of calls, cut at size - 1 bytes. Written by hand: it is built
- * for every inherited setting of every copy (snprintf was 1.4 % of the
- * analysis of librdkafka's test suite). */
+/* The same setting reaching a copy from several of the configurations it may
+ * copy: the same chain of calls, property, value and guards. Its key, value,
+ * fallback, flags and chain of calls, cut at size - 1 bytes; written by hand,
+ * as it is built for every inherited setting of every copy (snprintf was
+ * 1.4 % of the analysis of librdkafka's test suite). */
 static const char *setting_id(const kdc_setting_t *st, char *buf, size_t size) {
     idbuf_t b = {buf, size, 0};
     char flags[] = {'|', (char)('0' + st->conditional), (char)('0' + st->escape),
