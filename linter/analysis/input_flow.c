@@ -53,33 +53,45 @@ static const char *ret_key(const kdc_facts_t *fx, const kdc_func_t *f) {
     return prefixed(fx, "R:", f->id);
 }
 
-/* The keys a function's walk asked about and found absent, derived (0) or
- * carriers (1): the walk's only inputs that can change (keys are never
- * removed), so while none of them is added, walking it again adds nothing. */
+/* The two sets propagated: storage keys holding derived values, and handles given them. */
+enum { FLOW_DERIVED, FLOW_CARRIERS };
+
+static const kdc_strmap_t *flow_set(const kdc_facts_t *fx, int set) {
+    return set == FLOW_DERIVED ? &fx->derived : &fx->carriers;
+}
+
+/* The keys a function's walk asked about and found absent, per set: the walk's
+ * only inputs that can change (keys are never removed), so while none of them
+ * is added, walking it again adds nothing. */
 typedef struct flow_absent {
     KDC_VEC(const char *) keys[2];
 } flow_absent_t;
 
-static void absent(const kdc_facts_t *fx, int map, const char *k) {
-    if (fx->flow_absent)
-        KDC_VEC_PUSH(fx->flow_absent->keys[map], k);
-}
-
-static int has(const kdc_facts_t *fx, const char *k) {
+/* Is k in the set? An absent key is recorded for the walk under way. */
+static int in_set(const kdc_facts_t *fx, int set, const char *k) {
     if (!k)
         return 0;
-    if (kdc_strmap_get(&fx->derived, k))
+    if (kdc_strmap_get(flow_set(fx, set), k))
         return 1;
-    absent(fx, 0, k);
+    if (fx->flow_absent)
+        KDC_VEC_PUSH(fx->flow_absent->keys[set], k);
     return 0;
 }
 
-/* Adds k; returns 1 when it is new. */
-static int add(kdc_facts_t *fx, const char *k) {
-    if (!k || kdc_strmap_get(&fx->derived, k))
+/* Adds k to the set; returns 1 when it is new. */
+static int add_to(kdc_facts_t *fx, int set, const char *k) {
+    if (!k || kdc_strmap_get(flow_set(fx, set), k))
         return 0;
-    kdc_strmap_put(&fx->derived, k, (void *)1);
+    kdc_strmap_put(set == FLOW_DERIVED ? &fx->derived : &fx->carriers, k, (void *)1);
     return 1;
+}
+
+static int has(const kdc_facts_t *fx, const char *k) {
+    return in_set(fx, FLOW_DERIVED, k);
+}
+
+static int add(kdc_facts_t *fx, const char *k) {
+    return add_to(fx, FLOW_DERIVED, k);
 }
 
 static int message_type(const char *type) {
@@ -170,19 +182,11 @@ static const kdc_func_t *function_value(const kdc_facts_t *fx, const kdc_func_t 
 /* ---------- handles given message data ---------- */
 
 static int carries(const kdc_facts_t *fx, const char *k) {
-    if (!k)
-        return 0;
-    if (kdc_strmap_get(&fx->carriers, k))
-        return 1;
-    absent(fx, 1, k);
-    return 0;
+    return in_set(fx, FLOW_CARRIERS, k);
 }
 
 static int add_carrier(kdc_facts_t *fx, const char *k) {
-    if (!k || kdc_strmap_get(&fx->carriers, k))
-        return 0;
-    kdc_strmap_put(&fx->carriers, k, (void *)1);
-    return 1;
+    return add_to(fx, FLOW_CARRIERS, k);
 }
 
 static int word_at(const char *s, const char *w) {
@@ -384,12 +388,10 @@ static void seed(kdc_facts_t *fx) {
 
 /* Has a key the last walk found absent been added since? */
 static int added_since(const kdc_facts_t *fx, const flow_absent_t *a) {
-    for (size_t k = 0; k < a->keys[0].n; k++)
-        if (kdc_strmap_get(&fx->derived, a->keys[0].v[k]))
-            return 1;
-    for (size_t k = 0; k < a->keys[1].n; k++)
-        if (kdc_strmap_get(&fx->carriers, a->keys[1].v[k]))
-            return 1;
+    for (int set = FLOW_DERIVED; set <= FLOW_CARRIERS; set++)
+        for (size_t k = 0; k < a->keys[set].n; k++)
+            if (kdc_strmap_get(flow_set(fx, set), a->keys[set].v[k]))
+                return 1;
     return 0;
 }
 
