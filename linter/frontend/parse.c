@@ -485,6 +485,11 @@ typedef struct spelled_memo {
     signed char after; /* the token after the operand skipped (skip_operand), or -1: none */
 } spelled_memo_t;
 
+static size_t spelled_hash(CXFile f, unsigned off, unsigned unary, size_t cap) {
+    uintptr_t h = ((uintptr_t)f >> 4) * 31 + off * 2 + unary;
+    return (size_t)(h * 0x9E3779B97F4A7C15u >> 7) & (cap - 1);
+}
+
 static spelled_memo_t *spelled_memo_slot(pctx_t *c, CXFile f, unsigned off, int unary) {
     if ((c->nspelled + 1) * 2 > c->spelled_cap) {
         size_t cap = c->spelled_cap ? 2 * c->spelled_cap : 256;
@@ -493,9 +498,8 @@ static spelled_memo_t *spelled_memo_slot(pctx_t *c, CXFile f, unsigned off, int 
             kdc_oom();
         for (size_t k = 0; k < c->spelled_cap; k++)
             if (c->spelled[k].f) {
-                uintptr_t h = ((uintptr_t)c->spelled[k].f >> 4) * 31 + c->spelled[k].off * 2 +
-                              c->spelled[k].unary;
-                size_t i = (size_t)(h * 0x9E3779B97F4A7C15u >> 7) & (cap - 1);
+                size_t i =
+                    spelled_hash(c->spelled[k].f, c->spelled[k].off, c->spelled[k].unary, cap);
                 while (v[i].f)
                     i = (i + 1) & (cap - 1);
                 v[i] = c->spelled[k];
@@ -504,8 +508,7 @@ static spelled_memo_t *spelled_memo_slot(pctx_t *c, CXFile f, unsigned off, int 
         c->spelled = v;
         c->spelled_cap = cap;
     }
-    uintptr_t h = ((uintptr_t)f >> 4) * 31 + off * 2 + (unsigned)unary;
-    size_t i = (size_t)(h * 0x9E3779B97F4A7C15u >> 7) & (c->spelled_cap - 1);
+    size_t i = spelled_hash(f, off, (unsigned)unary, c->spelled_cap);
     while (c->spelled[i].f &&
            !(c->spelled[i].f == f && c->spelled[i].off == off && c->spelled[i].unary == unary))
         i = (i + 1) & (c->spelled_cap - 1);
