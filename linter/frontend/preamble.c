@@ -31,7 +31,8 @@ typedef struct preamble {
     char *text;                /* its contents: each directive and a newline */
     char *pch;                 /* its precompiled form */
     const char *lang;          /* "c-header" or "c++-header" */
-    char *quote_dir;           /* the units' directory, searched first for quoted includes */
+    char *quote_dir;           /* the units' directory, searched first for quoted includes,
+                                  or NULL: the prefix names no file next to its units */
     size_t ndirectives;        /* how many leading directives of each unit it holds */
     int parent;                /* the preamble it is chained on, which holds the first of
                                   these directives (its header: only the others), or -1 */
@@ -190,8 +191,9 @@ static const char *header_lang(const kdc_tu_job_t *job) {
 typedef struct planned {
     size_t job;
     const char *lang;
-    char *key; /* language, directory, arguments and first directive, NUL-separated */
+    char *key; /* language, directory (or none), arguments and first directive, NUL-separated */
     size_t keylen;
+    int near; /* a quoted include of its prefix names a file next to it (names_near) */
     directives_t dirs;
 } planned_t;
 
@@ -212,6 +214,14 @@ static int by_key(const void *a, const void *b) {
     return x->job < y->job ? -1 : x->job > y->job;
 }
 
+/* (planned_t * elements) by their keys alone */
+static int by_key_only(const void *a, const void *b) {
+    const planned_t *x = *(const planned_t *const *)a, *y = *(const planned_t *const *)b;
+    if (x->keylen != y->keylen)
+        return x->keylen < y->keylen ? -1 : 1;
+    return memcmp(x->key, y->key, x->keylen);
+}
+
 static char *dir_of(const char *file) {
     const char *slash = strrchr(file, '/');
     if (!slash)
@@ -221,9 +231,81 @@ static char *dir_of(const char *file) {
     return kdc_xasprintf("%.*s", (int)(slash - file), file);
 }
 
-static void make_key(planned_t *u, const kdc_tu_job_t *job) {
+/* The file `name` (a quoted include's) names in the first directory of the unit's quoted
+ * search path that has it (-iquote, then -I, each relative to -working-directory): its
+ * real path, or NULL when none of them has it or an argument changes the search in a way
+ * not followed here. */
+static char *on_search_path(const kdc_tu_job_t *job, const char *name) {
+    const char *wd = ".";
+    for (int i = 0; i < job->argc; i++)
+        if (!strncmp(job->argv[i], "-working-directory=", 19))
+            wd = job->argv[i] + 19;
+    for (int pass = 0; pass < 2; pass++) { /* -iquote dirs come first, then -I dirs */
+        const char *opt = pass ? "-I" : "-iquote";
+        size_t ol = strlen(opt);
+        for (int i = 0; i < job->argc; i++) {
+            const char *a = job->argv[i], *d = NULL;
+            if (!strcmp(a, "-I-") || !strncmp(a, "-I=", 3) ||
+                !strncmp(a, "--include-directory", 19))
+                return NULL;
+            if (!strcmp(a, opt) && i + 1 < job->argc)
+                d = job->argv[++i];
+            else if (!strncmp(a, opt, ol) && a[ol])
+                d = a + ol;
+            if (!d)
+                continue;
+            char *path = d[0] == '/' ? kdc_xasprintf("%s/%s", d, name)
+                                     : kdc_xasprintf("%s/%s/%s", wd, d, name);
+            char *real = realpath(path, NULL);
+            free(path);
+            if (real)
+                return real;
+        }
+    }
+    return NULL;
+}
+
+/* Can the quoted includes among u's directives find a file in dir, its directory, that the
+ * search path would not have given them (or cannot it tell)? clang looks for a quoted name
+ * next to the including file first, then on the search path; a header's own quoted includes
+ * are looked up next to the header. So when none can, the prefix is parsed the same from any
+ * directory, and units of several directories can share it. */
+static int names_near(const planned_t *u, const kdc_tu_job_t *job, const char *dir) {
+    for (size_t m = 0; m < u->dirs.n; m++) {
+        const char *t = u->dirs.v[m].text + 1; /* past '#' */
+        t += strspn(t, " \t");
+        if (strncmp(t, "include", 7))
+            continue;
+        t += 7;
+        t += strspn(t, " \t");
+        const char *close = *t == '"' ? strchr(t + 1, '"') : NULL;
+        if (!close || t[1] == '/')
+            continue; /* <name>, or an absolute name */
+        char *name = kdc_xasprintf("%.*s", (int)(close - t - 1), t + 1);
+        char *path = kdc_xasprintf("%s/%s", dir, name);
+        int r = access(path, F_OK);
+        int e = errno;
+        int near = r == 0 || (e != ENOENT && e != ENOTDIR);
+        if (r == 0) {
+            char *here = realpath(path, NULL), *there = on_search_path(job, name);
+            near = !here || !there || strcmp(here, there) != 0;
+            free(here);
+            free(there);
+        }
+        free(path);
+        free(name);
+        if (near)
+            return 1;
+    }
+    return 0;
+}
+
+/* u's key: its language, its directory (none: with_dir 0), its arguments and its first
+ * directive. */
+static void make_key(planned_t *u, const kdc_tu_job_t *job, int with_dir) {
+    free(u->key);
     kdc_buf_t b = {0};
-    char *dir = dir_of(job->file);
+    char *dir = with_dir ? dir_of(job->file) : kdc_xstrdup("");
     kdc_buf_put(&b, u->lang, strlen(u->lang) + 1);
     kdc_buf_put(&b, dir, strlen(dir) + 1);
     free(dir);
@@ -275,7 +357,7 @@ static int plan_run(kdc_preamble_plan_t *pl, const kdc_tu_job_t *jobs, const pla
     pre.header = kdc_xasprintf("%s/p%zu.h", pl->dir, ix);
     pre.pch = kdc_xasprintf("%s/p%zu.pch", pl->dir, ix);
     pre.lang = u[lo].lang;
-    pre.quote_dir = dir_of(jobs[u[lo].job].file);
+    pre.quote_dir = u[lo].key[strlen(u[lo].lang) + 1] ? dir_of(jobs[u[lo].job].file) : NULL;
     pre.ndirectives = lcp;
     pre.parent = parent;
     pre.first = &jobs[u[lo].job];
@@ -350,11 +432,31 @@ kdc_preamble_plan_t *kdc_preamble_plan(const kdc_tu_job_t *jobs, const size_t *i
             continue;
         p->job = idx[i];
         p->lang = lang;
-        make_key(p, job);
+        char *dir = dir_of(job->file);
+        p->near = names_near(p, job, dir);
+        free(dir);
+        make_key(p, job, 1);
         if (p->job > maxjob)
             maxjob = p->job;
         nu++;
     }
+    /* A unit whose prefix names nothing next to it joins the group of its directory when
+     * that group has units whose prefix does (parsed with their directory searched first,
+     * which finds none of its names), and otherwise a group of any directory. */
+    const planned_t **near = malloc((nu ? nu : 1) * sizeof *near);
+    if (!near)
+        kdc_oom();
+    size_t nnear = 0;
+    for (size_t i = 0; i < nu; i++)
+        if (u[i].near)
+            near[nnear++] = &u[i];
+    qsort(near, nnear, sizeof *near, by_key_only);
+    for (size_t i = 0; i < nu; i++) {
+        const planned_t *me = &u[i];
+        if (!me->near && !bsearch(&me, near, nnear, sizeof *near, by_key_only))
+            make_key(&u[i], &jobs[u[i].job], 0);
+    }
+    free(near);
     qsort(u, nu, sizeof *u, by_key);
     kdc_preamble_plan_t *pl = NULL;
     for (size_t g = 0; g < nu;) {
@@ -559,8 +661,10 @@ static void ensure(kdc_preamble_plan_t *pl, preamble_t *p, kdc_parser_t *ps,
         install_args(pl, p, &argv);
         KDC_VEC_PUSH(argv, "-x");
         KDC_VEC_PUSH(argv, p->lang);
-        KDC_VEC_PUSH(argv, "-iquote");
-        KDC_VEC_PUSH(argv, p->quote_dir);
+        if (p->quote_dir) {
+            KDC_VEC_PUSH(argv, "-iquote");
+            KDC_VEC_PUSH(argv, p->quote_dir);
+        }
         if (parent) {
             KDC_VEC_PUSH(argv, "-include-pch");
             KDC_VEC_PUSH(argv, parent->pch);

@@ -10,8 +10,13 @@
  *
  * Units are grouped by what decides how that prefix is parsed: the same compiler arguments
  * (every one, so the same macros, include paths, language and working directory), the same
- * directory (a quoted include is looked up next to the including file first) and the same
- * first directive. A group's shared prefix is the longest run of leading directives all its
+ * first directive, and the same directory when it matters: a quoted include is looked up
+ * next to the including file first, then on the search path (-iquote, -I), so a unit whose
+ * prefix has a quoted name that finds a file next to it, other than the one the search path
+ * gives, shares only with units of its directory (its preamble is built with that directory
+ * searched first, -iquote); the others share across directories (collectd's plugins and
+ * utilities, each utility in a directory of its own), and one of them joins its own
+ * directory's group when that has units of the first kind. A group's shared prefix is the longest run of leading directives all its
  * units have, word for word; a run of at least KDC_PREAMBLE_CHAIN_MIN of its units that share
  * a longer prefix (`"test.h"` then `"testcpp.h"`) gets a preamble of its own, chained on the
  * group's: its header holds only the further directives and is parsed with the group's

@@ -1,6 +1,7 @@
 /*
  * Shared precompiled preambles (linter/frontend/preamble.h): units that begin with the same
- * includes, with the same flags in the same directory, share one precompiled header; the
+ * includes, with the same flags, in the same directory when their quoted includes find files
+ * next to them, share one precompiled header; the
  * report is the same, byte for byte, as without them (--no-preambles), with -j1 and -j2, with
  * and without the cache; --stats says what was built and used; nothing is left behind.
  *
@@ -37,8 +38,14 @@
  *               chained on it holds more.h for the three units that share it
  *               (KDC_PREAMBLE_CHAIN_MIN): only more.h is parsed to build it. base.h and
  *               more.h each have an inline function with a bare commit (line 2)
- * So 9 preambles are planned (a: 2, b, c, d, e, f, g: 2), 7 are built, 15 units are parsed
- * against one (u1 u2 u5 u3 u4 b1 b2 n o f1 f2 g1 g2 g3 g4), and 1 (u7) again without it.
+ *   h/x/h1.c h/y/h2.c h/inc/h4.c h/z/h3.c  compiled in h/ with -Iinc, each in a directory of
+ *               its own, all #include "shared.h": h/inc/shared.h on the search path (an inline
+ *               function with a bare commit, line 2), which h4 also finds next to it (the same
+ *               file); h/z/shared.h is another (a bare commit, line 3), which h3 finds next to
+ *               it. h1, h2 and h4 share a preamble across their directories; h3 does not
+ * So 10 preambles are planned (a: 2, b, c, d, e, f, g: 2, h), 8 are built, 18 units are
+ * parsed against one (u1 u2 u5 u3 u4 b1 b2 n o f1 f2 g1 g2 g3 g4 h1 h2 h4), and 1 (u7) again
+ * without it.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -180,7 +187,22 @@ static void write_tree(void) {
     s = unit("#include \"base.h\"\n#include <string.h>\n", "g4");
     scratch_write(g.tree, "g/g4.c", s);
     free(s);
-    /* the compilation database: each unit compiled in its own directory */
+    scratch_write(g.tree, "h/inc/shared.h",
+                  "#include <librdkafka/rdkafka.h>\n"
+                  "static inline void h_shared(rd_kafka_t *c) { rd_kafka_commit(c, NULL, 0); }\n");
+    scratch_write(g.tree, "h/z/shared.h",
+                  "#include <librdkafka/rdkafka.h>\n"
+                  "/* z's own */\n"
+                  "static inline void z_own(rd_kafka_t *c) { rd_kafka_commit(c, NULL, 0); }\n");
+    for (const char *const *n = (const char *const[]){"x/h1", "y/h2", "z/h3", "inc/h4", NULL}; *n;
+         n++) {
+        char *rel = fmt("h/%s.c", *n);
+        s = unit("#include \"shared.h\"\n", strchr(*n, '/') + 1);
+        scratch_write(g.tree, rel, s);
+        free(s);
+        free(rel);
+    }
+    /* the compilation database: each unit compiled in its own directory (h/'s in h/) */
     static const char *const units[][3] = {
         {"a", "u1.c", ""},
         {"a", "u2.c", ""},
@@ -204,6 +226,10 @@ static void write_tree(void) {
         {"g", "g2.c", ""},
         {"g", "g3.c", ""},
         {"g", "g4.c", ""},
+        {"h", "x/h1.c", "-Iinc"},
+        {"h", "y/h2.c", "-Iinc"},
+        {"h", "z/h3.c", "-Iinc"},
+        {"h", "inc/h4.c", "-Iinc"},
     };
     char *db = fmt("[");
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
@@ -263,9 +289,10 @@ static void expect_in(const kdc_run_t *r, const char *where, const char *want) {
 }
 
 static const char *const all_units[] = {
-    "a/u1.c",   "a/u2.c",   "a/u3.c", "a/u4.c", "a/u5.c", "a/u6.c", "a/u7.c", "b/b1.c",
-    "b/b2.c",   "c/m.c",    "c/n.c",  "c/o.c",  "d/d1.c", "d/d2.c", "e/e1.c", "e/e2.c",
-    "f/f1.cpp", "f/f2.cpp", "g/g1.c", "g/g2.c", "g/g3.c", "g/g4.c"};
+    "a/u1.c", "a/u2.c",   "a/u3.c",   "a/u4.c",   "a/u5.c",    "a/u6.c", "a/u7.c",
+    "b/b1.c", "b/b2.c",   "c/m.c",    "c/n.c",    "c/o.c",     "d/d1.c", "d/d2.c",
+    "e/e1.c", "e/e2.c",   "f/f1.cpp", "f/f2.cpp", "g/g1.c",    "g/g2.c", "g/g3.c",
+    "g/g4.c", "h/x/h1.c", "h/y/h2.c", "h/z/h3.c", "h/inc/h4.c"};
 
 /* kdc-lint -p build --format=json [extra...] on every unit (a NULL-terminated list) */
 static int lint(kdc_run_t *r, const char *const *extra) {
@@ -319,20 +346,23 @@ static void the_same_report_with_and_without_preambles_for_j1_and_j2(void **stat
     assert_true(has_finding(&off, "g/base.h", 2, "bare-commit"));
     assert_true(has_finding(&off, "g/more.h", 2, "bare-commit"));
     assert_true(has_finding(&off, "g/g3.c", 5, "bare-commit"));
+    assert_true(has_finding(&off, "h/inc/shared.h", 2, "bare-commit"));
+    assert_true(has_finding(&off, "h/z/shared.h", 3, "bare-commit"));
+    assert_true(has_finding(&off, "h/inc/h4.c", 3, "bare-commit"));
     expect_in(&off, off.out, "\"incomplete\": 3");
 
     rc = lint(&on1, (const char *const[]){"--no-cache", "-j1", NULL});
     assert_int_equal(rc, 1);
-    expect_in(&on1, on1.err, "9 shared preambles (7 built in ");
-    expect_in(&on1, on1.err, "; 15 units parsed against one, 1 parsed again without it); ");
+    expect_in(&on1, on1.err, "10 shared preambles (8 built in ");
+    expect_in(&on1, on1.err, "; 18 units parsed against one, 1 parsed again without it); ");
     scale_same_report("-j1 with and without preambles", off.out, on1.out);
     expect_tmp_empty();
 
     rc = lint(&on2, (const char *const[]){"--no-cache", "-j2", NULL});
     assert_int_equal(rc, 1);
     /* built once each, whichever worker came first */
-    expect_in(&on2, on2.err, "9 shared preambles (7 built in ");
-    expect_in(&on2, on2.err, "; 15 units parsed against one, 1 parsed again without it); ");
+    expect_in(&on2, on2.err, "10 shared preambles (8 built in ");
+    expect_in(&on2, on2.err, "; 18 units parsed against one, 1 parsed again without it); ");
     scale_same_report("-j2 with preambles and -j1 without", off.out, on2.out);
     expect_tmp_empty();
     kdc_run_free(&off);
@@ -346,7 +376,7 @@ static void a_header_edited_between_runs_rebuilds_only_the_preambles_that_hold_i
     char *cache_opt = fmt("--cache-dir=%s", cache);
     kdc_run_t first, second, fresh, warm;
     assert_int_equal(lint(&first, (const char *const[]){cache_opt, "-j2", NULL}), 1);
-    expect_in(&first, first.err, ": 22 parsed, 0 from the cache,");
+    expect_in(&first, first.err, ": 26 parsed, 0 from the cache,");
     assert_true(has_finding(&first, "a/common.h", 5, "bare-commit"));
 
     /* a/common.h loses its commit on line 5: the five units of a/ that include it are parsed
@@ -359,7 +389,7 @@ static void a_header_edited_between_runs_rebuilds_only_the_preambles_that_hold_i
     memcpy(at, "    (void)c;", strlen("    (void)c;"));
     scratch_write(g.tree, "a/common.h", edited);
     assert_int_equal(lint(&second, (const char *const[]){cache_opt, "-j2", NULL}), 1);
-    expect_in(&second, second.err, ": 8 parsed, 14 from the cache,");
+    expect_in(&second, second.err, ": 8 parsed, 18 from the cache,");
     expect_in(&second, second.err, "3 shared preambles (2 built in ");
     expect_in(&second, second.err, "; 5 units parsed against one, 1 parsed again without it); ");
     assert_false(has_finding(&second, "a/common.h", 5, "bare-commit"));
@@ -368,7 +398,7 @@ static void a_header_edited_between_runs_rebuilds_only_the_preambles_that_hold_i
 
     /* a warm run parses only the units with errors: d1 and d2's preamble fails again */
     assert_int_equal(lint(&warm, (const char *const[]){cache_opt, "-j2", NULL}), 1);
-    expect_in(&warm, warm.err, ": 3 parsed, 19 from the cache,");
+    expect_in(&warm, warm.err, ": 3 parsed, 23 from the cache,");
     expect_in(&warm, warm.err, "1 shared preamble (0 built in ");
     expect_in(&warm, warm.err, "; 0 units parsed against one, 0 parsed again without it); ");
     scale_same_report("warm and fresh", fresh.out, warm.out);
@@ -392,14 +422,14 @@ static void a_header_of_a_chained_preambles_parent_parses_its_units_again(void *
     char *cache_opt = fmt("--cache-dir=%s", cache);
     kdc_run_t first, base, more, fresh;
     assert_int_equal(lint(&first, (const char *const[]){cache_opt, "-j1", NULL}), 1);
-    expect_in(&first, first.err, ": 22 parsed, 0 from the cache,");
+    expect_in(&first, first.err, ": 26 parsed, 0 from the cache,");
 
     scratch_write(g.tree, "g/base.h",
                   "#include <librdkafka/rdkafka.h>\n"
                   "static inline void g_base(rd_kafka_t *c) { (void)c; }\n");
     assert_int_equal(lint(&base, (const char *const[]){cache_opt, "-j1", NULL}), 1);
     /* g1..g4, and u7, d1, d2 (compile errors: never stored) */
-    expect_in(&base, base.err, ": 7 parsed, 15 from the cache,");
+    expect_in(&base, base.err, ": 7 parsed, 19 from the cache,");
     expect_in(&base, base.err, "3 shared preambles (2 built in ");
     /* (u7 is the only unit of a/ parsed: it has no group, and no preamble to fall back from) */
     expect_in(&base, base.err, "; 4 units parsed against one, 0 parsed again without it); ");
@@ -411,7 +441,7 @@ static void a_header_of_a_chained_preambles_parent_parses_its_units_again(void *
                   "static inline void g_more(rd_kafka_t *c) { (void)c; }\n");
     assert_int_equal(lint(&more, (const char *const[]){cache_opt, "-j1", NULL}), 1);
     /* g1..g3 (one group of three with the same prefix now: no chain), u7, d1, d2 */
-    expect_in(&more, more.err, ": 6 parsed, 16 from the cache,");
+    expect_in(&more, more.err, ": 6 parsed, 20 from the cache,");
     expect_in(&more, more.err, "2 shared preambles (1 built in ");
     expect_in(&more, more.err, "; 3 units parsed against one, 0 parsed again without it); ");
     assert_false(has_finding(&more, "g/more.h", 2, "bare-commit"));
