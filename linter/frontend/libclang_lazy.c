@@ -75,6 +75,7 @@
     F(CXType, clang_getCursorType, (CXCursor a), (a))                                           \
     F(CXString, clang_getCursorUSR, (CXCursor a), (a))                                          \
     F(CXDiagnostic, clang_getDiagnostic, (CXTranslationUnit a, unsigned b), (a, b))             \
+    F(CXSourceLocation, clang_getDiagnosticLocation, (CXDiagnostic a), (a))                     \
     F(enum CXDiagnosticSeverity, clang_getDiagnosticSeverity, (CXDiagnostic a), (a))            \
     F(long long, clang_getEnumConstantDeclValue, (CXCursor a), (a))                             \
     F(const char *, clang_getFileContents, (CXTranslationUnit a, CXFile b, size_t *c),         \

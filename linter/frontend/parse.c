@@ -1840,6 +1840,26 @@ static enum CXChildVisitResult top_visit(CXCursor cur, CXCursor parent, CXClient
     }
 }
 
+/* "file:line:col: error: message", as clang_formatDiagnostic writes it, but the file named
+ * by its real path (file_name): the name clang gives a file depends on which name of its
+ * directory it met first, so a header is `./src/x.h` in one parse and `src/x.h` in another
+ * (with a precompiled preamble: preamble.h). Reports show it relative to the working
+ * directory (kdc_display_path), as they show findings. */
+static const char *error_text(pctx_t *c, CXDiagnostic dg) {
+    CXFile f = NULL;
+    unsigned line = 0, col = 0;
+    clang_getSpellingLocation(clang_getDiagnosticLocation(dg), &f, &line, &col, NULL);
+    CXString text = clang_formatDiagnostic(dg, 0); /* "error: message" */
+    if (!f)
+        return intern_cx(c, text);
+    const char *t = clang_getCString(text);
+    char *s = kdc_xasprintf("%s:%u:%u: %s", file_name(c, f), line, col, t ? t : "");
+    const char *r = kdc_intern(c->p, s);
+    free(s);
+    clang_disposeString(text);
+    return r;
+}
+
 static const char *first_error(pctx_t *c, unsigned *nerrors) {
     unsigned n = clang_getNumDiagnostics(c->tu);
     const char *first = NULL;
@@ -1850,8 +1870,7 @@ static const char *first_error(pctx_t *c, unsigned *nerrors) {
         if (sev >= CXDiagnostic_Error) {
             (*nerrors)++;
             if (!first)
-                first = intern_cx(c, clang_formatDiagnostic(dg, CXDiagnostic_DisplaySourceLocation |
-                                                                    CXDiagnostic_DisplayColumn));
+                first = error_text(c, dg);
         }
         clang_disposeDiagnostic(dg);
     }
