@@ -2171,6 +2171,7 @@ int kdc_parse_save_pch(kdc_parser_t *ps, const char *header, const char *const *
         c.p = kdc_program_new();
         if (!c.p)
             kdc_oom();
+        kdc_strmap_init(&c.file_names); /* error_text's */
         unsigned nerrors;
         const char *first = first_error(&c, &nerrors);
         relocated_t rl = {NULL};
@@ -2196,6 +2197,7 @@ int kdc_parse_save_pch(kdc_parser_t *ps, const char *header, const char *const *
                 clang_getInclusions(tu, visit_inclusion, &ic);
             }
         }
+        kdc_strmap_free(&c.file_names);
         kdc_program_free(c.p);
     }
     if (tu)
