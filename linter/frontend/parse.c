@@ -1926,11 +1926,44 @@ static const struct loaded_preamble *own_tops(kdc_parser_t *ps, CXTranslationUni
     return lp;
 }
 
-/* Parses and converts one unit: 0, -1 (*err set), or 1 when discard_errors and the parse had
- * a compile error (nothing converted, *err unset). */
+/* Does every compile error of a unit parsed against a preamble lie after it: at a place in a
+ * file that is none of pre_files and not in the directory of the precompiled header pch?
+ * Then the error is the unit's own, and a parse without the preamble reports it as it is:
+ * the preamble was built without an error from the same directives with the same
+ * arguments, and errors name their files by real path (error_text). An error at no place,
+ * or in a file whose real path is not known, may be the preamble's. */
+static int errors_after_preamble(pctx_t *c, const char *const *pre_files, size_t npre_files,
+                                 const char *pch) {
+    const char *slash = strrchr(pch, '/');
+    size_t dirlen = slash ? (size_t)(slash - pch) + 1 : 0;
+    unsigned n = clang_getNumDiagnostics(c->tu);
+    int after = 1;
+    for (unsigned i = 0; i < n && after; i++) {
+        CXDiagnostic dg = clang_getDiagnostic(c->tu, i);
+        if (clang_getDiagnosticSeverity(dg) >= CXDiagnostic_Error) {
+            CXFile f = NULL;
+            clang_getSpellingLocation(clang_getDiagnosticLocation(dg), &f, NULL, NULL, NULL);
+            CXString name = f ? clang_getFileName(f) : (CXString){0};
+            const char *raw = f ? clang_getCString(name) : NULL;
+            char *real = raw ? realpath(raw, NULL) : NULL;
+            after = real && (!dirlen || strncmp(real, pch, dirlen));
+            for (size_t k = 0; after && k < npre_files; k++)
+                after = strcmp(real, pre_files[k]) != 0 && strcmp(raw, pre_files[k]) != 0;
+            free(real);
+            if (f)
+                clang_disposeString(name);
+        }
+        clang_disposeDiagnostic(dg);
+    }
+    return after;
+}
+
+/* Parses and converts one unit: 0, -1 (*err set), or 1 when it was parsed against a preamble
+ * (pre) and has a compile error that may be the preamble's (nothing converted, *err unset). */
 static int parse_tu(kdc_parser_t *ps, kdc_program_t *p, const char *file, const char *const *argv,
                     int argc, struct CXUnsavedFile *unsaved, unsigned nunsaved,
-                    CXTranslationUnit pre, kdc_parse_file_fn file_fn, void *arg, char **err) {
+                    CXTranslationUnit pre, const char *const *pre_files, size_t npre_files,
+                    const char *pch, kdc_parse_file_fn file_fn, void *arg, char **err) {
     pctx_t c = {0};
     c.p = p;
     c.ps = ps;
@@ -1961,7 +1994,7 @@ static int parse_tu(kdc_parser_t *ps, kdc_program_t *p, const char *file, const 
         rc = -1;
     } else {
         info.first_error = first_error(&c, &info.nerrors);
-        if (pre && info.nerrors)
+        if (pre && info.nerrors && !errors_after_preamble(&c, pre_files, npre_files, pch))
             rc = 1;
     }
     if (rc) {
@@ -2026,7 +2059,7 @@ static int parse_tu(kdc_parser_t *ps, kdc_program_t *p, const char *file, const 
 int kdc_parse_tu_files(kdc_parser_t *ps, kdc_program_t *p, const char *file,
                        const char *const *argv, int argc, kdc_parse_file_fn file_fn, void *arg,
                        char **err) {
-    return parse_tu(ps, p, file, argv, argc, NULL, 0, NULL, file_fn, arg, err);
+    return parse_tu(ps, p, file, argv, argc, NULL, 0, NULL, NULL, 0, NULL, file_fn, arg, err);
 }
 
 /* The precompiled header at pch as a translation unit of this process, loaded on first use;
@@ -2065,14 +2098,16 @@ static CXTranslationUnit loaded_preamble(kdc_parser_t *ps, const char *pch) {
 
 int kdc_parse_tu_contents(kdc_parser_t *ps, kdc_program_t *p, const char *file,
                           const char *const *argv, int argc, const char *contents, size_t len,
-                          const char *pch, kdc_parse_file_fn file_fn, void *arg, char **err) {
+                          const char *pch, const char *const *pre_files, size_t npre_files,
+                          kdc_parse_file_fn file_fn, void *arg, char **err) {
     CXTranslationUnit pre = loaded_preamble(ps, pch);
     if (!pre)
         return 1;
     if (!ps->index_local)
         ps->index_local = clang_createIndex(1, 0);
     struct CXUnsavedFile u = {file, contents, (unsigned long)len};
-    return parse_tu(ps, p, file, argv, argc, &u, 1, pre, file_fn, arg, err);
+    return parse_tu(ps, p, file, argv, argc, &u, 1, pre, pre_files, npre_files, pch, file_fn, arg,
+                    err);
 }
 
 /* path with "." and "dir/.." taken out textually, as clang's writer of precompiled headers

@@ -53,12 +53,17 @@ int kdc_parse_tu_files(kdc_parser_t *ps, kdc_program_t *p, const char *file,
  * `-include-pch pch`. The preamble's declarations are converted from the precompiled header
  * itself, which the parser keeps loaded for the next units (a few at a time), and only the
  * unit's own are visited in its parse: the model is the one kdc_parse_tu_files makes of the
- * whole file. Returns 1, nothing converted or reported, when the precompiled header cannot
- * be loaded or the parse has a compile error (the caller parses the unit again as it is),
- * else as kdc_parse_tu_files. */
+ * whole file. pre_files (npre_files of them) are the files the precompiled header was made
+ * of. Returns 1, nothing converted or reported, when the precompiled header cannot be loaded
+ * or the parse has a compile error that may be the preamble's: one at no place (a
+ * precompiled header that no longer matches its files or flags), in one of pre_files, or in
+ * the precompiled header's own directory (the caller parses the unit again as it is). A unit
+ * whose errors all lie in its own text and in headers it includes after the preamble is
+ * parsed once. Else as kdc_parse_tu_files. */
 int kdc_parse_tu_contents(kdc_parser_t *ps, kdc_program_t *p, const char *file,
                           const char *const *argv, int argc, const char *contents, size_t len,
-                          const char *pch, kdc_parse_file_fn file_fn, void *arg, char **err);
+                          const char *pch, const char *const *pre_files, size_t npre_files,
+                          kdc_parse_file_fn file_fn, void *arg, char **err);
 
 /* Parses `header` with argv (which say its language: -x c-header or c++-header) and saves
  * it as a precompiled header at `pch`; file_fn gets every file it read, the header itself

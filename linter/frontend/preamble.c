@@ -748,8 +748,9 @@ int kdc_preamble_parse(kdc_preamble_plan_t *pl, size_t job, kdc_parser_t *ps, kd
         install_args(pl, pre, &argv);
         KDC_VEC_PUSH(argv, "-include-pch");
         KDC_VEC_PUSH(argv, pre->pch);
-        int rc = kdc_parse_tu_contents(ps, p, tu->file, argv.v, (int)argv.n, src, len, pre->pch,
-                                       file_fn, arg, err);
+        int rc =
+            kdc_parse_tu_contents(ps, p, tu->file, argv.v, (int)argv.n, src, len, pre->pch,
+                                  (const char *const *)pre->deps.v, pre->deps.n, file_fn, arg, err);
         free(argv.v);
         if (rc == 0) {
             free(src);

@@ -12,8 +12,8 @@
  *               another (line 8)
  *   a/u1.c a/u2.c a/u5.c a/u7.c  begin with #include "common.h", then differ (partly shared
  *               prefixes); u2 has a comment over two lines first; u5 has an #include inside
- *               #ifdef; u7 has a compile error (its parse against the preamble is done again
- *               without it)
+ *               #ifdef; u7 has a compile error after the prefix (its parse against the
+ *               preamble is kept)
  *   a/u3.c a/u4.c  #define WITH_HELPER before the first include
  *   a/u6.c      #include "solo.h": a prefix no other unit has
  *   b/common.h  another header of the same name (a bare commit on line 3), included by
@@ -43,9 +43,13 @@
  *               function with a bare commit, line 2), which h4 also finds next to it (the same
  *               file); h/z/shared.h is another (a bare commit, line 3), which h3 finds next to
  *               it. h1, h2 and h4 share a preamble across their directories; h3 does not
- * So 10 preambles are planned (a: 2, b, c, d, e, f, g: 2, h), 8 are built, 18 units are
- * parsed against one (u1 u2 u5 u3 u4 b1 b2 n o f1 f2 g1 g2 g3 g4 h1 h2 h4), and 1 (u7) again
- * without it.
+ *   x/x1.cpp x/x2.cpp  C++: #include "tmpl.h", a function template (line 2) and an inline
+ *               function with a bare commit (line 3); x1 instantiates the template with a type
+ *               it does not fit: a compile error in tmpl.h, a file of the preamble, so x1 is
+ *               parsed again without it
+ * So 11 preambles are planned (a: 2, b, c, d, e, f, g: 2, h, x), 9 are built, 20 units are
+ * parsed against one (u1 u2 u5 u3 u4 u7 b1 b2 n o f1 f2 g1 g2 g3 g4 h1 h2 h4 x2), and 1 (x1)
+ * again without it.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -202,6 +206,18 @@ static void write_tree(void) {
         free(s);
         free(rel);
     }
+    scratch_write(g.tree, "x/tmpl.h",
+                  "#include <librdkafka/rdkafka.h>\n"
+                  "template <class T> int twice(T t) { return t.twice(); }\n"
+                  "static inline void x_drain(rd_kafka_t *c) { rd_kafka_commit(c, NULL, 0); }\n");
+    s = unit("#include \"tmpl.h\"\n", "x1");
+    char *x1 = fmt("%sint x1_use() { return twice(1); }\n", s);
+    scratch_write(g.tree, "x/x1.cpp", x1);
+    free(x1);
+    free(s);
+    s = unit("#include \"tmpl.h\"\n", "x2");
+    scratch_write(g.tree, "x/x2.cpp", s);
+    free(s);
     /* the compilation database: each unit compiled in its own directory (h/'s in h/) */
     static const char *const units[][3] = {
         {"a", "u1.c", ""},
@@ -230,6 +246,8 @@ static void write_tree(void) {
         {"h", "y/h2.c", "-Iinc"},
         {"h", "z/h3.c", "-Iinc"},
         {"h", "inc/h4.c", "-Iinc"},
+        {"x", "x1.cpp", ""},
+        {"x", "x2.cpp", ""},
     };
     char *db = fmt("[");
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
@@ -289,10 +307,10 @@ static void expect_in(const kdc_run_t *r, const char *where, const char *want) {
 }
 
 static const char *const all_units[] = {
-    "a/u1.c", "a/u2.c",   "a/u3.c",   "a/u4.c",   "a/u5.c",    "a/u6.c", "a/u7.c",
-    "b/b1.c", "b/b2.c",   "c/m.c",    "c/n.c",    "c/o.c",     "d/d1.c", "d/d2.c",
-    "e/e1.c", "e/e2.c",   "f/f1.cpp", "f/f2.cpp", "g/g1.c",    "g/g2.c", "g/g3.c",
-    "g/g4.c", "h/x/h1.c", "h/y/h2.c", "h/z/h3.c", "h/inc/h4.c"};
+    "a/u1.c", "a/u2.c",   "a/u3.c",   "a/u4.c",   "a/u5.c",     "a/u6.c",   "a/u7.c",
+    "b/b1.c", "b/b2.c",   "c/m.c",    "c/n.c",    "c/o.c",      "d/d1.c",   "d/d2.c",
+    "e/e1.c", "e/e2.c",   "f/f1.cpp", "f/f2.cpp", "g/g1.c",     "g/g2.c",   "g/g3.c",
+    "g/g4.c", "h/x/h1.c", "h/y/h2.c", "h/z/h3.c", "h/inc/h4.c", "x/x1.cpp", "x/x2.cpp"};
 
 /* kdc-lint -p build --format=json [extra...] on every unit (a NULL-terminated list) */
 static int lint(kdc_run_t *r, const char *const *extra) {
@@ -349,20 +367,22 @@ static void the_same_report_with_and_without_preambles_for_j1_and_j2(void **stat
     assert_true(has_finding(&off, "h/inc/shared.h", 2, "bare-commit"));
     assert_true(has_finding(&off, "h/z/shared.h", 3, "bare-commit"));
     assert_true(has_finding(&off, "h/inc/h4.c", 3, "bare-commit"));
-    expect_in(&off, off.out, "\"incomplete\": 3");
+    assert_true(has_finding(&off, "x/tmpl.h", 3, "bare-commit"));
+    assert_true(has_finding(&off, "x/x2.cpp", 3, "bare-commit"));
+    expect_in(&off, off.out, "\"incomplete\": 4");
 
     rc = lint(&on1, (const char *const[]){"--no-cache", "-j1", NULL});
     assert_int_equal(rc, 1);
-    expect_in(&on1, on1.err, "10 shared preambles (8 built in ");
-    expect_in(&on1, on1.err, "; 18 units parsed against one, 1 parsed again without it); ");
+    expect_in(&on1, on1.err, "11 shared preambles (9 built in ");
+    expect_in(&on1, on1.err, "; 20 units parsed against one, 1 parsed again without it); ");
     scale_same_report("-j1 with and without preambles", off.out, on1.out);
     expect_tmp_empty();
 
     rc = lint(&on2, (const char *const[]){"--no-cache", "-j2", NULL});
     assert_int_equal(rc, 1);
     /* built once each, whichever worker came first */
-    expect_in(&on2, on2.err, "10 shared preambles (8 built in ");
-    expect_in(&on2, on2.err, "; 18 units parsed against one, 1 parsed again without it); ");
+    expect_in(&on2, on2.err, "11 shared preambles (9 built in ");
+    expect_in(&on2, on2.err, "; 20 units parsed against one, 1 parsed again without it); ");
     scale_same_report("-j2 with preambles and -j1 without", off.out, on2.out);
     expect_tmp_empty();
     kdc_run_free(&off);
@@ -376,12 +396,13 @@ static void a_header_edited_between_runs_rebuilds_only_the_preambles_that_hold_i
     char *cache_opt = fmt("--cache-dir=%s", cache);
     kdc_run_t first, second, fresh, warm;
     assert_int_equal(lint(&first, (const char *const[]){cache_opt, "-j2", NULL}), 1);
-    expect_in(&first, first.err, ": 26 parsed, 0 from the cache,");
+    expect_in(&first, first.err, ": 28 parsed, 0 from the cache,");
     assert_true(has_finding(&first, "a/common.h", 5, "bare-commit"));
 
     /* a/common.h loses its commit on line 5: the five units of a/ that include it are parsed
-     * again, with their two preambles, and the three with compile errors as on every run (a
-     * unit with errors is never stored): u7 with them, d1 and d2 (whose preamble fails) */
+     * again, with their two preambles, and the four with compile errors as on every run (a
+     * unit with errors is never stored): u7 with them, d1 and d2 (whose preamble fails), x1
+     * (alone: x2 is stored) */
     char *edited = fmt("%s", common_h);
     char *at = strstr(edited, "    rd_kafka_commit(c, NULL, 0);\n}");
     assert_non_null(at);
@@ -389,16 +410,16 @@ static void a_header_edited_between_runs_rebuilds_only_the_preambles_that_hold_i
     memcpy(at, "    (void)c;", strlen("    (void)c;"));
     scratch_write(g.tree, "a/common.h", edited);
     assert_int_equal(lint(&second, (const char *const[]){cache_opt, "-j2", NULL}), 1);
-    expect_in(&second, second.err, ": 8 parsed, 18 from the cache,");
+    expect_in(&second, second.err, ": 9 parsed, 19 from the cache,");
     expect_in(&second, second.err, "3 shared preambles (2 built in ");
-    expect_in(&second, second.err, "; 5 units parsed against one, 1 parsed again without it); ");
+    expect_in(&second, second.err, "; 6 units parsed against one, 0 parsed again without it); ");
     assert_false(has_finding(&second, "a/common.h", 5, "bare-commit"));
     assert_int_equal(lint(&fresh, (const char *const[]){"--no-cache", "--no-preambles", NULL}), 1);
     scale_same_report("after the edit, cached and fresh", fresh.out, second.out);
 
     /* a warm run parses only the units with errors: d1 and d2's preamble fails again */
     assert_int_equal(lint(&warm, (const char *const[]){cache_opt, "-j2", NULL}), 1);
-    expect_in(&warm, warm.err, ": 3 parsed, 23 from the cache,");
+    expect_in(&warm, warm.err, ": 4 parsed, 24 from the cache,");
     expect_in(&warm, warm.err, "1 shared preamble (0 built in ");
     expect_in(&warm, warm.err, "; 0 units parsed against one, 0 parsed again without it); ");
     scale_same_report("warm and fresh", fresh.out, warm.out);
@@ -422,16 +443,16 @@ static void a_header_of_a_chained_preambles_parent_parses_its_units_again(void *
     char *cache_opt = fmt("--cache-dir=%s", cache);
     kdc_run_t first, base, more, fresh;
     assert_int_equal(lint(&first, (const char *const[]){cache_opt, "-j1", NULL}), 1);
-    expect_in(&first, first.err, ": 26 parsed, 0 from the cache,");
+    expect_in(&first, first.err, ": 28 parsed, 0 from the cache,");
 
     scratch_write(g.tree, "g/base.h",
                   "#include <librdkafka/rdkafka.h>\n"
                   "static inline void g_base(rd_kafka_t *c) { (void)c; }\n");
     assert_int_equal(lint(&base, (const char *const[]){cache_opt, "-j1", NULL}), 1);
-    /* g1..g4, and u7, d1, d2 (compile errors: never stored) */
-    expect_in(&base, base.err, ": 7 parsed, 19 from the cache,");
+    /* g1..g4, and u7, d1, d2, x1 (compile errors: never stored) */
+    expect_in(&base, base.err, ": 8 parsed, 20 from the cache,");
     expect_in(&base, base.err, "3 shared preambles (2 built in ");
-    /* (u7 is the only unit of a/ parsed: it has no group, and no preamble to fall back from) */
+    /* (u7 and x1 are the only units of a/ and x/ parsed: no group, no preamble) */
     expect_in(&base, base.err, "; 4 units parsed against one, 0 parsed again without it); ");
     assert_false(has_finding(&base, "g/base.h", 2, "bare-commit"));
     assert_true(has_finding(&base, "g/more.h", 2, "bare-commit"));
@@ -440,8 +461,8 @@ static void a_header_of_a_chained_preambles_parent_parses_its_units_again(void *
                   "#include <string.h>\n"
                   "static inline void g_more(rd_kafka_t *c) { (void)c; }\n");
     assert_int_equal(lint(&more, (const char *const[]){cache_opt, "-j1", NULL}), 1);
-    /* g1..g3 (one group of three with the same prefix now: no chain), u7, d1, d2 */
-    expect_in(&more, more.err, ": 6 parsed, 20 from the cache,");
+    /* g1..g3 (one group of three with the same prefix now: no chain), u7, d1, d2, x1 */
+    expect_in(&more, more.err, ": 7 parsed, 21 from the cache,");
     expect_in(&more, more.err, "2 shared preambles (1 built in ");
     expect_in(&more, more.err, "; 3 units parsed against one, 0 parsed again without it); ");
     assert_false(has_finding(&more, "g/more.h", 2, "bare-commit"));
