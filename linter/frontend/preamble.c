@@ -31,8 +31,6 @@ typedef struct preamble {
     char *text;                /* its contents: each directive and a newline */
     char *pch;                 /* its precompiled form */
     const char *lang;          /* "c-header" or "c++-header" */
-    char *quote_dir;           /* the units' directory, searched first for quoted includes,
-                                  or NULL: the prefix names no file next to its units */
     size_t ndirectives;        /* how many leading directives of each unit it holds */
     int parent;                /* the preamble it is chained on, which holds the first of
                                   these directives (its header: only the others), or -1 */
@@ -231,73 +229,151 @@ static char *dir_of(const char *file) {
     return kdc_xasprintf("%.*s", (int)(slash - file), file);
 }
 
-/* The file `name` (a quoted include's) names in the first directory of the unit's quoted
- * search path that has it (-iquote, then -I, each relative to -working-directory): its
- * real path, or NULL when none of them has it or an argument changes the search in a way
- * not followed here. */
+/* The name of a directive `#include "name"` (malloc'd), or NULL for any other. */
+static char *quoted_name(const char *text) {
+    const char *t = text + 1; /* past '#' */
+    t += strspn(t, " \t");
+    if (strncmp(t, "include", 7) || (t[7] != ' ' && t[7] != '\t' && t[7] != '"'))
+        return NULL;
+    t += 7;
+    t += strspn(t, " \t");
+    const char *close = *t == '"' ? strchr(t + 1, '"') : NULL;
+    return close ? kdc_xasprintf("%.*s", (int)(close - t - 1), t + 1) : NULL;
+}
+
+/* Options whose value is the next argument (so it is not read as an option itself). */
+static int takes_value(const char *a) {
+    static const char *const opts[] = {"-D",       "-U",        "-o",         "-x",
+                                       "-MF",      "-MT",       "-MQ",        "-include",
+                                       "-imacros", "-isystem",  "-idirafter", "-target",
+                                       "-arch",    "-isysroot", "--sysroot"};
+    for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
+        if (!strcmp(a, opts[i]))
+            return 1;
+    return 0;
+}
+
+/* The path at which the first directory of the unit's quoted search path (-iquote, then
+ * -I, each relative to -working-directory) has `name` (malloc'd), or NULL when none has it
+ * or the search may not be what is followed here: an argument that changes it (-I-, -I=,
+ * a virtual file system, -Xclang), or the directory found is one clang may drop as a
+ * duplicate of a system directory (-isystem, -idirafter, anything under /usr). */
 static char *on_search_path(const kdc_tu_job_t *job, const char *name) {
     const char *wd = ".";
-    for (int i = 0; i < job->argc; i++)
-        if (!strncmp(job->argv[i], "-working-directory=", 19))
-            wd = job->argv[i] + 19;
-    for (int pass = 0; pass < 2; pass++) { /* -iquote dirs come first, then -I dirs */
+    for (int i = 0; i < job->argc; i++) {
+        const char *a = job->argv[i];
+        if (!strncmp(a, "-working-directory=", 19))
+            wd = a + 19;
+        if (!strcmp(a, "-I-") || !strncmp(a, "-I=", 3) || !strncmp(a, "--include-directory", 19) ||
+            !strncmp(a, "-ivfsoverlay", 12) || !strcmp(a, "-Xclang") ||
+            !strcmp(a, "-Xpreprocessor"))
+            return NULL;
+    }
+    char *found = NULL, *found_dir = NULL;
+    for (int pass = 0; pass < 2 && !found; pass++) { /* -iquote dirs first, then -I dirs */
         const char *opt = pass ? "-I" : "-iquote";
         size_t ol = strlen(opt);
-        for (int i = 0; i < job->argc; i++) {
+        for (int i = 0; i < job->argc && !found; i++) {
             const char *a = job->argv[i], *d = NULL;
-            if (!strcmp(a, "-I-") || !strncmp(a, "-I=", 3) ||
-                !strncmp(a, "--include-directory", 19))
-                return NULL;
+            if (takes_value(a)) {
+                i++;
+                continue;
+            }
             if (!strcmp(a, opt) && i + 1 < job->argc)
                 d = job->argv[++i];
             else if (!strncmp(a, opt, ol) && a[ol])
                 d = a + ol;
             if (!d)
                 continue;
-            char *path = d[0] == '/' ? kdc_xasprintf("%s/%s", d, name)
-                                     : kdc_xasprintf("%s/%s/%s", wd, d, name);
-            char *real = realpath(path, NULL);
-            free(path);
-            if (real)
-                return real;
+            char *dir = d[0] == '/' ? kdc_xstrdup(d) : kdc_xasprintf("%s/%s", wd, d);
+            char *path = kdc_xasprintf("%s/%s", dir, name);
+            if (access(path, F_OK) == 0) {
+                found = path;
+                found_dir = realpath(dir, NULL);
+            } else {
+                free(path);
+            }
+            free(dir);
         }
     }
-    return NULL;
+    /* the directory it was found in must be one clang keeps */
+    int kept = found_dir && strncmp(found_dir, "/usr/", 5);
+    for (int i = 0; kept && i + 1 < job->argc; i++) {
+        const char *a = job->argv[i];
+        if (!strcmp(a, "-isystem") || !strcmp(a, "-idirafter")) {
+            const char *d = job->argv[i + 1];
+            char *sd = d[0] == '/' ? kdc_xstrdup(d) : kdc_xasprintf("%s/%s", wd, d);
+            char *real = realpath(sd, NULL);
+            kept = !real || strcmp(real, found_dir) != 0;
+            free(real);
+            free(sd);
+        }
+    }
+    free(found_dir);
+    if (!kept) {
+        free(found);
+        return NULL;
+    }
+    return found;
 }
 
-/* Can the quoted includes among u's directives find a file in dir, its directory, that the
- * search path would not have given them (or cannot it tell)? clang looks for a quoted name
- * next to the including file first, then on the search path; a header's own quoted includes
- * are looked up next to the header. So when none can, the prefix is parsed the same from any
- * directory, and units of several directories can share it. */
+/* Are a and b the same file, reached through the same directory (so the quoted includes of
+ * the header, looked up next to the name it was opened by, find the same files)? */
+static int same_file_and_dir(const char *a, const char *b) {
+    char *ra = realpath(a, NULL), *rb = realpath(b, NULL);
+    int same = ra && rb && !strcmp(ra, rb);
+    free(ra);
+    free(rb);
+    if (same) {
+        char *da = dir_of(a), *db = dir_of(b);
+        ra = realpath(da, NULL);
+        rb = realpath(db, NULL);
+        same = ra && rb && !strcmp(ra, rb);
+        free(ra);
+        free(rb);
+        free(da);
+        free(db);
+    }
+    return same;
+}
+
+/* How the quoted includes among u's directives depend on dir, its directory: 0 not at all,
+ * 1 one finds a file there other than the one the search path gives (units share its
+ * prefix only within dir), -1 it cannot share (a name that climbs out with "..", which
+ * would be looked up next to the preamble's header, or that cannot be looked up). clang
+ * looks for a quoted name next to the including file first, then on the search path; a
+ * header's own quoted includes are looked up next to the name it was opened by. */
 static int names_near(const planned_t *u, const kdc_tu_job_t *job, const char *dir) {
+    int near = 0;
+    if (strpbrk(dir, "\"\n"))
+        return -1; /* not writable in an #include (a near name is written with dir) */
     for (size_t m = 0; m < u->dirs.n; m++) {
-        const char *t = u->dirs.v[m].text + 1; /* past '#' */
-        t += strspn(t, " \t");
-        if (strncmp(t, "include", 7))
-            continue;
-        t += 7;
-        t += strspn(t, " \t");
-        const char *close = *t == '"' ? strchr(t + 1, '"') : NULL;
-        if (!close || t[1] == '/')
-            continue; /* <name>, or an absolute name */
-        char *name = kdc_xasprintf("%.*s", (int)(close - t - 1), t + 1);
+        char *name = quoted_name(u->dirs.v[m].text);
+        if (!name || name[0] == '/') {
+            free(name);
+            continue; /* not a quoted include, or an absolute name */
+        }
         char *path = kdc_xasprintf("%s/%s", dir, name);
-        int r = access(path, F_OK);
-        int e = errno;
-        int near = r == 0 || (e != ENOENT && e != ENOTDIR);
-        if (r == 0) {
-            char *here = realpath(path, NULL), *there = on_search_path(job, name);
-            near = !here || !there || strcmp(here, there) != 0;
-            free(here);
+        int r = access(path, F_OK), e = errno;
+        if (r != 0 && e != ENOENT && e != ENOTDIR) {
+            near = -1;
+        } else if (r != 0) {
+            if (!strncmp(name, "../", 3))
+                near = -1;
+        } else if (!strncmp(name, "../", 3)) {
+            near = near < 0 ? near : 1; /* written with dir: looked up nowhere else */
+        } else {
+            char *there = on_search_path(job, name);
+            if (!there || !same_file_and_dir(path, there))
+                near = near < 0 ? near : 1;
             free(there);
         }
         free(path);
         free(name);
-        if (near)
-            return 1;
+        if (near < 0)
+            return -1;
     }
-    return 0;
+    return near;
 }
 
 /* u's key: its language, its directory (none: with_dir 0), its arguments and its first
@@ -354,32 +430,69 @@ static int plan_run(kdc_preamble_plan_t *pl, const kdc_tu_job_t *jobs, const pla
     }
     preamble_t pre = {0};
     size_t ix = pl->pre.n;
-    pre.header = kdc_xasprintf("%s/p%zu.h", pl->dir, ix);
+    char *hdir = kdc_xasprintf("%s/p%zu", pl->dir, ix);
+    pre.header = kdc_xasprintf("%s/p.h", hdir);
     pre.pch = kdc_xasprintf("%s/p%zu.pch", pl->dir, ix);
     pre.lang = u[lo].lang;
-    pre.quote_dir = u[lo].key[strlen(u[lo].lang) + 1] ? dir_of(jobs[u[lo].job].file) : NULL;
     pre.ndirectives = lcp;
     pre.parent = parent;
     pre.first = &jobs[u[lo].job];
-    kdc_buf_t text = {0};
-    size_t own = 0; /* where this header's own directives begin in text */
+    /* a group of one directory (names_near): the names found next to its units are written
+     * with that directory, where the units' parse finds them first */
+    char *near_dir = u[lo].key[strlen(u[lo].lang) + 1] ? dir_of(jobs[u[lo].job].file) : NULL;
+    kdc_buf_t text = {0}, header = {0};
+    KDC_VEC(char *) beside = {0}; /* names looked up next to the header first */
     for (size_t m = 0; m < lcp; m++) {
-        if (m == from)
-            own = text.n;
-        kdc_buf_put(&text, u[lo].dirs.v[m].text, strlen(u[lo].dirs.v[m].text));
+        const char *d = u[lo].dirs.v[m].text;
+        kdc_buf_put(&text, d, strlen(d));
         kdc_buf_put(&text, "\n", 1);
+        if (m < from)
+            continue;
+        char *name = quoted_name(d);
+        char *near =
+            name && name[0] != '/' && near_dir ? kdc_xasprintf("%s/%s", near_dir, name) : NULL;
+        if (near && access(near, F_OK) == 0) {
+            kdc_buf_put(&header, "#include \"", 10);
+            kdc_buf_put(&header, near, strlen(near));
+            kdc_buf_put(&header, "\"\n", 2);
+        } else {
+            kdc_buf_put(&header, d, strlen(d));
+            kdc_buf_put(&header, "\n", 1);
+            if (name && name[0] != '/')
+                KDC_VEC_PUSH(beside, kdc_xstrdup(name));
+        }
+        free(near);
+        free(name);
     }
+    free(near_dir);
     kdc_buf_put(&text, "", 1);
     pre.text = (char *)text.v;
-    if (write_file(pre.header, pre.text + own, text.n - 1 - own) != 0) {
-        *note = kdc_xasprintf("no shared preamble for %zu units: cannot write %s: %s", hi - lo,
-                              pre.header, strerror(errno));
+    const char *why = NULL;
+    if (mkdir(hdir, 0700) != 0 || write_file(pre.header, (const char *)header.v, header.n) != 0)
+        why = strerror(errno);
+    /* nothing but the header is next to it (names climbing out with ".." share nothing:
+     * names_near), so a name found there is the header itself */
+    for (size_t k = 0; k < beside.n; k++) {
+        char *at = kdc_xasprintf("%s/%s", hdir, beside.v[k]);
+        if (!why && access(at, F_OK) == 0) {
+            why = "a quoted include names the preamble's own header";
+            unlink(pre.header);
+            rmdir(hdir);
+        }
+        free(at);
+        free(beside.v[k]);
+    }
+    free(beside.v);
+    kdc_buf_free(&header);
+    if (why) {
+        *note = kdc_xasprintf("no shared preamble for %zu units: %s: %s", hi - lo, pre.header, why);
         free(pre.header);
         free(pre.text);
         free(pre.pch);
-        free(pre.quote_dir);
+        free(hdir);
         return -1;
     }
+    free(hdir);
     KDC_VEC_PUSH(pl->pre, pre);
     for (size_t k = lo; k < hi; k++) {
         pl->pre_of[u[k].job] = (int)ix;
@@ -435,6 +548,10 @@ kdc_preamble_plan_t *kdc_preamble_plan(const kdc_tu_job_t *jobs, const size_t *i
         char *dir = dir_of(job->file);
         p->near = names_near(p, job, dir);
         free(dir);
+        if (p->near < 0) {
+            directives_free(&p->dirs);
+            continue;
+        }
         make_key(p, job, 1);
         if (p->job > maxjob)
             maxjob = p->job;
@@ -507,8 +624,14 @@ void kdc_preamble_remove_files(const kdc_preamble_plan_t *pl) {
     if (d) {
         struct dirent *de;
         while ((de = readdir(d)))
-            if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-                unlinkat(dirfd(d), de->d_name, 0);
+            if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
+                unlinkat(dirfd(d), de->d_name, 0) != 0 && errno == EISDIR) {
+                /* a header's directory: the header in it */
+                char *h = kdc_xasprintf("%s/p.h", de->d_name);
+                unlinkat(dirfd(d), h, 0);
+                unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
+                free(h);
+            }
         closedir(d);
     }
     rmdir(pl->dir);
@@ -523,7 +646,6 @@ void kdc_preamble_plan_free(kdc_preamble_plan_t *pl) {
         free(p->header);
         free(p->text);
         free(p->pch);
-        free(p->quote_dir);
         for (size_t k = 0; k < p->deps.n; k++)
             free(p->deps.v[k]);
         free(p->deps.v);
@@ -661,10 +783,6 @@ static void ensure(kdc_preamble_plan_t *pl, preamble_t *p, kdc_parser_t *ps,
         install_args(pl, p, &argv);
         KDC_VEC_PUSH(argv, "-x");
         KDC_VEC_PUSH(argv, p->lang);
-        if (p->quote_dir) {
-            KDC_VEC_PUSH(argv, "-iquote");
-            KDC_VEC_PUSH(argv, p->quote_dir);
-        }
         if (parent) {
             KDC_VEC_PUSH(argv, "-include-pch");
             KDC_VEC_PUSH(argv, parent->pch);

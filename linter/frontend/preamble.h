@@ -10,21 +10,27 @@
  *
  * Units are grouped by what decides how that prefix is parsed: the same compiler arguments
  * (every one, so the same macros, include paths, language and working directory), the same
- * first directive, and the same directory when it matters: a quoted include is looked up
- * next to the including file first, then on the search path (-iquote, -I), so a unit whose
- * prefix has a quoted name that finds a file next to it, other than the one the search path
- * gives, shares only with units of its directory (its preamble is built with that directory
- * searched first, -iquote); the others share across directories (collectd's plugins and
- * utilities, each utility in a directory of its own), and one of them joins its own
- * directory's group when that has units of the first kind. A group's shared prefix is the longest run of leading directives all its
- * units have, word for word; a run of at least KDC_PREAMBLE_CHAIN_MIN of its units that share
- * a longer prefix (`"test.h"` then `"testcpp.h"`) gets a preamble of its own, chained on the
+ * first directive, and the same directory when it matters. clang looks for a quoted name
+ * next to the including file first (by the name it opened that file by: through a symbolic
+ * link, next to the link), then on the search path (-iquote, -I). So a unit whose prefix has
+ * a quoted name that finds a file next to it, other than the search path's or reached
+ * through another directory, shares only with units of its directory; the others share
+ * across directories (collectd's plugins and utilities, each utility in a directory of its
+ * own), and one of them joins its own directory's group when that has units of the first
+ * kind. A unit with a quoted name that climbs out with `..` and is not next to it shares
+ * nothing. A group's shared prefix is the longest run of leading directives all its units
+ * have, word for word; a run of at least KDC_PREAMBLE_CHAIN_MIN of its units that share a
+ * longer prefix (`"test.h"` then `"testcpp.h"`) gets a preamble of its own, chained on the
  * group's: its header holds only the further directives and is parsed with the group's
  * precompiled header included, so what the group shares is parsed once for all of them.
- * A group of two or more units to parse gets a preamble: the
- * prefix written to a header of its own, parsed once with the units' arguments (as a C or C++
- * header, the units' directory searched first for quoted includes) and saved as a precompiled
- * header (clang_saveTranslationUnit). Each unit of the group is then parsed with
+ *
+ * A group of two or more units to parse gets a preamble: the prefix written to a header of
+ * its own (p.h, alone in a directory of its own), parsed once with the units' arguments (as a
+ * C or C++ header) and saved as a precompiled header (clang_saveTranslationUnit). In a group
+ * of one directory, a quoted name that finds a file next to the units is written with that
+ * directory (`#include "/dir/name"`: the file the units' parse finds first, by the same name;
+ * no -iquote, which would reach the headers' own includes too). A group whose header would
+ * find itself (`#include "p.h"`) gets none. Each unit of the group is then parsed with
  * `-include-pch` and its own prefix blanked out (spaces, newlines kept: every line and column
  * of the file stays where it was), so its headers are read from the precompiled form instead
  * of being parsed again. A unit whose prefix is shared with no other is parsed as before.
@@ -32,9 +38,12 @@
  * The model is the same either way: libclang visits the declarations read from a precompiled
  * header as it visits parsed ones, in the same order, at the same locations; a shared
  * header's functions are converted once per process as before (kdc_parser_omit_seen). A
- * parse against a preamble that reports any compile error (a header edited since the
- * preamble was built, a flag that changes its meaning) is discarded and the unit parsed
- * again without it, so a unit with errors is parsed exactly as before.
+ * parse against a preamble whose compile errors may be the preamble's (at no place: a header
+ * edited since the preamble was built, a flag that changes its meaning; or in a file of the
+ * preamble: a C++ template instantiated by the unit) is discarded and the unit parsed again
+ * without it. Errors that all lie after the preamble, in the unit's own text and in headers
+ * it includes later, are the unit's own, reported the same (their files named by real path),
+ * and its parse is kept.
  *
  * Files: a private directory made for the run (mkdtemp in $TMPDIR, mode 0700), removed when
  * the run ends (kdc_preamble_plan_free). The planning reads the first KDC_PREAMBLE_SCAN_MAX

@@ -47,9 +47,19 @@
  *               function with a bare commit (line 3); x1 instantiates the template with a type
  *               it does not fit: a compile error in tmpl.h, a file of the preamble, so x1 is
  *               parsed again without it
- * So 11 preambles are planned (a: 2, b, c, d, e, f, g: 2, h, x), 9 are built, 20 units are
- * parsed against one (u1 u2 u5 u3 u4 u7 b1 b2 n o f1 f2 g1 g2 g3 g4 h1 h2 h4 x2), and 1 (x1)
- * again without it.
+ *   i/  compiled in i/ with -Iinc -Iinc2 (two arguments), each unit in a directory of its own:
+ *     s/s1.c t/t1.c u/u1.c  #include "shared.h": inc/shared.h includes "nested.h"; s/shared.h
+ *               is a symbolic link to it, so s1's nested.h is s/nested.h (a bare commit, line
+ *               3), t1's and u1's inc/nested.h (line 2): t1 and u1 share a preamble, s1 not
+ *     d/d1.c d/d2.c  #include "a.h" (inc/a.h, which includes "cfg.h": inc2/cfg.h, a bare
+ *               commit on line 2), then "local.h", next to them: they share a preamble of d/,
+ *               in which d/cfg.h (line 3) must not be what a.h finds
+ *     p/p1.c q/q1.c  #include "p.h" (inc/p.h, line 2): the name of the preamble's own header,
+ *               so they get none
+ *     v/w/v1.c v/w/v2.c  #include "../up.h" (v/up.h, line 2): a preamble of v/w/
+ * So 14 preambles are planned (a: 2, b, c, d, e, f, g: 2, h, x, i: 3), 12 are built, 26 units
+ * are parsed against one (u1 u2 u5 u3 u4 u7 b1 b2 n o f1 f2 g1 g2 g3 g4 h1 h2 h4 x2 t1 u1 d1
+ * d2 v1 v2), and 1 (x1) again without it.
  */
 #define _GNU_SOURCE
 #include <setjmp.h>
@@ -218,7 +228,53 @@ static void write_tree(void) {
     s = unit("#include \"tmpl.h\"\n", "x2");
     scratch_write(g.tree, "x/x2.cpp", s);
     free(s);
-    /* the compilation database: each unit compiled in its own directory (h/'s in h/) */
+    static const char rk[] = "#include <librdkafka/rdkafka.h>\n";
+    scratch_write(g.tree, "i/inc/shared.h", "#include \"nested.h\"\n");
+    scratch_write(g.tree, "i/inc/nested.h",
+                  "#include <librdkafka/rdkafka.h>\n"
+                  "static inline void n_inc(rd_kafka_t *c) { rd_kafka_commit(c, NULL, 0); }\n");
+    scratch_write(g.tree, "i/s/nested.h",
+                  "#include <librdkafka/rdkafka.h>\n"
+                  "/* s's own */\n"
+                  "static inline void n_s(rd_kafka_t *c) { rd_kafka_commit(c, NULL, 0); }\n");
+    char *link = scratch_path(g.tree, "i/s/shared.h");
+    assert_int_equal(symlink("../inc/shared.h", link), 0);
+    free(link);
+    scratch_write(g.tree, "i/inc/a.h", "#include \"cfg.h\"\n");
+    scratch_write(g.tree, "i/inc2/cfg.h",
+                  "#include <librdkafka/rdkafka.h>\n"
+                  "static inline void cfg2(rd_kafka_t *c) { rd_kafka_commit(c, NULL, 0); }\n");
+    scratch_write(g.tree, "i/d/cfg.h",
+                  "#include <librdkafka/rdkafka.h>\n"
+                  "/* d's own */\n"
+                  "static inline void cfg_d(rd_kafka_t *c) { rd_kafka_commit(c, NULL, 0); }\n");
+    scratch_write(g.tree, "i/d/local.h", rk);
+    scratch_write(g.tree, "i/inc/p.h",
+                  "#include <librdkafka/rdkafka.h>\n"
+                  "static inline void p_h(rd_kafka_t *c) { rd_kafka_commit(c, NULL, 0); }\n");
+    scratch_write(g.tree, "i/v/up.h",
+                  "#include <librdkafka/rdkafka.h>\n"
+                  "static inline void up(rd_kafka_t *c) { rd_kafka_commit(c, NULL, 0); }\n");
+    static const char *const i_units[][2] = {
+        {"s/s1", "#include \"shared.h\"\n"},
+        {"t/t1", "#include \"shared.h\"\n"},
+        {"u/u1", "#include \"shared.h\"\n"},
+        {"d/d1", "#include \"a.h\"\n#include \"local.h\"\n"},
+        {"d/d2", "#include \"a.h\"\n#include \"local.h\"\n"},
+        {"p/p1", "#include \"p.h\"\n"},
+        {"q/q1", "#include \"p.h\"\n"},
+        {"v/w/v1", "#include \"../up.h\"\n"},
+        {"v/w/v2", "#include \"../up.h\"\n"},
+    };
+    for (size_t i = 0; i < sizeof i_units / sizeof i_units[0]; i++) {
+        char *rel = fmt("i/%s.c", i_units[i][0]);
+        s = unit(i_units[i][1], strrchr(i_units[i][0], '/') + 1);
+        scratch_write(g.tree, rel, s);
+        free(s);
+        free(rel);
+    }
+    /* the compilation database: each unit compiled in its own directory (h/'s in h/, i/'s in
+     * i/) */
     static const char *const units[][3] = {
         {"a", "u1.c", ""},
         {"a", "u2.c", ""},
@@ -248,6 +304,15 @@ static void write_tree(void) {
         {"h", "inc/h4.c", "-Iinc"},
         {"x", "x1.cpp", ""},
         {"x", "x2.cpp", ""},
+        {"i", "s/s1.c", "-Iinc\", \"-Iinc2"},
+        {"i", "t/t1.c", "-Iinc\", \"-Iinc2"},
+        {"i", "u/u1.c", "-Iinc\", \"-Iinc2"},
+        {"i", "d/d1.c", "-Iinc\", \"-Iinc2"},
+        {"i", "d/d2.c", "-Iinc\", \"-Iinc2"},
+        {"i", "p/p1.c", "-Iinc\", \"-Iinc2"},
+        {"i", "q/q1.c", "-Iinc\", \"-Iinc2"},
+        {"i", "v/w/v1.c", "-Iinc\", \"-Iinc2"},
+        {"i", "v/w/v2.c", "-Iinc\", \"-Iinc2"},
     };
     char *db = fmt("[");
     for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
@@ -307,14 +372,16 @@ static void expect_in(const kdc_run_t *r, const char *where, const char *want) {
 }
 
 static const char *const all_units[] = {
-    "a/u1.c", "a/u2.c",   "a/u3.c",   "a/u4.c",   "a/u5.c",     "a/u6.c",   "a/u7.c",
-    "b/b1.c", "b/b2.c",   "c/m.c",    "c/n.c",    "c/o.c",      "d/d1.c",   "d/d2.c",
-    "e/e1.c", "e/e2.c",   "f/f1.cpp", "f/f2.cpp", "g/g1.c",     "g/g2.c",   "g/g3.c",
-    "g/g4.c", "h/x/h1.c", "h/y/h2.c", "h/z/h3.c", "h/inc/h4.c", "x/x1.cpp", "x/x2.cpp"};
+    "a/u1.c",     "a/u2.c",    "a/u3.c",   "a/u4.c",   "a/u5.c",     "a/u6.c",   "a/u7.c",
+    "b/b1.c",     "b/b2.c",    "c/m.c",    "c/n.c",    "c/o.c",      "d/d1.c",   "d/d2.c",
+    "e/e1.c",     "e/e2.c",    "f/f1.cpp", "f/f2.cpp", "g/g1.c",     "g/g2.c",   "g/g3.c",
+    "g/g4.c",     "h/x/h1.c",  "h/y/h2.c", "h/z/h3.c", "h/inc/h4.c", "x/x1.cpp", "x/x2.cpp",
+    "i/s/s1.c",   "i/t/t1.c",  "i/u/u1.c", "i/d/d1.c", "i/d/d2.c",   "i/p/p1.c", "i/q/q1.c",
+    "i/v/w/v1.c", "i/v/w/v2.c"};
 
 /* kdc-lint -p build --format=json [extra...] on every unit (a NULL-terminated list) */
 static int lint(kdc_run_t *r, const char *const *extra) {
-    const char *args[40];
+    const char *args[64];
     size_t n = 0;
     args[n++] = "-p";
     args[n++] = "build";
@@ -369,20 +436,26 @@ static void the_same_report_with_and_without_preambles_for_j1_and_j2(void **stat
     assert_true(has_finding(&off, "h/inc/h4.c", 3, "bare-commit"));
     assert_true(has_finding(&off, "x/tmpl.h", 3, "bare-commit"));
     assert_true(has_finding(&off, "x/x2.cpp", 3, "bare-commit"));
+    assert_true(has_finding(&off, "i/s/nested.h", 3, "bare-commit"));
+    assert_true(has_finding(&off, "i/inc/nested.h", 2, "bare-commit"));
+    assert_true(has_finding(&off, "i/inc2/cfg.h", 2, "bare-commit"));
+    assert_false(has_finding(&off, "i/d/cfg.h", 3, "bare-commit"));
+    assert_true(has_finding(&off, "i/inc/p.h", 2, "bare-commit"));
+    assert_true(has_finding(&off, "i/v/up.h", 2, "bare-commit"));
     expect_in(&off, off.out, "\"incomplete\": 4");
 
     rc = lint(&on1, (const char *const[]){"--no-cache", "-j1", NULL});
     assert_int_equal(rc, 1);
-    expect_in(&on1, on1.err, "11 shared preambles (9 built in ");
-    expect_in(&on1, on1.err, "; 20 units parsed against one, 1 parsed again without it); ");
+    expect_in(&on1, on1.err, "14 shared preambles (12 built in ");
+    expect_in(&on1, on1.err, "; 26 units parsed against one, 1 parsed again without it); ");
     scale_same_report("-j1 with and without preambles", off.out, on1.out);
     expect_tmp_empty();
 
     rc = lint(&on2, (const char *const[]){"--no-cache", "-j2", NULL});
     assert_int_equal(rc, 1);
     /* built once each, whichever worker came first */
-    expect_in(&on2, on2.err, "11 shared preambles (9 built in ");
-    expect_in(&on2, on2.err, "; 20 units parsed against one, 1 parsed again without it); ");
+    expect_in(&on2, on2.err, "14 shared preambles (12 built in ");
+    expect_in(&on2, on2.err, "; 26 units parsed against one, 1 parsed again without it); ");
     scale_same_report("-j2 with preambles and -j1 without", off.out, on2.out);
     expect_tmp_empty();
     kdc_run_free(&off);
@@ -396,7 +469,7 @@ static void a_header_edited_between_runs_rebuilds_only_the_preambles_that_hold_i
     char *cache_opt = fmt("--cache-dir=%s", cache);
     kdc_run_t first, second, fresh, warm;
     assert_int_equal(lint(&first, (const char *const[]){cache_opt, "-j2", NULL}), 1);
-    expect_in(&first, first.err, ": 28 parsed, 0 from the cache,");
+    expect_in(&first, first.err, ": 37 parsed, 0 from the cache,");
     assert_true(has_finding(&first, "a/common.h", 5, "bare-commit"));
 
     /* a/common.h loses its commit on line 5: the five units of a/ that include it are parsed
@@ -410,7 +483,7 @@ static void a_header_edited_between_runs_rebuilds_only_the_preambles_that_hold_i
     memcpy(at, "    (void)c;", strlen("    (void)c;"));
     scratch_write(g.tree, "a/common.h", edited);
     assert_int_equal(lint(&second, (const char *const[]){cache_opt, "-j2", NULL}), 1);
-    expect_in(&second, second.err, ": 9 parsed, 19 from the cache,");
+    expect_in(&second, second.err, ": 9 parsed, 28 from the cache,");
     expect_in(&second, second.err, "3 shared preambles (2 built in ");
     expect_in(&second, second.err, "; 6 units parsed against one, 0 parsed again without it); ");
     assert_false(has_finding(&second, "a/common.h", 5, "bare-commit"));
@@ -419,7 +492,7 @@ static void a_header_edited_between_runs_rebuilds_only_the_preambles_that_hold_i
 
     /* a warm run parses only the units with errors: d1 and d2's preamble fails again */
     assert_int_equal(lint(&warm, (const char *const[]){cache_opt, "-j2", NULL}), 1);
-    expect_in(&warm, warm.err, ": 4 parsed, 24 from the cache,");
+    expect_in(&warm, warm.err, ": 4 parsed, 33 from the cache,");
     expect_in(&warm, warm.err, "1 shared preamble (0 built in ");
     expect_in(&warm, warm.err, "; 0 units parsed against one, 0 parsed again without it); ");
     scale_same_report("warm and fresh", fresh.out, warm.out);
@@ -443,14 +516,14 @@ static void a_header_of_a_chained_preambles_parent_parses_its_units_again(void *
     char *cache_opt = fmt("--cache-dir=%s", cache);
     kdc_run_t first, base, more, fresh;
     assert_int_equal(lint(&first, (const char *const[]){cache_opt, "-j1", NULL}), 1);
-    expect_in(&first, first.err, ": 28 parsed, 0 from the cache,");
+    expect_in(&first, first.err, ": 37 parsed, 0 from the cache,");
 
     scratch_write(g.tree, "g/base.h",
                   "#include <librdkafka/rdkafka.h>\n"
                   "static inline void g_base(rd_kafka_t *c) { (void)c; }\n");
     assert_int_equal(lint(&base, (const char *const[]){cache_opt, "-j1", NULL}), 1);
     /* g1..g4, and u7, d1, d2, x1 (compile errors: never stored) */
-    expect_in(&base, base.err, ": 8 parsed, 20 from the cache,");
+    expect_in(&base, base.err, ": 8 parsed, 29 from the cache,");
     expect_in(&base, base.err, "3 shared preambles (2 built in ");
     /* (u7 and x1 are the only units of a/ and x/ parsed: no group, no preamble) */
     expect_in(&base, base.err, "; 4 units parsed against one, 0 parsed again without it); ");
@@ -462,7 +535,7 @@ static void a_header_of_a_chained_preambles_parent_parses_its_units_again(void *
                   "static inline void g_more(rd_kafka_t *c) { (void)c; }\n");
     assert_int_equal(lint(&more, (const char *const[]){cache_opt, "-j1", NULL}), 1);
     /* g1..g3 (one group of three with the same prefix now: no chain), u7, d1, d2, x1 */
-    expect_in(&more, more.err, ": 7 parsed, 21 from the cache,");
+    expect_in(&more, more.err, ": 7 parsed, 30 from the cache,");
     expect_in(&more, more.err, "2 shared preambles (1 built in ");
     expect_in(&more, more.err, "; 3 units parsed against one, 0 parsed again without it); ");
     assert_false(has_finding(&more, "g/more.h", 2, "bare-commit"));
