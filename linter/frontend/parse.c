@@ -406,6 +406,8 @@ static int offset_in_file(CXSourceLocation from, CXFile f, unsigned off, unsigne
                           CXSourceLocation *at) {
     CXSourceLocation l = from;
     l.int_data = from.int_data + (want - off);
+    if ((from.int_data | l.int_data) & 0x80000000u || l.int_data < from.int_data)
+        return 0; /* a macro's location in clang's encoding (the top bit), or past the end */
     CXFile g = NULL;
     unsigned o = 0;
     clang_getSpellingLocation(l, &g, NULL, NULL, &o);
@@ -1913,13 +1915,13 @@ static enum CXChildVisitResult collect_own_top(CXCursor cur, CXCursor parent, CX
 
 /* The loaded preamble pre (loaded_preamble), with its top-level cursors outside system
  * headers listed: each of its units visits those only, instead of asking where every
- * declaration of the system's headers is, again and again. */
+ * declaration of the system's headers is, again and again. NULL when pre is not loaded. */
 static const struct loaded_preamble *own_tops(kdc_parser_t *ps, CXTranslationUnit pre) {
     struct loaded_preamble *lp = NULL;
     for (unsigned i = 0; i < KDC_PREAMBLES_LOADED; i++)
         if (ps->loaded[i].tu == pre)
             lp = &ps->loaded[i];
-    if (!lp->tops_known) {
+    if (lp && !lp->tops_known) {
         clang_visitChildren(clang_getTranslationUnitCursor(pre), collect_own_top, lp);
         lp->tops_known = 1;
     }
@@ -2027,7 +2029,9 @@ static int parse_tu(kdc_parser_t *ps, kdc_program_t *p, const char *file, const 
         kdc_strmap_init(&cp.noreturn);
         kdc_strmap_init(&cp.contracts);
         const struct loaded_preamble *lp = own_tops(ps, pre);
-        for (size_t i = 0; i < lp->tops.n; i++)
+        if (!lp) /* not one this parser keeps loaded: all of it */
+            clang_visitChildren(clang_getTranslationUnitCursor(pre), top_visit, &cp);
+        for (size_t i = 0; lp && i < lp->tops.n; i++)
             if (top_visit(lp->tops.v[i], clang_getTranslationUnitCursor(pre), &cp) ==
                 CXChildVisit_Recurse)
                 clang_visitChildren(lp->tops.v[i], top_visit, &cp);
