@@ -298,10 +298,15 @@ static char *on_search_path(const kdc_tu_job_t *job, const char *name) {
     }
     /* the directory it was found in must be one clang keeps */
     int kept = found_dir && strncmp(found_dir, "/usr/", 5);
-    for (int i = 0; kept && i + 1 < job->argc; i++) {
-        const char *a = job->argv[i];
-        if (!strcmp(a, "-isystem") || !strcmp(a, "-idirafter")) {
-            const char *d = job->argv[i + 1];
+    for (int i = 0; kept && i < job->argc; i++) {
+        const char *a = job->argv[i], *d = NULL;
+        if ((!strcmp(a, "-isystem") || !strcmp(a, "-idirafter")) && i + 1 < job->argc)
+            d = job->argv[++i];
+        else if (!strncmp(a, "-isystem", 8) && a[8])
+            d = a + 8;
+        else if (!strncmp(a, "-idirafter", 10) && a[10])
+            d = a + 10;
+        if (d) {
             char *sd = d[0] == '/' ? kdc_xstrdup(d) : kdc_xasprintf("%s/%s", wd, d);
             char *real = realpath(sd, NULL);
             kept = !real || strcmp(real, found_dir) != 0;
@@ -337,6 +342,13 @@ static int same_file_and_dir(const char *a, const char *b) {
     return same;
 }
 
+/* Does name climb out of the directory it is looked up in ("../x.h", "./../x.h")? */
+static int climbs(const char *name) {
+    while (!strncmp(name, "./", 2))
+        name += 2 + strspn(name + 2, "/");
+    return !strncmp(name, "../", 3) || !strcmp(name, "..");
+}
+
 /* How the quoted includes among u's directives depend on dir, its directory: 0 not at all,
  * 1 one finds a file there other than the one the search path gives (units share its
  * prefix only within dir), -1 it cannot share (a name that climbs out with "..", which
@@ -358,9 +370,9 @@ static int names_near(const planned_t *u, const kdc_tu_job_t *job, const char *d
         if (r != 0 && e != ENOENT && e != ENOTDIR) {
             near = -1;
         } else if (r != 0) {
-            if (!strncmp(name, "../", 3))
+            if (climbs(name))
                 near = -1;
-        } else if (!strncmp(name, "../", 3)) {
+        } else if (climbs(name)) {
             near = near < 0 ? near : 1; /* written with dir: looked up nowhere else */
         } else {
             char *there = on_search_path(job, name);
@@ -557,9 +569,10 @@ kdc_preamble_plan_t *kdc_preamble_plan(const kdc_tu_job_t *jobs, const size_t *i
             maxjob = p->job;
         nu++;
     }
-    /* A unit whose prefix names nothing next to it joins the group of its directory when
-     * that group has units whose prefix does (parsed with their directory searched first,
-     * which finds none of its names), and otherwise a group of any directory. */
+    /* A unit whose prefix names nothing next to it but what the search path gives joins the
+     * group of its directory when that group has units whose prefix does (their header
+     * names the files found next to them by that directory: for this unit, the same files
+     * through the same directory), and otherwise a group of any directory. */
     const planned_t **near = malloc((nu ? nu : 1) * sizeof *near);
     if (!near)
         kdc_oom();
