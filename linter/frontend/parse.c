@@ -1913,19 +1913,14 @@ static enum CXChildVisitResult collect_own_top(CXCursor cur, CXCursor parent, CX
     return CXChildVisit_Continue;
 }
 
-/* The loaded preamble pre (loaded_preamble), with its top-level cursors outside system
- * headers listed: each of its units visits those only, instead of asking where every
- * declaration of the system's headers is, again and again. NULL when pre is not loaded. */
-static const struct loaded_preamble *own_tops(kdc_parser_t *ps, CXTranslationUnit pre) {
-    struct loaded_preamble *lp = NULL;
-    for (unsigned i = 0; i < KDC_PREAMBLES_LOADED; i++)
-        if (ps->loaded[i].tu == pre)
-            lp = &ps->loaded[i];
-    if (lp && !lp->tops_known) {
-        clang_visitChildren(clang_getTranslationUnitCursor(pre), collect_own_top, lp);
+/* A loaded preamble's top-level cursors outside system headers, listed on first use: each
+ * of its units visits those only, instead of asking where every declaration of the
+ * system's headers is, again and again. */
+static void own_tops(struct loaded_preamble *lp) {
+    if (!lp->tops_known) {
+        clang_visitChildren(clang_getTranslationUnitCursor(lp->tu), collect_own_top, lp);
         lp->tops_known = 1;
     }
-    return lp;
 }
 
 /* Does every compile error of a unit parsed against a preamble lie after it: at a place in a
@@ -1961,11 +1956,12 @@ static int errors_after_preamble(pctx_t *c, const char *const *pre_files, size_t
 }
 
 /* Parses and converts one unit: 0, -1 (*err set), or 1 when it was parsed against a preamble
- * (pre) and has a compile error that may be the preamble's (nothing converted, *err unset). */
+ * (pre, one this parser keeps loaded) and has a compile error that may be the preamble's
+ * (nothing converted, *err unset). */
 static int parse_tu(kdc_parser_t *ps, kdc_program_t *p, const char *file, const char *const *argv,
                     int argc, struct CXUnsavedFile *unsaved, unsigned nunsaved,
-                    CXTranslationUnit pre, const char *const *pre_files, size_t npre_files,
-                    const char *pch, kdc_parse_file_fn file_fn, void *arg, char **err) {
+                    struct loaded_preamble *pre, const char *const *pre_files, size_t npre_files,
+                    kdc_parse_file_fn file_fn, void *arg, char **err) {
     pctx_t c = {0};
     c.p = p;
     c.ps = ps;
@@ -1996,7 +1992,7 @@ static int parse_tu(kdc_parser_t *ps, kdc_program_t *p, const char *file, const 
         rc = -1;
     } else {
         info.first_error = first_error(&c, &info.nerrors);
-        if (pre && info.nerrors && !errors_after_preamble(&c, pre_files, npre_files, pch))
+        if (pre && info.nerrors && !errors_after_preamble(&c, pre_files, npre_files, pre->pch))
             rc = 1;
     }
     if (rc) {
@@ -2022,19 +2018,17 @@ static int parse_tu(kdc_parser_t *ps, kdc_program_t *p, const char *file, const 
         pctx_t cp = {0};
         cp.p = p;
         cp.ps = ps;
-        cp.tu = pre;
+        cp.tu = pre->tu;
         cp.tu_index = c.tu_index;
         cp.omit = c.omit;
         kdc_strmap_init(&cp.file_names);
         kdc_strmap_init(&cp.noreturn);
         kdc_strmap_init(&cp.contracts);
-        const struct loaded_preamble *lp = own_tops(ps, pre);
-        if (!lp) /* not one this parser keeps loaded: all of it */
-            clang_visitChildren(clang_getTranslationUnitCursor(pre), top_visit, &cp);
-        for (size_t i = 0; lp && i < lp->tops.n; i++)
-            if (top_visit(lp->tops.v[i], clang_getTranslationUnitCursor(pre), &cp) ==
+        own_tops(pre);
+        for (size_t i = 0; i < pre->tops.n; i++)
+            if (top_visit(pre->tops.v[i], clang_getTranslationUnitCursor(pre->tu), &cp) ==
                 CXChildVisit_Recurse)
-                clang_visitChildren(lp->tops.v[i], top_visit, &cp);
+                clang_visitChildren(pre->tops.v[i], top_visit, &cp);
         c.too_deep = cp.too_deep;
         c.ndeep = cp.ndeep;
         free(cp.calls.v);
@@ -2063,17 +2057,17 @@ static int parse_tu(kdc_parser_t *ps, kdc_program_t *p, const char *file, const 
 int kdc_parse_tu_files(kdc_parser_t *ps, kdc_program_t *p, const char *file,
                        const char *const *argv, int argc, kdc_parse_file_fn file_fn, void *arg,
                        char **err) {
-    return parse_tu(ps, p, file, argv, argc, NULL, 0, NULL, NULL, 0, NULL, file_fn, arg, err);
+    return parse_tu(ps, p, file, argv, argc, NULL, 0, NULL, NULL, 0, file_fn, arg, err);
 }
 
 /* The precompiled header at pch as a translation unit of this process, loaded on first use;
  * NULL when it cannot be read. */
-static CXTranslationUnit loaded_preamble(kdc_parser_t *ps, const char *pch) {
+static struct loaded_preamble *loaded_preamble(kdc_parser_t *ps, const char *pch) {
     unsigned i = 0;
     for (unsigned k = 0; k < KDC_PREAMBLES_LOADED; k++) {
         if (ps->loaded[k].pch && !strcmp(ps->loaded[k].pch, pch)) {
             ps->loaded[k].used = ++ps->uses;
-            return ps->loaded[k].tu;
+            return &ps->loaded[k];
         }
         if (ps->loaded[k].used < ps->loaded[i].used)
             i = k; /* the least recently used (or a free one) */
@@ -2097,21 +2091,20 @@ static CXTranslationUnit loaded_preamble(kdc_parser_t *ps, const char *pch) {
     ps->loaded[i].pch = kdc_xstrdup(pch);
     ps->loaded[i].tu = tu;
     ps->loaded[i].used = ++ps->uses;
-    return tu;
+    return &ps->loaded[i];
 }
 
 int kdc_parse_tu_contents(kdc_parser_t *ps, kdc_program_t *p, const char *file,
                           const char *const *argv, int argc, const char *contents, size_t len,
                           const char *pch, const char *const *pre_files, size_t npre_files,
                           kdc_parse_file_fn file_fn, void *arg, char **err) {
-    CXTranslationUnit pre = loaded_preamble(ps, pch);
+    struct loaded_preamble *pre = loaded_preamble(ps, pch);
     if (!pre)
         return 1;
     if (!ps->index_local)
         ps->index_local = clang_createIndex(1, 0);
     struct CXUnsavedFile u = {file, contents, (unsigned long)len};
-    return parse_tu(ps, p, file, argv, argc, &u, 1, pre, pre_files, npre_files, pch, file_fn, arg,
-                    err);
+    return parse_tu(ps, p, file, argv, argc, &u, 1, pre, pre_files, npre_files, file_fn, arg, err);
 }
 
 /* path with "." and "dir/.." taken out textually, as clang's writer of precompiled headers
