@@ -42,6 +42,7 @@ typedef struct preamble {
 
 struct kdc_preamble_plan {
     char *dir;
+    int owner_fd;      /* OWNER_LOCK in dir, held (flock) while the run lives; -1: none */
     char *install_dir; /* -ccc-install-dir of C++ preambles (install_args), or NULL */
     int install_known;
     KDC_VEC(preamble_t) pre;
@@ -528,6 +529,87 @@ static int plan_run(kdc_preamble_plan_t *pl, const kdc_tu_job_t *jobs, const pla
     return (int)ix;
 }
 
+/* ---------- the run's directory ---------- */
+
+#define RUN_DIR_PREFIX "kdc-lint-preambles."
+/* A file of the run's directory that the run holds an exclusive flock(2) on for as long as
+ * one of its processes lives: the kernel releases it when the last of them ends, SIGKILL
+ * included. */
+#define OWNER_LOCK "owner.lock"
+
+/* Removes the entries of directory dfd, and those of its subdirectories down to depth more
+ * levels (the headers' directories: one), without following symbolic links. */
+static void remove_within(int dfd, int depth) {
+    int fd = dup(dfd);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+            unlinkat(dirfd(d), de->d_name, 0) == 0 || errno != EISDIR || depth <= 0)
+            continue;
+        int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sub >= 0) {
+            remove_within(sub, depth - 1);
+            close(sub);
+        }
+        unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
+    }
+    closedir(d);
+}
+
+/* Makes dir's OWNER_LOCK, locked: created under another name and renamed once locked, so a
+ * sweep (below) never finds it unlocked while this run lives. The descriptor, or -1 (the
+ * file system refuses: the directory is only removed by this run, as before). Worker
+ * processes inherit it, so the lock lasts while any process of the run does. */
+static int own(const char *dir) {
+    char *fresh = kdc_xasprintf("%s/" OWNER_LOCK ".new", dir);
+    char *name = kdc_xasprintf("%s/" OWNER_LOCK, dir);
+    int fd = open(fresh, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0 && (flock(fd, LOCK_EX | LOCK_NB) != 0 || rename(fresh, name) != 0)) {
+        unlink(fresh);
+        close(fd);
+        fd = -1;
+    }
+    free(fresh);
+    free(name);
+    return fd;
+}
+
+/* Removes the directories that runs killed before their end (SIGKILL, a machine's OOM
+ * killer, a CI job's timeout) left in tmp: those named like a run's, owned by this user,
+ * whose OWNER_LOCK no process holds. A directory without that file (a run that could not
+ * lock one, or another program's), a symbolic link or another user's is left alone. */
+static void sweep_stale(const char *tmp) {
+    DIR *d = opendir(tmp);
+    if (!d)
+        return;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (strncmp(de->d_name, RUN_DIR_PREFIX, sizeof RUN_DIR_PREFIX - 1))
+            continue;
+        int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        struct stat st;
+        int lock = fstat(fd, &st) == 0 && st.st_uid == geteuid()
+                       ? openat(fd, OWNER_LOCK, O_RDWR | O_NOFOLLOW | O_CLOEXEC)
+                       : -1;
+        if (lock >= 0 && flock(lock, LOCK_EX | LOCK_NB) == 0) {
+            remove_within(fd, 1);
+            unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
+        }
+        if (lock >= 0)
+            close(lock);
+        close(fd);
+    }
+    closedir(d);
+}
+
 kdc_preamble_plan_t *kdc_preamble_plan(const kdc_tu_job_t *jobs, const size_t *idx, size_t n,
                                        char **note) {
     *note = NULL;
@@ -602,7 +684,10 @@ kdc_preamble_plan_t *kdc_preamble_plan(const kdc_tu_job_t *jobs, const size_t *i
             if (!pl)
                 kdc_oom();
             const char *tmp = getenv("TMPDIR");
-            pl->dir = kdc_xasprintf("%s/kdc-lint-preambles.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+            tmp = tmp && *tmp ? tmp : "/tmp";
+            sweep_stale(tmp);
+            pl->dir = kdc_xasprintf("%s/" RUN_DIR_PREFIX "XXXXXX", tmp);
+            pl->owner_fd = -1;
             if (!mkdtemp(pl->dir)) {
                 *note = kdc_xasprintf("no shared preambles: cannot make a directory %s: %s",
                                       pl->dir, strerror(errno));
@@ -611,6 +696,7 @@ kdc_preamble_plan_t *kdc_preamble_plan(const kdc_tu_job_t *jobs, const size_t *i
                 pl = NULL;
                 break;
             }
+            pl->owner_fd = own(pl->dir);
             pl->njobs = maxjob + 1;
             pl->pre_of = malloc(pl->njobs * sizeof *pl->pre_of);
             pl->blank_end = calloc(pl->njobs, sizeof *pl->blank_end);
@@ -633,19 +719,10 @@ kdc_preamble_plan_t *kdc_preamble_plan(const kdc_tu_job_t *jobs, const size_t *i
 void kdc_preamble_remove_files(const kdc_preamble_plan_t *pl) {
     if (!pl)
         return;
-    DIR *d = opendir(pl->dir);
-    if (d) {
-        struct dirent *de;
-        while ((de = readdir(d)))
-            if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
-                unlinkat(dirfd(d), de->d_name, 0) != 0 && errno == EISDIR) {
-                /* a header's directory: the header in it */
-                char *h = kdc_xasprintf("%s/p.h", de->d_name);
-                unlinkat(dirfd(d), h, 0);
-                unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
-                free(h);
-            }
-        closedir(d);
+    int fd = open(pl->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) {
+        remove_within(fd, 1);
+        close(fd);
     }
     rmdir(pl->dir);
 }
@@ -654,6 +731,8 @@ void kdc_preamble_plan_free(kdc_preamble_plan_t *pl) {
     if (!pl)
         return;
     kdc_preamble_remove_files(pl);
+    if (pl->owner_fd >= 0)
+        close(pl->owner_fd);
     for (size_t i = 0; i < pl->pre.n; i++) {
         preamble_t *p = &pl->pre.v[i];
         free(p->header);

@@ -46,7 +46,10 @@
  * and its parse is kept.
  *
  * Files: a private directory made for the run (mkdtemp in $TMPDIR, mode 0700), removed when
- * the run ends (kdc_preamble_plan_free). The planning reads the first KDC_PREAMBLE_SCAN_MAX
+ * the run ends (kdc_preamble_plan_free). The run's processes hold an exclusive flock(2) on its
+ * owner.lock while any of them lives; before making its own, a run removes the directories
+ * of this user in $TMPDIR that runs killed before their end left, those whose owner.lock no
+ * process holds. The planning reads the first KDC_PREAMBLE_SCAN_MAX
  * bytes of each unit's source and writes the prefix headers; the precompiled headers are
  * built by the first process that needs one (a worker, within that unit's budget), under an
  * exclusive lock on a file of the directory so concurrent workers build it once; a process

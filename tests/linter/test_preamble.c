@@ -3,7 +3,8 @@
  * includes, with the same flags, in the same directory when their quoted includes find files
  * next to them, share one precompiled header; the
  * report is the same, byte for byte, as without them (--no-preambles), with -j1 and -j2, with
- * and without the cache; --stats says what was built and used; nothing is left behind.
+ * and without the cache; --stats says what was built and used; nothing is left behind, and
+ * what a killed run left (its owner.lock free) the next run removes, and nothing else.
  *
  *   test_preamble      (KDC_LINT from the environment)
  *
@@ -69,10 +70,15 @@
 #include <cmocka.h>
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "scale.h"
@@ -550,6 +556,119 @@ static void a_header_of_a_chained_preambles_parent_parses_its_units_again(void *
     free(cache);
 }
 
+static void nap_ms(long ms) {
+    struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+    nanosleep(&t, NULL);
+}
+
+/* The name of a run's directory in the runs' TMPDIR that has its owner.lock, or NULL. */
+static char *run_dir_with_lock(void) {
+    DIR *d = opendir(g.tmp);
+    assert_non_null(d);
+    char *found = NULL;
+    struct dirent *de;
+    while (!found && (de = readdir(d)))
+        if (!strncmp(de->d_name, "kdc-lint-preambles.", 19)) {
+            char *lock = fmt("%s/%s/owner.lock", g.tmp, de->d_name);
+            if (access(lock, F_OK) == 0)
+                found = strdup(de->d_name);
+            free(lock);
+        }
+    closedir(d);
+    return found;
+}
+
+/* Whether rel (in the runs' TMPDIR) exists, not following a symbolic link. */
+static int in_tmp(const char *rel) {
+    char *path = fmt("%s/%s", g.tmp, rel);
+    struct stat st;
+    int there = lstat(path, &st) == 0;
+    free(path);
+    return there;
+}
+
+static void a_run_killed_leaves_its_directory_and_the_next_run_removes_it(void **state) {
+    (void)state;
+    /* a run killed while it parses: its preambles' directory stays behind */
+    const char *argv[64] = {scale_lint_path(), "-p", "build", "--no-cache", "-j1", "-o",
+                            "/dev/null"};
+    size_t argc = 7;
+    for (size_t i = 0; i < sizeof all_units / sizeof all_units[0]; i++)
+        argv[argc++] = all_units[i];
+    argv[argc] = NULL;
+    pid_t driver = fork();
+    assert_true(driver >= 0);
+    if (driver == 0) {
+        if (chdir(g.tree) != 0)
+            _exit(127);
+        int null = open("/dev/null", O_WRONLY);
+        dup2(null, STDERR_FILENO);
+        execv(scale_lint_path(), (char *const *)argv);
+        _exit(127);
+    }
+    char *killed = NULL;
+    for (int i = 0; i < 2000 && !killed; i++, nap_ms(10))
+        killed = run_dir_with_lock();
+    kill(driver, SIGKILL);
+    waitpid(driver, NULL, 0);
+    if (!killed)
+        fail_msg("kdc-lint made no preambles' directory with an owner.lock within 20 s");
+    /* its workers die with it (PR_SET_PDEATHSIG): then no process holds the lock */
+    char *lock_path = fmt("%s/%s/owner.lock", g.tmp, killed);
+    int lock = open(lock_path, O_RDWR);
+    assert_true(lock >= 0);
+    int free_now = 0;
+    for (int i = 0; i < 500 && !free_now; i++, nap_ms(10))
+        free_now = flock(lock, LOCK_EX | LOCK_NB) == 0;
+    close(lock);
+    if (!free_now)
+        fail_msg("%s is still locked 5 s after kdc-lint was killed", lock_path);
+    assert_true(in_tmp(killed));
+
+    /* what a sweep must leave: a live run's directory (its lock held, here by this test), one
+     * without owner.lock, a symbolic link to a directory whose lock is free, a file */
+    scratch_write(g.tmp, "kdc-lint-preambles.live/owner.lock", "");
+    scratch_write(g.tmp, "kdc-lint-preambles.live/p0.pch", "x");
+    char *live_lock = fmt("%s/kdc-lint-preambles.live/owner.lock", g.tmp);
+    int held = open(live_lock, O_RDWR);
+    assert_true(held >= 0);
+    assert_int_equal(flock(held, LOCK_EX | LOCK_NB), 0);
+    scratch_write(g.tmp, "kdc-lint-preambles.nolock/p0.pch", "x");
+    scratch_write(g.tree, "victim/owner.lock", "");
+    scratch_write(g.tree, "victim/keep", "x");
+    char *victim = fmt("%s/victim", g.tree), *link = fmt("%s/kdc-lint-preambles.link", g.tmp);
+    assert_int_equal(symlink(victim, link), 0);
+    scratch_write(g.tmp, "kdc-lint-preambles.file", "x");
+
+    kdc_run_t r;
+    assert_int_equal(lint(&r, (const char *const[]){"--no-cache", "-j1", NULL}), 1);
+    expect_in(&r, r.err, "14 shared preambles (12 built in ");
+    assert_false(in_tmp(killed));
+    assert_true(in_tmp("kdc-lint-preambles.live/p0.pch"));
+    assert_true(in_tmp("kdc-lint-preambles.nolock/p0.pch"));
+    assert_true(in_tmp("kdc-lint-preambles.link"));
+    assert_true(in_tmp("kdc-lint-preambles.file"));
+    char *keep = scratch_read(g.tree, "victim/keep");
+    assert_string_equal(keep, "x");
+    /* and its own directory is gone: only the four planted entries are left */
+    DIR *d = opendir(g.tmp);
+    assert_non_null(d);
+    size_t left = 0;
+    struct dirent *de;
+    while ((de = readdir(d)))
+        left += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+    closedir(d);
+    assert_int_equal(left, 4);
+    close(held);
+    kdc_run_free(&r);
+    free(keep);
+    free(victim);
+    free(link);
+    free(live_lock);
+    free(lock_path);
+    free(killed);
+}
+
 int main(void) {
     g.tmpdir = getenv("TMPDIR") ? strdup(getenv("TMPDIR")) : NULL;
     const struct CMUnitTest tests[] = {
@@ -560,6 +679,9 @@ int main(void) {
             each_teardown),
         cmocka_unit_test_setup_teardown(
             a_header_of_a_chained_preambles_parent_parses_its_units_again, each_setup,
+            each_teardown),
+        cmocka_unit_test_setup_teardown(
+            a_run_killed_leaves_its_directory_and_the_next_run_removes_it, each_setup,
             each_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
