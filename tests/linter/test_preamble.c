@@ -117,6 +117,17 @@ static struct {
     char *tmpdir; /* the test's own TMPDIR, or NULL */
 } g;
 
+#define RK "#include <librdkafka/rdkafka.h>\n"
+
+/* Writes rel in the tree: before, then an inline function fn holding a bare commit (its line
+ * is the one after before's). */
+static void drain_header(const char *rel, const char *before, const char *fn) {
+    char *text = fmt("%sstatic inline void %s(rd_kafka_t *c) { rd_kafka_commit(c, NULL, 0); }\n",
+                     before, fn);
+    scratch_write(g.tree, rel, text);
+    free(text);
+}
+
 static void write_tree(void) {
     scratch_write(g.tree, "a/common.h", common_h);
     scratch_write(g.tree, "a/solo.h", "#include <librdkafka/rdkafka.h>\n");
@@ -141,10 +152,7 @@ static void write_tree(void) {
     scratch_write(g.tree, "a/u6.c", s);
     free(s);
     scratch_write(g.tree, "a/u7.c", "#include \"common.h\"\nint broken( {\n");
-    scratch_write(g.tree, "b/common.h",
-                  "#include <librdkafka/rdkafka.h>\n"
-                  "/* another common.h */\n"
-                  "static inline void b_drain(rd_kafka_t *c) { rd_kafka_commit(c, NULL, 0); }\n");
+    drain_header("b/common.h", RK "/* another common.h */\n", "b_drain");
     s = unit("#include \"common.h\"\n", "b1");
     scratch_write(g.tree, "b/b1.c", s);
     free(s);
@@ -171,8 +179,7 @@ static void write_tree(void) {
     scratch_write(g.tree, "d/d2.c", s);
     free(s);
     scratch_write(g.tree, "e/real/inc/h.h", "#include <librdkafka/rdkafka.h>\n");
-    scratch_write(g.tree, "e/real/inc/h2.h",
-                  "static inline void e_drain(rd_kafka_t *c) { rd_kafka_commit(c, NULL, 0); }\n");
+    drain_header("e/real/inc/h2.h", "", "e_drain");
     scratch_write(g.tree, "e/real/sub/.keep", "");
     char *lnk = scratch_path(g.tree, "e/lnk");
     assert_int_equal(symlink("real/sub", lnk), 0);
@@ -189,12 +196,8 @@ static void write_tree(void) {
     scratch_write(g.tree, "f/f2.cpp",
                   "#include <iostream>\n#include <cstring>\n#include <librdkafka/rdkafka.h>\n"
                   "void f2(rd_kafka_t *c) { rd_kafka_commit(c, NULL, std::strlen(\"\")); }\n");
-    scratch_write(g.tree, "g/base.h",
-                  "#include <librdkafka/rdkafka.h>\n"
-                  "static inline void g_base(rd_kafka_t *c) { rd_kafka_commit(c, NULL, 0); }\n");
-    scratch_write(g.tree, "g/more.h",
-                  "#include <string.h>\n"
-                  "static inline void g_more(rd_kafka_t *c) { rd_kafka_commit(c, NULL, 0); }\n");
+    drain_header("g/base.h", RK, "g_base");
+    drain_header("g/more.h", "#include <string.h>\n", "g_more");
     s = unit("#include \"base.h\"\n#include \"more.h\"\n", "g1");
     scratch_write(g.tree, "g/g1.c", s);
     free(s);
@@ -207,13 +210,8 @@ static void write_tree(void) {
     s = unit("#include \"base.h\"\n#include <string.h>\n", "g4");
     scratch_write(g.tree, "g/g4.c", s);
     free(s);
-    scratch_write(g.tree, "h/inc/shared.h",
-                  "#include <librdkafka/rdkafka.h>\n"
-                  "static inline void h_shared(rd_kafka_t *c) { rd_kafka_commit(c, NULL, 0); }\n");
-    scratch_write(g.tree, "h/z/shared.h",
-                  "#include <librdkafka/rdkafka.h>\n"
-                  "/* z's own */\n"
-                  "static inline void z_own(rd_kafka_t *c) { rd_kafka_commit(c, NULL, 0); }\n");
+    drain_header("h/inc/shared.h", RK, "h_shared");
+    drain_header("h/z/shared.h", RK "/* z's own */\n", "z_own");
     for (const char *const *n = (const char *const[]){"x/h1", "y/h2", "z/h3", "inc/h4", NULL}; *n;
          n++) {
         char *rel = fmt("h/%s.c", *n);
@@ -222,10 +220,8 @@ static void write_tree(void) {
         free(s);
         free(rel);
     }
-    scratch_write(g.tree, "x/tmpl.h",
-                  "#include <librdkafka/rdkafka.h>\n"
-                  "template <class T> int twice(T t) { return t.twice(); }\n"
-                  "static inline void x_drain(rd_kafka_t *c) { rd_kafka_commit(c, NULL, 0); }\n");
+    drain_header("x/tmpl.h", RK "template <class T> int twice(T t) { return t.twice(); }\n",
+                 "x_drain");
     s = unit("#include \"tmpl.h\"\n", "x1");
     char *x1 = fmt("%sint x1_use() { return twice(1); }\n", s);
     scratch_write(g.tree, "x/x1.cpp", x1);
@@ -234,33 +230,18 @@ static void write_tree(void) {
     s = unit("#include \"tmpl.h\"\n", "x2");
     scratch_write(g.tree, "x/x2.cpp", s);
     free(s);
-    static const char rk[] = "#include <librdkafka/rdkafka.h>\n";
     scratch_write(g.tree, "i/inc/shared.h", "#include \"nested.h\"\n");
-    scratch_write(g.tree, "i/inc/nested.h",
-                  "#include <librdkafka/rdkafka.h>\n"
-                  "static inline void n_inc(rd_kafka_t *c) { rd_kafka_commit(c, NULL, 0); }\n");
-    scratch_write(g.tree, "i/s/nested.h",
-                  "#include <librdkafka/rdkafka.h>\n"
-                  "/* s's own */\n"
-                  "static inline void n_s(rd_kafka_t *c) { rd_kafka_commit(c, NULL, 0); }\n");
+    drain_header("i/inc/nested.h", RK, "n_inc");
+    drain_header("i/s/nested.h", RK "/* s's own */\n", "n_s");
     char *link = scratch_path(g.tree, "i/s/shared.h");
     assert_int_equal(symlink("../inc/shared.h", link), 0);
     free(link);
     scratch_write(g.tree, "i/inc/a.h", "#include \"cfg.h\"\n");
-    scratch_write(g.tree, "i/inc2/cfg.h",
-                  "#include <librdkafka/rdkafka.h>\n"
-                  "static inline void cfg2(rd_kafka_t *c) { rd_kafka_commit(c, NULL, 0); }\n");
-    scratch_write(g.tree, "i/d/cfg.h",
-                  "#include <librdkafka/rdkafka.h>\n"
-                  "/* d's own */\n"
-                  "static inline void cfg_d(rd_kafka_t *c) { rd_kafka_commit(c, NULL, 0); }\n");
-    scratch_write(g.tree, "i/d/local.h", rk);
-    scratch_write(g.tree, "i/inc/p.h",
-                  "#include <librdkafka/rdkafka.h>\n"
-                  "static inline void p_h(rd_kafka_t *c) { rd_kafka_commit(c, NULL, 0); }\n");
-    scratch_write(g.tree, "i/v/up.h",
-                  "#include <librdkafka/rdkafka.h>\n"
-                  "static inline void up(rd_kafka_t *c) { rd_kafka_commit(c, NULL, 0); }\n");
+    drain_header("i/inc2/cfg.h", RK, "cfg2");
+    drain_header("i/d/cfg.h", RK "/* d's own */\n", "cfg_d");
+    scratch_write(g.tree, "i/d/local.h", RK);
+    drain_header("i/inc/p.h", RK, "p_h");
+    drain_header("i/v/up.h", RK, "up");
     static const char *const i_units[][2] = {
         {"s/s1", "#include \"shared.h\"\n"},
         {"t/t1", "#include \"shared.h\"\n"},
