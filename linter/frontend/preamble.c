@@ -595,11 +595,15 @@ static void sweep_stale(const char *tmp) {
         int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
             continue;
-        struct stat st;
-        int lock = fstat(fd, &st) == 0 && st.st_uid == geteuid()
-                       ? openat(fd, OWNER_LOCK, O_RDWR | O_NOFOLLOW | O_CLOEXEC)
+        /* the lock a regular file: no FIFO or device is opened */
+        struct stat st, lst;
+        int lock = fstat(fd, &st) == 0 && st.st_uid == geteuid() &&
+                           fstatat(fd, OWNER_LOCK, &lst, AT_SYMLINK_NOFOLLOW) == 0 &&
+                           S_ISREG(lst.st_mode)
+                       ? openat(fd, OWNER_LOCK, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
                        : -1;
-        if (lock >= 0 && flock(lock, LOCK_EX | LOCK_NB) == 0) {
+        if (lock >= 0 && fstat(lock, &lst) == 0 && S_ISREG(lst.st_mode) &&
+            flock(lock, LOCK_EX | LOCK_NB) == 0) {
             remove_within(fd, 1);
             unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
         }

@@ -607,7 +607,8 @@ static void a_run_killed_leaves_its_directory_and_the_next_run_removes_it(void *
     assert_true(in_tmp(killed));
 
     /* what a sweep must leave: a live run's directory (its lock held, here by this test), one
-     * without owner.lock, a symbolic link to a directory whose lock is free, a file */
+     * without owner.lock, one whose owner.lock is a FIFO (never opened: opening it for reading
+     * would block), a symbolic link to a directory whose lock is free, a file */
     scratch_write(g.tmp, "kdc-lint-preambles.live/owner.lock", "");
     scratch_write(g.tmp, "kdc-lint-preambles.live/p0.pch", "x");
     char *live_lock = fmt("%s/kdc-lint-preambles.live/owner.lock", g.tmp);
@@ -620,6 +621,9 @@ static void a_run_killed_leaves_its_directory_and_the_next_run_removes_it(void *
     char *victim = fmt("%s/victim", g.tree), *link = fmt("%s/kdc-lint-preambles.link", g.tmp);
     assert_int_equal(symlink(victim, link), 0);
     scratch_write(g.tmp, "kdc-lint-preambles.file", "x");
+    scratch_write(g.tmp, "kdc-lint-preambles.fifo/p0.pch", "x");
+    char *fifo = fmt("%s/kdc-lint-preambles.fifo/owner.lock", g.tmp);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
 
     kdc_run_t r;
     assert_int_equal(lint(&r, (const char *const[]){"--no-cache", "-j1", NULL}), 1);
@@ -629,9 +633,10 @@ static void a_run_killed_leaves_its_directory_and_the_next_run_removes_it(void *
     assert_true(in_tmp("kdc-lint-preambles.nolock/p0.pch"));
     assert_true(in_tmp("kdc-lint-preambles.link"));
     assert_true(in_tmp("kdc-lint-preambles.file"));
+    assert_true(in_tmp("kdc-lint-preambles.fifo/p0.pch"));
     char *keep = scratch_read(g.tree, "victim/keep");
     assert_string_equal(keep, "x");
-    /* and its own directory is gone: only the four planted entries are left */
+    /* and its own directory is gone: only the five planted entries are left */
     DIR *d = opendir(g.tmp);
     assert_non_null(d);
     size_t left = 0;
@@ -639,13 +644,14 @@ static void a_run_killed_leaves_its_directory_and_the_next_run_removes_it(void *
     while ((de = readdir(d)))
         left += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
     closedir(d);
-    assert_int_equal(left, 4);
+    assert_int_equal(left, 5);
     close(held);
     kdc_run_free(&r);
     free(keep);
     free(victim);
     free(link);
     free(live_lock);
+    free(fifo);
     free(lock_path);
     free(killed);
 }
