@@ -12,8 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/openat2.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* One directive of a source's leading run: its text (from '#' to the end of its line,
@@ -537,29 +539,94 @@ static int plan_run(kdc_preamble_plan_t *pl, const kdc_tu_job_t *jobs, const pla
  * included. */
 #define OWNER_LOCK "owner.lock"
 
-/* Removes the entries of directory dfd, and those of its subdirectories down to depth more
- * levels (the headers' directories: one), without following symbolic links. */
-static void remove_within(int dfd, int depth) {
-    int fd = dup(dfd);
+/* Opens dir's entry name when it is a directory of the same mount as dir: no symbolic link
+ * is followed and no mount point entered, a bind mount of the same file system included
+ * (openat2's RESOLVE_NO_XDEV, Linux 5.6). Where there is no openat2, the same device as
+ * dir's (dev) stands in for the same mount. -1 otherwise. */
+static int open_subdir(int dir, dev_t dev, const char *name) {
+    struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+                           .resolve = RESOLVE_NO_XDEV | RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH};
+    long sub = syscall(SYS_openat2, dir, name, &how, sizeof how);
+    /* no openat2 here, or a container's seccomp filter refuses it */
+    if (sub >= 0 || (errno != ENOSYS && errno != EPERM && errno != EINVAL && errno != E2BIG))
+        return (int)sub;
+    sub = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (sub >= 0 && (fstat((int)sub, &st) != 0 || st.st_dev != dev)) {
+        close((int)sub);
+        sub = -1;
+    }
+    return (int)sub;
+}
+
+/* Calls fn(dir, entry name, arg) for each entry of directory dfd but . and ..; stops at the
+ * first nonzero result, which it returns. */
+static int each_entry(int dfd, int (*fn)(int, const char *, void *), void *arg) {
+    /* opened again, not dup(): a duplicate shares the offset that an earlier pass ended */
+    int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
     if (!d) {
         if (fd >= 0)
             close(fd);
-        return;
+        return -1;
     }
+    int r = 0;
     struct dirent *de;
-    while ((de = readdir(d))) {
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
-            unlinkat(dirfd(d), de->d_name, 0) == 0 || errno != EISDIR || depth <= 0)
-            continue;
-        int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (sub >= 0) {
-            remove_within(sub, depth - 1);
-            close(sub);
-        }
-        unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
-    }
+    while (!r && (de = readdir(d)))
+        if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+            r = fn(dirfd(d), de->d_name, arg);
     closedir(d);
+    return r;
+}
+
+/* What remove_within removes: regular files and symbolic links, and directories of the
+ * same mount (open_subdir) holding only those, down to depth levels (a run's directory holds
+ * its headers' directories: one level). */
+struct removal {
+    int depth;
+    const char *last; /* an entry removed after all others (the lock), or NULL */
+};
+
+static int removable_cb(int dir, const char *name, void *arg) {
+    const struct removal *rm = arg;
+    struct stat st, here;
+    if (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return 1;
+    if (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode))
+        return 0;
+    if (!S_ISDIR(st.st_mode) || rm->depth <= 0 || fstat(dir, &here) != 0)
+        return 1;
+    int sub = open_subdir(dir, here.st_dev, name);
+    if (sub < 0)
+        return 1;
+    struct removal below = {rm->depth - 1, NULL};
+    int r = each_entry(sub, removable_cb, &below);
+    close(sub);
+    return r != 0;
+}
+
+static int remove_cb(int dir, const char *name, void *arg) {
+    const struct removal *rm = arg;
+    struct stat here;
+    if ((rm->last && !strcmp(name, rm->last)) || unlinkat(dir, name, 0) == 0 || errno != EISDIR ||
+        rm->depth <= 0 || fstat(dir, &here) != 0)
+        return 0;
+    int sub = open_subdir(dir, here.st_dev, name);
+    if (sub >= 0) {
+        struct removal below = {rm->depth - 1, NULL};
+        each_entry(sub, remove_cb, &below);
+        close(sub);
+        unlinkat(dir, name, AT_REMOVEDIR);
+    }
+    return 0;
+}
+
+/* Removes the entries of directory dfd as struct removal says, rm->last after all others;
+ * no mount point is entered, no symbolic link followed. */
+static void remove_within(int dfd, const struct removal *rm) {
+    each_entry(dfd, remove_cb, (void *)rm);
+    if (rm->last)
+        unlinkat(dfd, rm->last, 0);
 }
 
 /* Makes dir's OWNER_LOCK, locked: created under another name and renamed once locked, so a
@@ -582,17 +649,23 @@ static int own(const char *dir) {
 
 /* Removes the directories that runs killed before their end (SIGKILL, a machine's OOM
  * killer, a CI job's timeout) left in tmp: those named like a run's, owned by this user,
- * whose OWNER_LOCK no process holds. A directory without that file (a run that could not
- * lock one, or another program's), a symbolic link or another user's is left alone. */
+ * whose OWNER_LOCK no process holds, whole or not at all. A directory without that file (a
+ * run that could not lock one, or another program's), a symbolic link, another user's, a
+ * mount point, or one that holds a mount point or more than a run writes is left alone. */
 static void sweep_stale(const char *tmp) {
     DIR *d = opendir(tmp);
+    struct stat tmp_st;
+    if (d && fstat(dirfd(d), &tmp_st) != 0) {
+        closedir(d);
+        d = NULL;
+    }
     if (!d)
         return;
     struct dirent *de;
     while ((de = readdir(d))) {
         if (strncmp(de->d_name, RUN_DIR_PREFIX, sizeof RUN_DIR_PREFIX - 1))
             continue;
-        int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int fd = open_subdir(dirfd(d), tmp_st.st_dev, de->d_name);
         if (fd < 0)
             continue;
         /* the lock a regular file: no FIFO or device is opened */
@@ -602,9 +675,12 @@ static void sweep_stale(const char *tmp) {
                            S_ISREG(lst.st_mode)
                        ? openat(fd, OWNER_LOCK, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
                        : -1;
+        /* All of it or nothing (a directory that holds what no run writes is not a run's),
+         * the lock last: a sweep killed halfway leaves the lock for the next. */
+        struct removal rm = {1, OWNER_LOCK};
         if (lock >= 0 && fstat(lock, &lst) == 0 && S_ISREG(lst.st_mode) &&
-            flock(lock, LOCK_EX | LOCK_NB) == 0) {
-            remove_within(fd, 1);
+            flock(lock, LOCK_EX | LOCK_NB) == 0 && each_entry(fd, removable_cb, &rm) == 0) {
+            remove_within(fd, &rm);
             unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
         }
         if (lock >= 0)
@@ -689,8 +765,13 @@ kdc_preamble_plan_t *kdc_preamble_plan(const kdc_tu_job_t *jobs, const size_t *i
                 kdc_oom();
             const char *tmp = getenv("TMPDIR");
             tmp = tmp && *tmp ? tmp : "/tmp";
+            /* absolute: the parses run in the units' directories (-working-directory) */
+            char *abs_tmp = *tmp == '/' ? NULL : realpath(tmp, NULL);
+            if (abs_tmp)
+                tmp = abs_tmp;
             sweep_stale(tmp);
             pl->dir = kdc_xasprintf("%s/" RUN_DIR_PREFIX "XXXXXX", tmp);
+            free(abs_tmp);
             pl->owner_fd = -1;
             if (!mkdtemp(pl->dir)) {
                 *note = kdc_xasprintf("no shared preambles: cannot make a directory %s: %s",
@@ -725,7 +806,7 @@ void kdc_preamble_remove_files(const kdc_preamble_plan_t *pl) {
         return;
     int fd = open(pl->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd >= 0) {
-        remove_within(fd, 1);
+        remove_within(fd, &(const struct removal){1, NULL});
         close(fd);
     }
     rmdir(pl->dir);

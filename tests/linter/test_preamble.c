@@ -4,7 +4,8 @@
  * next to them, share one precompiled header; the
  * report is the same, byte for byte, as without them (--no-preambles), with -j1 and -j2, with
  * and without the cache; --stats says what was built and used; nothing is left behind, and
- * what a killed run left (its owner.lock free) the next run removes, and nothing else.
+ * what a killed run left (its owner.lock free) the next run removes, and nothing else (no
+ * mount is entered: that test needs root for a mount namespace of its own).
  *
  *   test_preamble      (KDC_LINT from the environment)
  *
@@ -71,9 +72,12 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <stdlib.h>
@@ -621,6 +625,11 @@ static void a_run_killed_leaves_its_directory_and_the_next_run_removes_it(void *
     char *victim = fmt("%s/victim", g.tree), *link = fmt("%s/kdc-lint-preambles.link", g.tmp);
     assert_int_equal(symlink(victim, link), 0);
     scratch_write(g.tmp, "kdc-lint-preambles.file", "x");
+    /* one that holds more than a run writes (a directory two levels down): not a run's, left
+     * whole (before, what could be removed was, the lock first, and the rest stayed for good) */
+    scratch_write(g.tmp, "kdc-lint-preambles.deep/owner.lock", "");
+    scratch_write(g.tmp, "kdc-lint-preambles.deep/top", "x");
+    scratch_write(g.tmp, "kdc-lint-preambles.deep/sub/deeper/file", "x");
     scratch_write(g.tmp, "kdc-lint-preambles.fifo/p0.pch", "x");
     char *fifo = fmt("%s/kdc-lint-preambles.fifo/owner.lock", g.tmp);
     assert_int_equal(mkfifo(fifo, 0600), 0);
@@ -634,9 +643,12 @@ static void a_run_killed_leaves_its_directory_and_the_next_run_removes_it(void *
     assert_true(in_tmp("kdc-lint-preambles.link"));
     assert_true(in_tmp("kdc-lint-preambles.file"));
     assert_true(in_tmp("kdc-lint-preambles.fifo/p0.pch"));
+    assert_true(in_tmp("kdc-lint-preambles.deep/owner.lock"));
+    assert_true(in_tmp("kdc-lint-preambles.deep/top"));
+    assert_true(in_tmp("kdc-lint-preambles.deep/sub/deeper/file"));
     char *keep = scratch_read(g.tree, "victim/keep");
     assert_string_equal(keep, "x");
-    /* and its own directory is gone: only the five planted entries are left */
+    /* and its own directory is gone: only the six planted entries are left */
     DIR *d = opendir(g.tmp);
     assert_non_null(d);
     size_t left = 0;
@@ -644,8 +656,20 @@ static void a_run_killed_leaves_its_directory_and_the_next_run_removes_it(void *
     while ((de = readdir(d)))
         left += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
     closedir(d);
-    assert_int_equal(left, 5);
+    assert_int_equal(left, 6);
     close(held);
+    kdc_run_free(&r);
+
+    /* a relative TMPDIR: the preambles are built and used all the same (before, none was
+     * built: the parses run in the units' directories) */
+    const char *base = strrchr(g.tmp, '/') + 1;
+    char *rel = fmt("../%s", base);
+    setenv("TMPDIR", rel, 1);
+    assert_int_equal(lint(&r, (const char *const[]){"--no-cache", "-j1", NULL}), 1);
+    setenv("TMPDIR", g.tmp, 1);
+    expect_in(&r, r.err, "14 shared preambles (12 built in ");
+    expect_in(&r, r.err, "; 26 units parsed against one, 1 parsed again without it); ");
+    free(rel);
     kdc_run_free(&r);
     free(keep);
     free(victim);
@@ -654,6 +678,58 @@ static void a_run_killed_leaves_its_directory_and_the_next_run_removes_it(void *
     free(fifo);
     free(lock_path);
     free(killed);
+}
+
+/* A stale directory (its lock free) with a bind mount of another directory in it, or itself
+ * the mount point of one: the sweep enters no mount and removes nothing in the mounted
+ * directory (before, a bind mount of the same file system had the same device, and its files
+ * were removed). Done in a child process in a mount namespace of its own, which needs root. */
+static void a_sweep_enters_no_mount_point(void **state) {
+    (void)state;
+    scratch_write(g.tree, "outside/precious", "x");
+    scratch_write(g.tree, "outside/owner.lock", "");
+    scratch_write(g.tmp, "kdc-lint-preambles.in/owner.lock", "");
+    scratch_write(g.tmp, "kdc-lint-preambles.in/sub/.keep", "");
+    scratch_write(g.tmp, "kdc-lint-preambles.at/.keep", "");
+    char *outside = fmt("%s/outside", g.tree);
+    char *in = fmt("%s/kdc-lint-preambles.in/sub", g.tmp);
+    char *at = fmt("%s/kdc-lint-preambles.at", g.tmp);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        if (unshare(CLONE_NEWNS) != 0 || mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL) ||
+            mount(outside, in, NULL, MS_BIND, NULL) || mount(outside, at, NULL, MS_BIND, NULL)) {
+            fprintf(stderr, "a bind mount in a mount namespace of its own (root needed): %s\n",
+                    strerror(errno));
+            _exit(3);
+        }
+        kdc_run_t r;
+        int rc = lint(&r, (const char *const[]){"--no-cache", "-j1", NULL});
+        if (rc != 1 || !strstr(r.err, "14 shared preambles (12 built in ")) {
+            scale_show(&r);
+            _exit(4);
+        }
+        /* seen through both mounts and in place: nothing removed */
+        char *a = fmt("%s/precious", in), *b = fmt("%s/precious", at);
+        int kept = access(a, F_OK) == 0 && access(b, F_OK) == 0;
+        _exit(kept ? 0 : 5);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    char *keep = scratch_read(g.tree, "outside/precious");
+    assert_string_equal(keep, "x");
+    char *lock = scratch_read(g.tree, "outside/owner.lock");
+    assert_string_equal(lock, "");
+    /* the stale directories stay: one holds a mount point, the other is one */
+    assert_true(in_tmp("kdc-lint-preambles.in/owner.lock"));
+    assert_true(in_tmp("kdc-lint-preambles.at"));
+    free(keep);
+    free(lock);
+    free(outside);
+    free(in);
+    free(at);
 }
 
 int main(void) {
@@ -670,6 +746,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(
             a_run_killed_leaves_its_directory_and_the_next_run_removes_it, each_setup,
             each_teardown),
+        cmocka_unit_test_setup_teardown(a_sweep_enters_no_mount_point, each_setup, each_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
