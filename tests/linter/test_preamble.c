@@ -370,19 +370,24 @@ static const char *const all_units[] = {
     "i/s/s1.c",   "i/t/t1.c",  "i/u/u1.c", "i/d/d1.c", "i/d/d2.c",   "i/p/p1.c", "i/q/q1.c",
     "i/v/w/v1.c", "i/v/w/v2.c"};
 
-/* kdc-lint -p build --format=json [extra...] on every unit (a NULL-terminated list) */
-static int lint(kdc_run_t *r, const char *const *extra) {
-    const char *args[64];
+/* Writes into args, from args[0] on: the NULL-terminated words, then every unit, then NULL
+ * (64 entries are enough). */
+static void with_units(const char **args, const char *const *words) {
     size_t n = 0;
-    args[n++] = "-p";
-    args[n++] = "build";
-    args[n++] = "--format=json";
-    args[n++] = "--stats";
-    for (; *extra; extra++)
-        args[n++] = *extra;
+    for (; *words; words++)
+        args[n++] = *words;
     for (size_t i = 0; i < sizeof all_units / sizeof all_units[0]; i++)
         args[n++] = all_units[i];
     args[n] = NULL;
+}
+
+/* kdc-lint -p build --format=json --stats [extra...] on every unit (extra: at most 8) */
+static int lint(kdc_run_t *r, const char *const *extra) {
+    const char *words[16] = {"-p", "build", "--format=json", "--stats"};
+    for (size_t n = 4; *extra; extra++)
+        words[n++] = *extra;
+    const char *args[64];
+    with_units(args, words);
     return scale_lintv(r, g.tree, args);
 }
 
@@ -575,12 +580,9 @@ static int in_tmp(const char *rel) {
 static void a_run_killed_leaves_its_directory_and_the_next_run_removes_it(void **state) {
     (void)state;
     /* a run killed while it parses: its preambles' directory stays behind */
-    const char *argv[64] = {scale_lint_path(), "-p", "build", "--no-cache", "-j1", "-o",
-                            "/dev/null"};
-    size_t argc = 7;
-    for (size_t i = 0; i < sizeof all_units / sizeof all_units[0]; i++)
-        argv[argc++] = all_units[i];
-    argv[argc] = NULL;
+    const char *argv[64];
+    with_units(argv, (const char *const[]){scale_lint_path(), "-p", "build", "--no-cache", "-j1",
+                                           "-o", "/dev/null", NULL});
     pid_t driver = fork();
     assert_true(driver >= 0);
     if (driver == 0) {
@@ -695,12 +697,9 @@ static void a_sweep_enters_no_mount_point(void **state) {
     char *in = fmt("%s/kdc-lint-preambles.in/sub", g.tmp);
     char *at = fmt("%s/kdc-lint-preambles.at", g.tmp);
     char *err = fmt("%s/lint.err", g.tree);
-    const char *argv[64] = {scale_lint_path(), "-p",  "build", "--stats",
-                            "--no-cache",      "-j1", "-o",    "/dev/null"};
-    size_t argc = 8;
-    for (size_t i = 0; i < sizeof all_units / sizeof all_units[0]; i++)
-        argv[argc++] = all_units[i];
-    argv[argc] = NULL;
+    const char *argv[64];
+    with_units(argv, (const char *const[]){scale_lint_path(), "-p", "build", "--stats",
+                                           "--no-cache", "-j1", "-o", "/dev/null", NULL});
     /* the run is the child itself (no test code after the fork): the mounts end with it */
     pid_t child = fork();
     assert_true(child >= 0);
